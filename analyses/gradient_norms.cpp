@@ -1,0 +1,68 @@
+// gradient_norms.cpp — how large the gradient is at each depth: ‖dL/dx_l‖ for every block input, the
+// gradient norm of every parameter of every block, and the summary of the depth profile:
+//   bottom_to_top_grad_ratio   = ‖dL/dx_0‖ / ‖dL/dx_{L−1}‖
+//   grad_growth_rate_per_layer = b of the least-squares fit ln‖dL/dx_l‖ ≈ a + b·l  (nats per layer;
+//                                negative: the gradient shrinks towards the top; exp(b) is the factor per layer)
+#include <cmath>
+
+#include "gradflow/analysis/analysis.hpp"
+
+namespace gradflow {
+namespace {
+
+// Least-squares slope of y against 0, 1, ..., m−1 (0 for m < 2).
+double slope(const std::vector<double>& y) {
+  const double m = static_cast<double>(y.size());
+  if (y.size() < 2) return 0.0;
+  double sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (size_t i = 0; i < y.size(); ++i) {
+    const double x = static_cast<double>(i);
+    sx += x; sy += y[i]; sxx += x * x; sxy += x * y[i];
+  }
+  return (m * sxy - sx * sy) / (m * sxx - sx * sx);
+}
+
+class GradientNorms final : public Analysis {
+ public:
+  std::string name() const override { return "gradient-norms"; }
+  std::string description() const override {
+    return "||dL/dx_l|| per block, every parameter-gradient norm, and the depth profile's summary";
+  }
+  void run(const AnalysisContext& ctx, Json& report) const override {
+    const Index L = ctx.model.layers();
+    std::vector<double> log_g;
+    for (Index l = 0; l < L; ++l) {
+      Json& layer = report["layers"][static_cast<size_t>(l)];
+      const double g = ctx.dx[static_cast<size_t>(l)].stableNorm();
+      layer["grad_norm"] = g;
+      log_g.push_back(std::log(g));
+      const std::string prefix = Model::layer_prefix(l);
+      Json pg = Json::object();
+      const auto& params = ctx.model.params().all();
+      for (size_t i = 0; i < params.size(); ++i)
+        if (params[i].name.rfind(prefix, 0) == 0)
+          pg[params[i].name.substr(prefix.size())] = ctx.grads[static_cast<int>(i)].stableNorm();
+      layer["param_grad_norms"] = std::move(pg);
+    }
+    Json head = Json::object();
+    const auto& params = ctx.model.params().all();
+    for (size_t i = 0; i < params.size(); ++i)
+      if (params[i].name.rfind("layers.", 0) != 0) head[params[i].name] = ctx.grads[static_cast<int>(i)].stableNorm();
+    report["head_param_grad_norms"] = std::move(head);
+    report["output_grad_norm"] = ctx.dL_dy.stableNorm();
+    report["loss"] = ctx.loss;
+    const double top = report["layers"][static_cast<size_t>(L - 1)]["grad_norm"].get<double>();
+    const double bottom = report["layers"][0]["grad_norm"].get<double>();
+    Json& s = report["summary"];
+    s["bottom_to_top_grad_ratio"] = bottom / top;
+    const double b = slope(log_g);
+    s["grad_growth_rate_per_layer"] = b;
+    s["grad_growth_factor_per_layer"] = std::exp(b);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Analysis> make_gradient_norms() { return std::make_unique<GradientNorms>(); }
+
+}  // namespace gradflow

@@ -1,0 +1,32 @@
+// registry.cpp — the one place where analyses are registered, in the order they run.
+#include "gradflow/analysis/analysis.hpp"
+
+namespace gradflow {
+
+std::unique_ptr<Analysis> make_activation_stats();
+std::unique_ptr<Analysis> make_gradient_norms();
+std::unique_ptr<Analysis> make_jacobian_norms();
+
+const std::vector<std::unique_ptr<Analysis>>& analyses() {
+  static const std::vector<std::unique_ptr<Analysis>> all = [] {
+    std::vector<std::unique_ptr<Analysis>> v;
+    v.push_back(make_activation_stats());
+    v.push_back(make_gradient_norms());
+    v.push_back(make_jacobian_norms());
+    return v;
+  }();
+  return all;
+}
+
+Json run_analyses(const AnalysisContext& ctx) {
+  Json report = Json::object();
+  Json layers = Json::array();
+  for (Index l = 0; l < ctx.model.layers(); ++l) layers.push_back(Json{{"index", l}});
+  report["layers"] = std::move(layers);
+  report["summary"] = Json::object();
+  for (const auto& a : analyses())
+    if (a->enabled(ctx)) a->run(ctx, report);
+  return report;
+}
+
+}  // namespace gradflow

@@ -1,0 +1,45 @@
+// config.hpp — every option that shapes a model and its initialization (CLI flags in comments).
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "gradflow/ops/activation.hpp"
+#include "gradflow/ops/norm.hpp"
+#include "gradflow/types.hpp"
+
+namespace gradflow {
+
+struct ModelConfig {
+  Index layers = 6;                          // --layers L (e.g. 24)
+  Index d_model = 64;                        // --d-model d
+  Index heads = 4;                           // --heads h (must divide d)
+  Index d_ff = 0;                            // --d-ff (0 => 4·d)
+  Activation activation = Activation::Relu;  // --activation relu|gelu (PyTorch's default is relu)
+  bool causal = false;                       // --causal
+  std::string placement = "post";            // --placement (see `gradflow placements`)
+  NormKind norm = NormKind::LayerNorm;       // --norm layernorm|rmsnorm|dyt
+  double norm_eps = 1e-5;                    // PyTorch's layer_norm_eps
+  std::optional<bool> final_norm;            // unset => the placement's default; --no-final-norm => false
+  double residual_scale = 1.0;               // --residual-scale λ: x + λ·G(...)
+  std::optional<double> deepnorm_alpha;      // --deepnorm-alpha (default (2L)^(1/4))
+  std::optional<double> deepnorm_beta;       // --deepnorm-beta  (default (8L)^(-1/4))
+  double rezero_alpha = 0.0;                 // --rezero-alpha (ReZero's init of every α)
+  std::optional<Index> mix_post_layers;      // --mix-post-layers K (default round(0.25·L))
+  std::string mix_order = "post-first";      // --mix-order post-first|pre-first
+
+  Index ff() const { return d_ff > 0 ? d_ff : 4 * d_model; }
+  void validate() const;  // throws Error naming the option and the fix
+};
+
+struct InitConfig {
+  std::string scheme = "torch";       // --init torch|xavier|xavier-normal|gpt2|t-fixup
+  std::string scale_text = "1";       // --init-scale C | inv-sqrt-2L (as given, for the report)
+  double scale = 1.0;                 // resolved multiplier of out_proj.weight and linear2.weight
+  uint64_t seed = 0;                  // --seed
+};
+
+// Parses --init-scale: a positive number or "inv-sqrt-2L" (= 1/sqrt(2L)).
+double parse_init_scale(const std::string& text, Index layers);
+
+}  // namespace gradflow

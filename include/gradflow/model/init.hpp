@@ -1,0 +1,25 @@
+// init.hpp — parameter initialization schemes (each parameter from its own seeded stream, rng.hpp).
+//   torch          PyTorch's defaults: in_proj_weight xavier_uniform, in_proj_bias 0, out_proj.weight and
+//                  linear1/2 weights U(±1/√fan_in) (kaiming_uniform, a=√5), linear biases U(±1/√fan_in),
+//                  out_proj.bias 0, norm gains 1 and biases 0. (Drawn independently per layer; note that
+//                  nn.TransformerEncoder deep-copies one layer, so its layers start identical.)
+//   xavier         nn.Transformer._reset_parameters: every weight matrix xavier_uniform, biases as torch
+//   xavier-normal  Xiong et al. 2020's setting: weight matrices N(0, 2/(fan_in+fan_out)), biases 0
+//   gpt2           weights N(0, 0.02), biases 0, out_proj/linear2 weights × 1/√(2L)
+// Then: deepnorm multiplies v rows of in_proj, out_proj, linear1, linear2 weights by β; --init-scale C multiplies
+// out_proj.weight and linear2.weight. DyT's α starts at 0.5, ReZero's gate at --rezero-alpha.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "gradflow/model/config.hpp"
+#include "gradflow/model/model.hpp"
+
+namespace gradflow {
+
+const std::vector<std::string>& init_schemes();
+void initialize(Model& model, const InitConfig& init);
+// Seeded N(0, 1) matrix from the named stream ("input", "cotangent", ...).
+Mat random_normal(uint64_t seed, const std::string& stream, Index rows, Index cols);
+
+}  // namespace gradflow

@@ -1,0 +1,71 @@
+// model.hpp — a stack of L Transformer encoder blocks over n tokens of width d, in double precision,
+// with an optional final norm ("the head"). Block l maps x_l -> x_{l+1}; y = head(x_L).
+// Parameters are named as in a PyTorch nn.TransformerEncoder state_dict (layers.{l}.self_attn.in_proj_weight,
+// ..., norm.weight). Every block has forward, VJP (input and parameters), JVP and its explicit Jacobian.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "gradflow/model/config.hpp"
+#include "gradflow/model/residual_unit.hpp"
+#include "gradflow/params.hpp"
+
+namespace gradflow {
+
+struct BlockCache {
+  std::vector<UnitCache> units;
+};
+
+// Everything one forward pass saves: x[l] is the input of block l (x[L] the last block's output).
+struct Trace {
+  std::vector<Mat> x;              // L + 1 entries, each (n, d)
+  std::vector<BlockCache> blocks;  // L entries
+  NormCache head;                  // final norm, when there is one
+  Mat y;                           // (n, d) network output
+};
+
+class Model {
+ public:
+  explicit Model(ModelConfig cfg);  // parameters are created zero; see init.hpp
+
+  const ModelConfig& config() const { return cfg_; }
+  ParamStore& params() { return params_; }
+  const ParamStore& params() const { return params_; }
+  Index layers() const { return static_cast<Index>(blocks_.size()); }
+  Index d_model() const { return cfg_.d_model; }
+  bool has_final_norm() const { return head_.has_value(); }
+  static std::string layer_prefix(Index l) { return "layers." + std::to_string(l) + "."; }
+  const std::vector<ResidualUnit>& block(Index l) const { return blocks_[static_cast<size_t>(l)]; }
+  std::vector<ResidualUnit>& block(Index l) { return blocks_[static_cast<size_t>(l)]; }
+
+  // Whole network.
+  Trace forward(const Mat& x0) const;
+  // Backward from dL/dy: returns dL/dx_0; fills dx_layers[l] = dL/dx_l (l = 0..L, the last = dL/dx_L)
+  // when given, and accumulates parameter gradients into g when given.
+  Mat backward(const Trace& t, const Mat& dy, ParamGrads* g, std::vector<Mat>* dx_layers = nullptr) const;
+  // Tangent through blocks l..L-1 and the head: P_l · v (v may hold stacked copies).
+  Mat jvp_from(const Trace& t, Index l, const Mat& v) const;
+  // Cotangent back through the head and blocks L-1..l: P_lᵀ · u (u may hold stacked copies).
+  Mat vjp_to(const Trace& t, Index l, const Mat& u) const;
+
+  // One block.
+  Mat block_forward(Index l, const Mat& x, BlockCache& c) const;
+  Mat block_vjp(Index l, const BlockCache& c, const Mat& dy, ParamGrads* g) const;
+  Mat block_jvp(Index l, const BlockCache& c, const Mat& dx) const;
+  Jacobian block_jacobian(Index l, const BlockCache& c) const;
+
+  // The head (final norm, identity when absent).
+  Mat head_forward(const Mat& x, NormCache& c) const;
+  Mat head_vjp(const NormCache& c, const Mat& dy, ParamGrads* g) const;
+  Mat head_jvp(const NormCache& c, const Mat& dx) const;
+  Jacobian head_jacobian(const NormCache& c, Index n_tokens) const;
+
+ private:
+  NormLayer make_norm(const std::string& prefix);
+  ModelConfig cfg_;
+  ParamStore params_;
+  std::vector<std::vector<ResidualUnit>> blocks_;
+  std::optional<NormLayer> head_;
+};
+
+}  // namespace gradflow

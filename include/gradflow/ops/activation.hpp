@@ -1,0 +1,27 @@
+// activation.hpp — element-wise activations of the feed-forward sublayer.
+// relu(z) = max(z, 0) (derivative 0 at z = 0, as PyTorch); gelu(z) = z·Φ(z) = ½·z·(1 + erf(z/√2)),
+// the exact erf form PyTorch uses by default; gelu'(z) = Φ(z) + z·φ(z).
+#pragma once
+#include <string>
+
+#include "gradflow/jacobian.hpp"
+#include "gradflow/types.hpp"
+
+namespace gradflow {
+enum class Activation { Relu, Gelu };
+Activation parse_activation(const std::string& name);  // "relu" | "gelu", else Error
+std::string to_string(Activation a);
+}  // namespace gradflow
+
+namespace gradflow::ops {
+
+Mat activation_forward(Activation f, const Mat& z);
+Mat activation_derivative(Activation f, const Mat& z);  // f'(z), element-wise, shape of z
+// forward: a = f(z)  =>  dz = da ⊙ f'(z)   (da may hold k stacked copies; fprime is (n, m))
+Mat activation_vjp(const Mat& fprime, const Mat& da);
+// forward: a = f(z)  =>  da = f'(z) ⊙ dz  (the same product: the Jacobian is diagonal)
+Mat activation_jvp(const Mat& fprime, const Mat& dz);
+// token i: diag(f'(z_i))
+Jacobian activation_jacobian(const Mat& fprime);
+
+}  // namespace gradflow::ops

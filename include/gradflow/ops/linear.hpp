@@ -1,0 +1,19 @@
+// linear.hpp — y = x Wᵀ + b, token-wise (PyTorch nn.Linear).
+// Shapes: x (n, in), W (out, in), b (1, out), y (n, out). Stacked tangents (k*n, in) are allowed.
+// Gradient rule (everywhere in gradflow): parameter gradients are accumulated (+=), activation
+// gradients are returned fresh.
+#pragma once
+#include "gradflow/jacobian.hpp"
+#include "gradflow/types.hpp"
+
+namespace gradflow::ops {
+
+Mat linear_forward(const Mat& x, const Mat& W, const Mat* b);
+// forward: y = x Wᵀ + b  =>  dx = dy W;  dW += dyᵀ x;  db += Σ_rows dy   (dW, db may be null)
+Mat linear_vjp(const Mat& x, const Mat& W, const Mat& dy, Mat* dW, Mat* db);
+// forward: y = x Wᵀ + b  =>  dy = dx Wᵀ
+Mat linear_jvp(const Mat& W, const Mat& dx);
+// dy_i/dx_i = W for every token i
+Jacobian linear_jacobian(const Mat& W, Index n_tokens);
+
+}  // namespace gradflow::ops

@@ -1,0 +1,76 @@
+// context.cpp — the shared forward/backward pass and the top-down products of explicit Jacobians.
+#include "gradflow/analysis/context.hpp"
+
+#include "gradflow/error.hpp"
+#include "gradflow/model/init.hpp"
+
+namespace gradflow {
+
+AnalysisContext::AnalysisContext(const Model& m, Mat x0, const AnalysisOptions& o, const Mat* cotangent, uint64_t seed)
+    : model(m), opts(o), grads(m.params()) {
+  trace = model.forward(x0);
+  if (!trace.y.allFinite()) {
+    for (Index l = 1; l < static_cast<Index>(trace.x.size()); ++l)
+      if (!trace.x[static_cast<size_t>(l)].allFinite())
+        throw Error("forward pass produced NaN/Inf at the output of layer " + std::to_string(l - 1) +
+                        "; fix: lower --init-scale or check the weights", ErrorKind::Numeric);
+    throw Error("forward pass produced NaN/Inf in the final norm", ErrorKind::Numeric);
+  }
+  const Index n = trace.y.rows(), d = trace.y.cols();
+  if (opts.loss == "dot") {
+    if (cotangent) {
+      require(cotangent->rows() == n && cotangent->cols() == d,
+              "cotangent has shape (" + std::to_string(cotangent->rows()) + ", " + std::to_string(cotangent->cols()) +
+                  "), the output is (" + std::to_string(n) + ", " + std::to_string(d) + "); fix: match the output shape");
+      dL_dy = *cotangent;
+    } else {
+      dL_dy = random_normal(seed, "cotangent", n, d);
+    }
+    loss = dL_dy.cwiseProduct(trace.y).sum();
+  } else if (opts.loss == "half-sq") {
+    dL_dy = trace.y;
+    loss = 0.5 * trace.y.squaredNorm();
+  } else {
+    throw Error("unknown --loss '" + opts.loss + "'; fix: use --loss dot or --loss half-sq");
+  }
+  model.backward(trace, dL_dy, &grads, &dx);
+  for (Index l = model.layers(); l >= 0; --l)
+    if (!dx[static_cast<size_t>(l)].allFinite())
+      throw Error("backward pass produced NaN/Inf in dL/dx at layer " + std::to_string(l) +
+                      "; fix: lower --init-scale or check the weights", ErrorKind::Numeric);
+}
+
+Jacobian AnalysisContext::layer_jacobian(Index l) const {
+  Jacobian B = model.block_jacobian(l, trace.blocks[static_cast<size_t>(l)]);
+  if (l == model.layers() - 1 && model.has_final_norm()) B = model.head_jacobian(trace.head, tokens()) * B;
+  return B;
+}
+
+void AnalysisContext::for_each_product(const std::function<void(Index, const Mat&, const Mat&)>& visit) const {
+  const Index n = tokens();
+  Mat P;
+  for (Index l = model.layers() - 1; l >= 0; --l) {
+    const Jacobian B = layer_jacobian(l);
+    P = l == model.layers() - 1 ? B.to_dense() : (Jacobian::dense(std::move(P), n) * B).to_dense();
+    visit(l, B.to_dense(), P);
+  }
+}
+
+Mat AnalysisContext::jacobian_between(Index from, Index to) const {
+  const Index L = model.layers(), n = tokens();
+  require(from >= 0 && from <= L, "--from " + std::to_string(from) + " is outside 0.." + std::to_string(L) +
+                                      "; fix: choose a layer index between 0 and --layers");
+  require(to >= from && to <= L, "--to " + std::to_string(to) + " must lie in " + std::to_string(from) + ".." +
+                                     std::to_string(L) + "; fix: choose --to >= --from (and --to L for the output y)");
+  Jacobian J = Jacobian::identity(n, width());
+  for (Index l = from; l < to; ++l) J = layer_jacobian(l) * J;
+  return J.to_dense();
+}
+
+double explicit_memory_estimate(const ModelConfig& cfg, Index n_tokens) {
+  const double N = static_cast<double>(n_tokens) * static_cast<double>(cfg.d_model);
+  // live (N, N) matrices: P, B (dense + structured copy), the product's result, the SVD's copy and workspace
+  return 7.0 * N * N * sizeof(double);
+}
+
+}  // namespace gradflow

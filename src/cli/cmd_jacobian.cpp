@@ -1,0 +1,49 @@
+// cmd_jacobian.cpp — `gradflow jacobian [model options] --from l --to m --out J.npy`: the explicit Jacobian
+// dx_m/dx_l at the network's own forward pass (m = L: the output y), shape (n*d, n*d), row-major flattening.
+#include "cli/commands.hpp"
+#include "cli/model_options.hpp"
+#include "gradflow/analysis/context.hpp"
+#include "gradflow/error.hpp"
+#include "gradflow/io/csv.hpp"
+#include "gradflow/io/npy.hpp"
+#include "gradflow/model/init.hpp"
+#include "gradflow/report/atomic_file.hpp"
+
+namespace gradflow::cli {
+namespace {
+struct JacobianOptions {
+  ModelOptions model;
+  Index from = 0;
+  std::optional<Index> to;
+  std::string out, format;
+};
+
+void run_jacobian(const JacobianOptions& o) {
+  RunConfig rc = resolve(o.model);
+  check_explicit_memory(rc);
+  std::string format = o.format;
+  if (format.empty()) format = o.out.size() >= 4 && o.out.substr(o.out.size() - 4) == ".csv" ? "csv" : "npy";
+  require(format == "npy" || format == "csv", "--format '" + format + "' is unknown; fix: use --format npy or csv");
+  check_writable(o.out, "--out");
+  Model model(rc.model);
+  initialize(model, rc.init);
+  const Mat x0 = random_normal(rc.init.seed, "input", rc.analysis.seq_len, rc.model.d_model);
+  AnalysisContext ctx(model, x0, rc.analysis, nullptr, rc.init.seed);
+  const Mat J = ctx.jacobian_between(o.from, o.to.value_or(model.layers()));
+  if (format == "npy") write_npy(o.out, J);
+  else write_csv(o.out, J);
+}
+}  // namespace
+
+void setup_jacobian(CLI::App& app) {
+  auto opts = std::make_shared<JacobianOptions>();
+  auto* sub = app.add_subcommand("jacobian", "write the explicit Jacobian dx_to/dx_from as .npy (or .csv)");
+  add_model_options(*sub, opts->model);
+  sub->add_option("--from", opts->from, "input layer l (x_l, 0 = the network input)")->capture_default_str();
+  sub->add_option("--to", opts->to, "output layer m >= l (default L: the network output y)");
+  sub->add_option("--out", opts->out, "output file (.npy float64, or .csv)")->required();
+  sub->add_option("--format", opts->format, "npy | csv (default: from the file name)");
+  sub->callback([opts] { run_jacobian(*opts); });
+}
+
+}  // namespace gradflow::cli

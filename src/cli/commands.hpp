@@ -1,0 +1,11 @@
+// commands.hpp — every subcommand registers itself on the app with setup_<cmd>; main.cpp lists them.
+#pragma once
+#include <CLI/CLI.hpp>
+
+namespace gradflow::cli {
+
+void setup_analyze(CLI::App& app);
+void setup_jacobian(CLI::App& app);
+void setup_placements(CLI::App& app);
+
+}  // namespace gradflow::cli

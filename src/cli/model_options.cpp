@@ -1,0 +1,53 @@
+// model_options.cpp — see model_options.hpp.
+#include "cli/model_options.hpp"
+
+#include "gradflow/model/placement.hpp"
+
+namespace gradflow::cli {
+
+void add_model_options(CLI::App& app, ModelOptions& o) {
+  auto& m = o.rc.model;
+  app.add_option("--placement", m.placement, "where the norm sits (see `gradflow placements`)")->capture_default_str();
+  app.add_option("--layers", m.layers, "number of blocks L")->capture_default_str();
+  app.add_option("--d-model", m.d_model, "width d")->capture_default_str();
+  app.add_option("--heads", m.heads, "attention heads h (must divide d)")->capture_default_str();
+  app.add_option("--d-ff", m.d_ff, "feed-forward width (default 4*d)");
+  app.add_option("--seq-len", o.rc.analysis.seq_len, "tokens n of the input")->capture_default_str();
+  app.add_option("--activation", o.activation, "relu | gelu (exact erf form)")->capture_default_str();
+  app.add_flag("--causal", m.causal, "causal attention mask");
+  app.add_option("--norm", o.norm, "layernorm | rmsnorm | dyt")->capture_default_str();
+  app.add_flag("--no-final-norm", o.no_final_norm, "drop the final norm of pre/sandwich/mix");
+  app.add_option("--residual-scale", m.residual_scale, "x + LAMBDA*G(...): the residual branch weight")
+      ->capture_default_str();
+  app.add_option("--deepnorm-alpha", o.deepnorm_alpha, "deepnorm: skip scale alpha (default (2L)^(1/4))");
+  app.add_option("--deepnorm-beta", o.deepnorm_beta, "deepnorm: init scale beta (default (8L)^(-1/4))");
+  app.add_option("--rezero-alpha", m.rezero_alpha, "rezero: initial residual gate alpha")->capture_default_str();
+  app.add_option("--mix-post-layers", o.mix_post_layers, "mix: number K of Post-LN layers (default round(L/4))");
+  app.add_option("--mix-order", m.mix_order, "mix: post-first (bottom K Post-LN) | pre-first (top K)")
+      ->capture_default_str();
+  app.add_option("--init", o.rc.init.scheme, "torch | xavier | xavier-normal | gpt2")->capture_default_str();
+  app.add_option("--init-scale", o.init_scale, "multiply out_proj and linear2 weights by C, or inv-sqrt-2L")
+      ->capture_default_str();
+  app.add_option("--seed", o.rc.init.seed, "seed of weights, input and cotangent")->capture_default_str();
+  app.add_option("--loss", o.rc.analysis.loss, "dot (L = sum g*y, g ~ N(0,1)) | half-sq (L = sum y^2 / 2)")
+      ->capture_default_str();
+  app.add_option("--max-memory", o.max_memory, "memory budget of explicit mode, e.g. 512M, 8G (default: half of RAM)");
+}
+
+RunConfig resolve(const ModelOptions& o) {
+  RunConfig rc = o.rc;
+  rc.model.activation = parse_activation(o.activation);
+  rc.model.norm = parse_norm_kind(o.norm);
+  if (o.no_final_norm) rc.model.final_norm = false;
+  rc.model.deepnorm_alpha = o.deepnorm_alpha;
+  rc.model.deepnorm_beta = o.deepnorm_beta;
+  rc.model.mix_post_layers = o.mix_post_layers;
+  find_placement(rc.model.placement);
+  rc.model.validate();
+  rc.init.scale_text = o.init_scale;
+  rc.init.scale = parse_init_scale(o.init_scale, rc.model.layers);
+  if (!o.max_memory.empty()) rc.analysis.max_memory_bytes = parse_memory_size(o.max_memory, "--max-memory");
+  return rc;
+}
+
+}  // namespace gradflow::cli

@@ -1,0 +1,151 @@
+// model.cpp — building the stack from a placement recipe, and its forward/backward passes.
+#include "gradflow/model/model.hpp"
+
+#include <map>
+#include <set>
+
+#include "gradflow/error.hpp"
+#include "gradflow/model/placement.hpp"
+
+namespace gradflow {
+
+NormLayer Model::make_norm(const std::string& prefix) {
+  const Index d = cfg_.d_model;
+  NormLayer n;
+  n.kind = cfg_.norm;
+  n.eps = cfg_.norm_eps;
+  if (cfg_.norm == NormKind::DyT) n.alpha = params_.add(prefix + ".alpha", {1});
+  n.weight = params_.add(prefix + ".weight", {d});
+  if (cfg_.norm != NormKind::RMSNorm) n.bias = params_.add(prefix + ".bias", {d});
+  return n;
+}
+
+Model::Model(ModelConfig cfg) : cfg_(std::move(cfg)) {
+  cfg_.validate();
+  const PlacementInfo& placement = find_placement(cfg_.placement);
+  const Index d = cfg_.d_model, dff = cfg_.ff();
+  for (Index l = 0; l < cfg_.layers; ++l) {
+    const std::string pre = layer_prefix(l);
+    // PyTorch's state_dict order: self_attn, linear1, linear2, then the norms
+    Sublayer attn;
+    attn.kind = SublayerKind::Attention;
+    attn.in_w = params_.add(pre + "self_attn.in_proj_weight", {3 * d, d});
+    attn.in_b = params_.add(pre + "self_attn.in_proj_bias", {3 * d});
+    attn.out_w = params_.add(pre + "self_attn.out_proj.weight", {d, d});
+    attn.out_b = params_.add(pre + "self_attn.out_proj.bias", {d});
+    attn.heads = cfg_.heads;
+    attn.causal = cfg_.causal;
+    Sublayer ffn;
+    ffn.kind = SublayerKind::FeedForward;
+    ffn.w1 = params_.add(pre + "linear1.weight", {dff, d});
+    ffn.b1 = params_.add(pre + "linear1.bias", {dff});
+    ffn.w2 = params_.add(pre + "linear2.weight", {d, dff});
+    ffn.b2 = params_.add(pre + "linear2.bias", {d});
+    ffn.activation = cfg_.activation;
+
+    std::vector<UnitSpec> specs = placement.block(cfg_, l);
+    std::set<std::string> norm_names;
+    for (const auto& s : specs)
+      for (const auto* nm : {&s.pre_norm, &s.branch_norm, &s.post_norm})
+        if (!nm->empty()) norm_names.insert(*nm);
+    std::map<std::string, NormLayer> norms;
+    for (const auto& nm : norm_names) norms.emplace(nm, make_norm(pre + nm));
+    int gate = -1;
+    for (const auto& s : specs)
+      if (s.gate && gate < 0) {
+        gate = params_.add(pre + "resweight", {1});
+      }
+
+    std::vector<ResidualUnit> units;
+    for (const auto& s : specs) {
+      ResidualUnit u;
+      u.spec = s;
+      u.G = s.kind == SublayerKind::Attention ? attn : ffn;
+      if (!s.pre_norm.empty()) u.pre = norms.at(s.pre_norm);
+      if (!s.branch_norm.empty()) u.branch = norms.at(s.branch_norm);
+      if (!s.post_norm.empty()) u.post = norms.at(s.post_norm);
+      if (s.gate) u.gate = gate;
+      units.push_back(std::move(u));
+    }
+    blocks_.push_back(std::move(units));
+  }
+  if (cfg_.final_norm.value_or(placement.final_norm_default(cfg_))) head_ = make_norm("norm");
+}
+
+Trace Model::forward(const Mat& x0) const {
+  require(x0.cols() == cfg_.d_model, "input width " + std::to_string(x0.cols()) + " differs from d_model " +
+                                         std::to_string(cfg_.d_model) + "; fix: match --d-model to the input");
+  Trace t;
+  t.x.reserve(blocks_.size() + 1);
+  t.x.push_back(x0);
+  t.blocks.resize(blocks_.size());
+  for (Index l = 0; l < layers(); ++l) t.x.push_back(block_forward(l, t.x.back(), t.blocks[static_cast<size_t>(l)]));
+  t.y = head_forward(t.x.back(), t.head);
+  return t;
+}
+
+Mat Model::backward(const Trace& t, const Mat& dy, ParamGrads* g, std::vector<Mat>* dx_layers) const {
+  if (dx_layers) dx_layers->assign(blocks_.size() + 1, Mat());
+  Mat dx = head_vjp(t.head, dy, g);
+  if (dx_layers) (*dx_layers)[blocks_.size()] = dx;
+  for (Index l = layers() - 1; l >= 0; --l) {
+    dx = block_vjp(l, t.blocks[static_cast<size_t>(l)], dx, g);
+    if (dx_layers) (*dx_layers)[static_cast<size_t>(l)] = dx;
+  }
+  return dx;
+}
+
+Mat Model::jvp_from(const Trace& t, Index l, const Mat& v) const {
+  Mat dx = v;
+  for (Index k = l; k < layers(); ++k) dx = block_jvp(k, t.blocks[static_cast<size_t>(k)], dx);
+  return head_jvp(t.head, dx);
+}
+
+Mat Model::vjp_to(const Trace& t, Index l, const Mat& u) const {
+  Mat dx = head_vjp(t.head, u, nullptr);
+  for (Index k = layers() - 1; k >= l; --k) dx = block_vjp(k, t.blocks[static_cast<size_t>(k)], dx, nullptr);
+  return dx;
+}
+
+Mat Model::block_forward(Index l, const Mat& x, BlockCache& c) const {
+  const auto& units = block(l);
+  c.units.resize(units.size());
+  Mat h = x;
+  for (size_t u = 0; u < units.size(); ++u) h = units[u].forward(params_, h, c.units[u]);
+  return h;
+}
+
+Mat Model::block_vjp(Index l, const BlockCache& c, const Mat& dy, ParamGrads* g) const {
+  const auto& units = block(l);
+  Mat d = dy;
+  for (size_t u = units.size(); u-- > 0;) d = units[u].vjp(params_, c.units[u], d, g);
+  return d;
+}
+
+Mat Model::block_jvp(Index l, const BlockCache& c, const Mat& dx) const {
+  const auto& units = block(l);
+  Mat d = dx;
+  for (size_t u = 0; u < units.size(); ++u) d = units[u].jvp(params_, c.units[u], d);
+  return d;
+}
+
+Jacobian Model::block_jacobian(Index l, const BlockCache& c) const {
+  const auto& units = block(l);
+  Jacobian J = units[0].jacobian(params_, c.units[0]);
+  for (size_t u = 1; u < units.size(); ++u) J = units[u].jacobian(params_, c.units[u]) * J;
+  return J;
+}
+
+Mat Model::head_forward(const Mat& x, NormCache& c) const { return head_ ? head_->forward(params_, x, c) : x; }
+
+Mat Model::head_vjp(const NormCache& c, const Mat& dy, ParamGrads* g) const {
+  return head_ ? head_->vjp(params_, c, dy, g) : dy;
+}
+
+Mat Model::head_jvp(const NormCache& c, const Mat& dx) const { return head_ ? head_->jvp(params_, c, dx) : dx; }
+
+Jacobian Model::head_jacobian(const NormCache& c, Index n_tokens) const {
+  return head_ ? head_->jacobian(params_, c) : Jacobian::identity(n_tokens, cfg_.d_model);
+}
+
+}  // namespace gradflow

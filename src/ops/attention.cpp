@@ -1,0 +1,100 @@
+// attention.cpp — multi-head self-attention: forward, VJP and JVP (see attention.hpp).
+// Per head, with S = Q Kᵀ/√e and P = softmax_rows(S):
+//   VJP: dP = dO Vᵀ, dV = Pᵀ dO, dS = P ⊙ (dP − rowsum(P ⊙ dP)), dQ = dS K/√e, dK = dSᵀ Q/√e
+//   JVP: dS = (dQ Kᵀ + Q dKᵀ)/√e, dP = P ⊙ (dS − rowsum(P ⊙ dS)), dO = dP V + P dV
+#include "gradflow/ops/attention.hpp"
+
+#include <cmath>
+#include <limits>
+
+#include "gradflow/error.hpp"
+#include "gradflow/ops/linear.hpp"
+
+namespace gradflow::ops {
+namespace {
+// Row-wise softmax of S in place, keys j > i masked when causal.
+void softmax_rows(Mat& S, bool causal) {
+  const Index n = S.rows();
+  for (Index i = 0; i < n; ++i) {
+    const Index len = causal ? i + 1 : S.cols();
+    const double m = S.row(i).head(len).maxCoeff();
+    double z = 0.0;
+    for (Index j = 0; j < len; ++j) z += (S(i, j) = std::exp(S(i, j) - m));
+    S.row(i).head(len) /= z;
+    if (len < S.cols()) S.row(i).tail(S.cols() - len).setZero();
+  }
+}
+}  // namespace
+
+Mat attention_forward(const AttentionWeights& w, const Mat& x, AttentionCache& c) {
+  const Index n = x.rows(), d = x.cols(), e = d / w.heads;
+  const double inv_sqrt_e = 1.0 / std::sqrt(static_cast<double>(e));
+  c.x = x;
+  c.qkv = linear_forward(x, w.in_w, &w.in_b);
+  c.P.assign(static_cast<size_t>(w.heads), Mat());
+  c.O.resize(n, d);
+  for (Index h = 0; h < w.heads; ++h) {
+    const auto Q = c.qkv.middleCols(h * e, e);
+    const auto K = c.qkv.middleCols(d + h * e, e);
+    const auto V = c.qkv.middleCols(2 * d + h * e, e);
+    Mat S = (Q * K.transpose()) * inv_sqrt_e;
+    softmax_rows(S, w.causal);
+    c.O.middleCols(h * e, e).noalias() = S * V;
+    c.P[static_cast<size_t>(h)] = std::move(S);
+  }
+  return linear_forward(c.O, w.out_w, &w.out_b);
+}
+
+Mat attention_vjp(const AttentionWeights& w, const AttentionCache& c, const Mat& dA, const AttentionGrads& g) {
+  const Index n = c.x.rows(), d = c.x.cols(), e = d / w.heads, k = dA.rows() / n;
+  const double inv_sqrt_e = 1.0 / std::sqrt(static_cast<double>(e));
+  if ((g.in_w || g.out_w) && k != 1) throw Error("internal: parameter gradients need a single cotangent", ErrorKind::Internal);
+  // in the forward pass this was: A = O W_outᵀ + b_out
+  const Mat dO = linear_vjp(c.O, w.out_w, dA, g.out_w, g.out_b);
+  Mat dqkv(dA.rows(), 3 * d);
+  for (Index cp = 0; cp < k; ++cp) {
+    for (Index h = 0; h < w.heads; ++h) {
+      const Mat& P = c.P[static_cast<size_t>(h)];
+      const auto Q = c.qkv.middleCols(h * e, e);
+      const auto K = c.qkv.middleCols(d + h * e, e);
+      const auto V = c.qkv.middleCols(2 * d + h * e, e);
+      const auto dOh = dO.block(cp * n, h * e, n, e);
+      // in the forward pass this was: O_h = P V
+      const Mat dP = dOh * V.transpose();
+      dqkv.block(cp * n, 2 * d + h * e, n, e).noalias() = P.transpose() * dOh;
+      // in the forward pass this was: P = softmax(S)
+      const Vec rs = P.cwiseProduct(dP).rowwise().sum();
+      const Mat dS = P.cwiseProduct(dP - rs.replicate(1, n)) * inv_sqrt_e;
+      // in the forward pass this was: S = Q Kᵀ / √e
+      dqkv.block(cp * n, h * e, n, e).noalias() = dS * K;
+      dqkv.block(cp * n, d + h * e, n, e).noalias() = dS.transpose() * Q;
+    }
+  }
+  // in the forward pass this was: [Q | K | V] = x W_inᵀ + b_in
+  return linear_vjp(c.x, w.in_w, dqkv, g.in_w, g.in_b);
+}
+
+Mat attention_jvp(const AttentionWeights& w, const AttentionCache& c, const Mat& dx) {
+  const Index n = c.x.rows(), d = c.x.cols(), e = d / w.heads, k = dx.rows() / n;
+  const double inv_sqrt_e = 1.0 / std::sqrt(static_cast<double>(e));
+  const Mat dqkv = linear_jvp(w.in_w, dx);
+  Mat dO(dx.rows(), d);
+  for (Index cp = 0; cp < k; ++cp) {
+    for (Index h = 0; h < w.heads; ++h) {
+      const Mat& P = c.P[static_cast<size_t>(h)];
+      const auto Q = c.qkv.middleCols(h * e, e);
+      const auto K = c.qkv.middleCols(d + h * e, e);
+      const auto V = c.qkv.middleCols(2 * d + h * e, e);
+      const auto dQ = dqkv.block(cp * n, h * e, n, e);
+      const auto dK = dqkv.block(cp * n, d + h * e, n, e);
+      const auto dV = dqkv.block(cp * n, 2 * d + h * e, n, e);
+      const Mat dS = (dQ * K.transpose() + Q * dK.transpose()) * inv_sqrt_e;
+      const Vec rs = P.cwiseProduct(dS).rowwise().sum();
+      const Mat dP = P.cwiseProduct(dS - rs.replicate(1, n));
+      dO.block(cp * n, h * e, n, e).noalias() = dP * V + P * dV;
+    }
+  }
+  return linear_jvp(w.out_w, dO);
+}
+
+}  // namespace gradflow::ops

@@ -1,0 +1,63 @@
+// norm.cpp — NormLayer: dispatch to layernorm / rmsnorm / dyt (see norm.hpp).
+#include "gradflow/ops/norm.hpp"
+
+#include "gradflow/error.hpp"
+
+namespace gradflow {
+
+NormKind parse_norm_kind(const std::string& name) {
+  if (name == "layernorm") return NormKind::LayerNorm;
+  if (name == "rmsnorm") return NormKind::RMSNorm;
+  if (name == "dyt") return NormKind::DyT;
+  throw Error("unknown norm '" + name + "'; fix: use --norm layernorm, rmsnorm or dyt");
+}
+
+std::string to_string(NormKind k) {
+  switch (k) {
+    case NormKind::LayerNorm: return "layernorm";
+    case NormKind::RMSNorm: return "rmsnorm";
+    case NormKind::DyT: return "dyt";
+  }
+  return "?";
+}
+
+Mat NormLayer::forward(const ParamStore& p, const Mat& x, NormCache& c) const {
+  switch (kind) {
+    case NormKind::LayerNorm: return ops::layernorm_forward(x, p[weight], p[bias], eps, c);
+    case NormKind::RMSNorm: return ops::rmsnorm_forward(x, p[weight], eps, c);
+    case NormKind::DyT: return ops::dyt_forward(x, p[alpha](0, 0), p[weight], p[bias], c);
+  }
+  return {};
+}
+
+Mat NormLayer::vjp(const ParamStore& p, const NormCache& c, const Mat& dy, ParamGrads* g) const {
+  switch (kind) {
+    case NormKind::LayerNorm:
+      return ops::layernorm_vjp(c, p[weight], dy, g ? &(*g)[weight] : nullptr, g ? &(*g)[bias] : nullptr);
+    case NormKind::RMSNorm: return ops::rmsnorm_vjp(c, p[weight], dy, g ? &(*g)[weight] : nullptr);
+    case NormKind::DyT:
+      return ops::dyt_vjp(c, p[alpha](0, 0), p[weight], dy, g ? &(*g)[alpha] : nullptr, g ? &(*g)[weight] : nullptr,
+                          g ? &(*g)[bias] : nullptr);
+  }
+  return {};
+}
+
+Mat NormLayer::jvp(const ParamStore& p, const NormCache& c, const Mat& dx) const {
+  switch (kind) {
+    case NormKind::LayerNorm: return ops::layernorm_jvp(c, p[weight], dx);
+    case NormKind::RMSNorm: return ops::rmsnorm_jvp(c, p[weight], dx);
+    case NormKind::DyT: return ops::dyt_jvp(c, p[alpha](0, 0), p[weight], dx);
+  }
+  return {};
+}
+
+Jacobian NormLayer::jacobian(const ParamStore& p, const NormCache& c) const {
+  switch (kind) {
+    case NormKind::LayerNorm: return ops::layernorm_jacobian(c, p[weight]);
+    case NormKind::RMSNorm: return ops::rmsnorm_jacobian(c, p[weight]);
+    case NormKind::DyT: return ops::dyt_jacobian(c, p[alpha](0, 0), p[weight]);
+  }
+  return {};
+}
+
+}  // namespace gradflow

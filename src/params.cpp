@@ -1,0 +1,41 @@
+// params.cpp — ParamStore / ParamGrads (see params.hpp).
+#include "gradflow/params.hpp"
+
+#include "gradflow/error.hpp"
+
+namespace gradflow {
+
+int ParamStore::add(const std::string& name, std::vector<int64_t> shape) {
+  if (by_name_.count(name)) throw Error("internal: parameter '" + name + "' added twice", ErrorKind::Internal);
+  Index rows = 1, cols = 1;
+  if (shape.size() == 1) cols = shape[0];
+  else if (shape.size() == 2) { rows = shape[0]; cols = shape[1]; }
+  else throw Error("internal: parameter '" + name + "' must be 1-D or 2-D", ErrorKind::Internal);
+  params_.push_back(Param{name, std::move(shape), Mat::Zero(rows, cols)});
+  const int i = static_cast<int>(params_.size()) - 1;
+  by_name_[name] = i;
+  return i;
+}
+
+int ParamStore::index(const std::string& name) const {
+  auto it = by_name_.find(name);
+  if (it == by_name_.end()) throw Error("no parameter named '" + name + "'", ErrorKind::Internal);
+  return it->second;
+}
+
+Index ParamStore::numel() const {
+  Index n = 0;
+  for (const auto& p : params_) n += p.value.size();
+  return n;
+}
+
+ParamGrads::ParamGrads(const ParamStore& store) {
+  g_.reserve(store.size());
+  for (const auto& p : store.all()) g_.push_back(Mat::Zero(p.value.rows(), p.value.cols()));
+}
+
+void ParamGrads::zero() {
+  for (auto& g : g_) g.setZero();
+}
+
+}  // namespace gradflow
