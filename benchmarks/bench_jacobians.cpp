@@ -1,0 +1,76 @@
+// bench_jacobians.cpp — explicit-mode timings for docs/benchmarks.md (not a test; run by
+// benchmarks/run_benchmarks.py beside PyTorch):
+//   block     one Post-LN block's explicit Jacobian at n = 32, d = 64 (N = 2048), best of R runs
+//   products  the 24-layer products P_l = P_{l+1}·B_l at N = 2048, GFLOP/s of those GEMMs
+//   dgemm     the machine's DGEMM rate on (N, N)·(N, N), measured in the same run
+// Prints one JSON object.
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+
+#include "gradflow/analysis/context.hpp"
+#include "gradflow/model/init.hpp"
+
+using namespace gradflow;
+using Clock = std::chrono::steady_clock;
+
+static double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+int main(int argc, char** argv) {
+  const Index layers = argc > 1 ? std::atol(argv[1]) : 24;
+  const int reps = argc > 2 ? std::atoi(argv[2]) : 3;
+  ModelConfig cfg;
+  cfg.placement = "post";
+  cfg.layers = layers;
+  cfg.d_model = 64;
+  cfg.heads = 4;
+  const Index n = 32, N = n * cfg.d_model;
+  Model model(cfg);
+  initialize(model, InitConfig{});
+  const Mat x0 = random_normal(0, "input", n, cfg.d_model);
+  AnalysisOptions opts;
+  AnalysisContext ctx(model, x0, opts);
+
+  // one block's explicit Jacobian (dense (N, N))
+  double best_block = 1e300;
+  for (int r = 0; r < reps; ++r) {
+    const auto t = Clock::now();
+    const Mat B = model.block_jacobian(0, ctx.trace.blocks[0]).to_dense();
+    best_block = std::min(best_block, seconds_since(t));
+    if (B(0, 0) == 12345.678) std::puts("");  // keep B alive
+  }
+
+  // the machine's DGEMM rate on the same shapes
+  const Mat A = random_normal(1, "a", N, N), Bm = random_normal(2, "b", N, N);
+  Mat C(N, N);
+  double best_gemm = 1e300;
+  for (int r = 0; r < reps; ++r) {
+    const auto t = Clock::now();
+    C.noalias() = A * Bm;
+    best_gemm = std::min(best_gemm, seconds_since(t));
+  }
+  const double gemm_flops = 2.0 * double(N) * double(N) * double(N);
+
+  // the products across depth: time only the P·B GEMMs, and the whole walk
+  std::vector<Mat> Bs;
+  double build = 0;
+  for (Index l = 0; l < layers; ++l) {
+    const auto t = Clock::now();
+    Bs.push_back(ctx.layer_jacobian(l).to_dense());
+    build += seconds_since(t);
+  }
+  Mat P = Bs.back(), Pn(N, N);
+  const auto t = Clock::now();
+  for (Index l = layers - 2; l >= 0; --l) {
+    Pn.noalias() = P * Bs[static_cast<size_t>(l)];
+    P.swap(Pn);
+  }
+  const double prod = seconds_since(t);
+  const double prod_flops = gemm_flops * double(layers - 1);
+  std::printf("{\"N\": %ld, \"layers\": %ld, \"block_jacobian_seconds\": %.6f, \"dgemm_seconds\": %.6f, "
+              "\"dgemm_gflops\": %.3f, \"products_seconds\": %.6f, \"products_gflops\": %.3f, "
+              "\"products_fraction_of_dgemm\": %.4f, \"block_jacobians_build_seconds\": %.4f, \"check\": %.6e}\n",
+              static_cast<long>(N), static_cast<long>(layers), best_block, best_gemm, gemm_flops / best_gemm / 1e9, prod,
+              prod_flops / prod / 1e9, (prod_flops / prod) / (gemm_flops / best_gemm), build, P.norm() + C(0, 0));
+  return 0;
+}

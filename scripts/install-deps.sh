@@ -1,0 +1,16 @@
+#!/bin/sh
+# install-deps.sh — installs gradflow's build, test and figure dependencies from Debian packages
+# (nothing is downloaded at build time). Safe to rerun: apt-get installs only what is missing.
+set -e
+PKGS="cmake g++ make libeigen3-dev libcli11-dev nlohmann-json3-dev catch2 libopenblas-openmp-dev libspectra-dev \
+gnuplot-nox python3-torch python3-numpy python3-matplotlib"
+missing=""
+for p in $PKGS; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && { echo "install-deps: all packages present"; exit 0; }
+SUDO=""
+[ "$(id -u)" -ne 0 ] && SUDO=sudo
+echo "install-deps: installing$missing"
+$SUDO apt-get update
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y $missing
