@@ -1,0 +1,90 @@
+// test_attention.cpp — multi-head self-attention: explicit Jacobian vs finite differences, jvp/vjp vs J,
+// parameter gradients vs finite differences, for several head counts, causal or not, n = 1.
+#include "derivative_checks.hpp"
+#include "gradflow/ops/attention.hpp"
+
+using namespace gradflow;
+using namespace gradflow::test;
+
+namespace {
+struct AttnFixture {
+  Mat in_w, in_b, out_w, out_b;
+  AttnFixture(Index d) {
+    in_w = random_mat(3 * d, d, 71, 0.6);
+    in_b = random_mat(1, 3 * d, 72, 0.3);
+    out_w = random_mat(d, d, 73, 0.5);
+    out_b = random_mat(1, d, 74, 0.3);
+  }
+  ops::AttentionWeights w(Index heads, bool causal) const { return {in_w, in_b, out_w, out_b, heads, causal}; }
+};
+}  // namespace
+
+TEST_CASE("attention: derivatives", "[ops][attention]") {
+  struct Case { Index n, d, h; bool causal; };
+  for (const Case cs : {Case{4, 6, 1, false}, Case{4, 6, 2, false}, Case{5, 6, 3, true}, Case{1, 4, 2, false},
+                        Case{3, 4, 4, true}}) {
+    AttnFixture f(cs.d);
+    const auto w = f.w(cs.h, cs.causal);
+    const Mat x = random_mat(cs.n, cs.d, 80 + static_cast<uint64_t>(cs.n));
+    ops::AttentionCache c;
+    ops::attention_forward(w, x, c);
+    check_map(
+        "attention n=" + std::to_string(cs.n) + " d=" + std::to_string(cs.d) + " h=" + std::to_string(cs.h) +
+            (cs.causal ? " causal" : ""),
+        [&](const Mat& v) { ops::AttentionCache cc; return ops::attention_forward(w, v, cc); },
+        [&](const Mat& v) { return ops::attention_jvp(w, c, v); },
+        [&](const Mat& u) { return ops::attention_vjp(w, c, u, {}); },
+        [&] { return ops::attention_jacobian(w, c).to_dense(); }, x);
+  }
+}
+
+TEST_CASE("attention: causal mask makes the Jacobian block lower triangular", "[ops][attention]") {
+  AttnFixture f(4);
+  const auto w = f.w(2, true);
+  const Mat x = random_mat(4, 4, 90);
+  ops::AttentionCache c;
+  ops::attention_forward(w, x, c);
+  const Mat J = ops::attention_jacobian(w, c).to_dense();
+  for (Index i = 0; i < 4; ++i)
+    for (Index j = i + 1; j < 4; ++j) CHECK(J.block(i * 4, j * 4, 4, 4).norm() == 0.0);
+}
+
+TEST_CASE("attention: parameter gradients vs finite differences", "[ops][attention]") {
+  for (bool causal : {false, true}) {
+    AttnFixture f(6);
+    const Mat x = random_mat(4, 6, 91), g = random_mat(4, 6, 92);
+    ops::AttentionCache c;
+    ops::attention_forward(f.w(2, causal), x, c);
+    Mat d_in_w = Mat::Zero(18, 6), d_in_b = Mat::Zero(1, 18), d_out_w = Mat::Zero(6, 6), d_out_b = Mat::Zero(1, 6);
+    ops::attention_vjp(f.w(2, causal), c, g, {&d_in_w, &d_in_b, &d_out_w, &d_out_b});
+    Mat* params[] = {&f.in_w, &f.in_b, &f.out_w, &f.out_b};
+    const Mat* grads[] = {&d_in_w, &d_in_b, &d_out_w, &d_out_b};
+    for (int k = 0; k < 4; ++k) {
+      Mat& P = *params[k];
+      const Mat saved = P;
+      const Mat fd = unflat(fd_jacobian([&](const Mat& v) {
+                               P = v;
+                               ops::AttentionCache cc;
+                               const double L = g.cwiseProduct(ops::attention_forward(f.w(2, causal), x, cc)).sum();
+                               P = saved;
+                               return Mat::Constant(1, 1, L);
+                             }, saved).row(0), saved.rows(), saved.cols());
+      INFO("parameter " << k << (causal ? " causal" : ""));
+      CHECK(rel_err(*grads[k], fd) <= kFdTol);
+    }
+  }
+}
+
+TEST_CASE("attention: forward matches a direct per-head computation", "[ops][attention]") {
+  // softmax rows sum to one; masked entries are exact zeros
+  AttnFixture f(4);
+  const Mat x = random_mat(3, 4, 93);
+  ops::AttentionCache c;
+  ops::attention_forward(f.w(2, true), x, c);
+  for (const Mat& P : c.P) {
+    for (Index i = 0; i < 3; ++i) CHECK(P.row(i).sum() == Approx(1.0).epsilon(1e-15));
+    CHECK(P(0, 1) == 0.0);
+    CHECK(P(0, 2) == 0.0);
+    CHECK(P(1, 2) == 0.0);
+  }
+}

@@ -1,0 +1,52 @@
+// test_linear_activation.cpp — linear and activation ops: Jacobians vs finite differences, jvp/vjp vs J,
+// parameter gradients vs finite differences.
+#include "derivative_checks.hpp"
+#include "gradflow/ops/activation.hpp"
+#include "gradflow/ops/linear.hpp"
+
+using namespace gradflow;
+using namespace gradflow::test;
+
+TEST_CASE("linear: derivatives", "[ops][linear]") {
+  const Mat W = random_mat(5, 4, 2), b = random_mat(1, 5, 3);
+  const Mat x = random_mat(3, 4, 4);
+  check_map(
+      "linear", [&](const Mat& v) { return ops::linear_forward(v, W, &b); },
+      [&](const Mat& v) { return ops::linear_jvp(W, v); },
+      [&](const Mat& u) { return ops::linear_vjp(x, W, u, nullptr, nullptr); },
+      [&] { return ops::linear_jacobian(W, x.rows()).to_dense(); }, x);
+}
+
+TEST_CASE("linear: parameter gradients vs finite differences", "[ops][linear]") {
+  Mat W = random_mat(5, 4, 2), b = random_mat(1, 5, 3);
+  const Mat x = random_mat(3, 4, 4), g = random_mat(3, 5, 5);
+  Mat dW = Mat::Zero(5, 4), db = Mat::Zero(1, 5);
+  ops::linear_vjp(x, W, g, &dW, &db);
+  const Mat fdW = unflat(fd_jacobian([&](const Mat& w) { return Mat::Constant(1, 1, g.cwiseProduct(ops::linear_forward(x, w, &b)).sum()); }, W).row(0), 5, 4);
+  const Mat fdb = unflat(fd_jacobian([&](const Mat& bb) { return Mat::Constant(1, 1, g.cwiseProduct(ops::linear_forward(x, W, &bb)).sum()); }, b).row(0), 1, 5);
+  CHECK(rel_err(dW, fdW) <= kFdTol);
+  CHECK(rel_err(db, fdb) <= kFdTol);
+}
+
+TEST_CASE("activations: derivatives", "[ops][activation]") {
+  for (Activation a : {Activation::Relu, Activation::Gelu}) {
+    Mat z = random_mat(3, 6, 7, 2.0);
+    // keep relu's kink away from the finite-difference stencil
+    z = z.unaryExpr([](double v) { return std::abs(v) < 1e-3 ? 0.5 : v; });
+    const Mat fp = ops::activation_derivative(a, z);
+    check_map(
+        "activation " + to_string(a), [&](const Mat& v) { return ops::activation_forward(a, v); },
+        [&](const Mat& v) { return ops::activation_jvp(fp, v); }, [&](const Mat& u) { return ops::activation_vjp(fp, u); },
+        [&] { return ops::activation_jacobian(fp).to_dense(); }, z);
+  }
+}
+
+TEST_CASE("gelu is the exact erf form, matching known values", "[ops][activation]") {
+  Mat z(1, 3);
+  z << -1.0, 0.5, 3.0;
+  const Mat y = ops::activation_forward(Activation::Gelu, z);
+  // 0.5 z (1 + erf(z/√2)), values from PyTorch's F.gelu in float64
+  CHECK(y(0, 0) == Approx(-0.15865525393145702).epsilon(1e-15));
+  CHECK(y(0, 1) == Approx(0.34573123063700656).epsilon(1e-15));
+  CHECK(y(0, 2) == Approx(2.99595030590511).epsilon(1e-15));
+}
