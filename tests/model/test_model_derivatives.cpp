@@ -1,0 +1,167 @@
+// test_model_derivatives.cpp — the test matrix every placement goes through, automatically (it loops over
+// placements()): for each placement × norm kind × activation × causal mask × edge sizes,
+//   every block Jacobian (and the head's) vs finite differences, J·v vs JVP, uᵀJ vs VJP (stacked too);
+//   every parameter gradient and the input gradient of the whole network vs finite differences;
+//   ||dL/dx_l|| from the backward pass vs ||P_lᵀ g|| from the explicit product of Jacobians.
+#include "derivative_checks.hpp"
+#include "gradflow/analysis/context.hpp"
+#include "gradflow/model/init.hpp"
+#include "gradflow/model/model.hpp"
+#include "gradflow/model/placement.hpp"
+
+using namespace gradflow;
+using namespace gradflow::test;
+
+namespace {
+
+struct Case {
+  std::string placement;
+  NormKind norm;
+  Activation act;
+  bool causal;
+  Index layers, n, d, h, dff;
+  double residual_scale;
+  std::string name() const {
+    return placement + "/" + to_string(norm) + "/" + to_string(act) + (causal ? "/causal" : "") + " L=" +
+           std::to_string(layers) + " n=" + std::to_string(n) + " d=" + std::to_string(d) + " h=" + std::to_string(h) +
+           " dff=" + std::to_string(dff) + " lambda=" + std::to_string(residual_scale);
+  }
+};
+
+std::vector<Case> cases() {
+  std::vector<Case> v;
+  for (const auto& p : placements()) {
+    // the full cross product on a small model ...
+    for (NormKind nk : {NormKind::LayerNorm, NormKind::RMSNorm, NormKind::DyT})
+      for (Activation a : {Activation::Relu, Activation::Gelu})
+        for (bool causal : {false, true}) v.push_back({p.name, nk, a, causal, 2, 3, 6, 2, 10, 1.0});
+    // ... and the edge sizes: one head, one token, d_ff != 4d, a residual scale
+    v.push_back({p.name, NormKind::LayerNorm, Activation::Gelu, false, 3, 4, 4, 1, 7, 0.7});
+    v.push_back({p.name, NormKind::LayerNorm, Activation::Relu, true, 2, 1, 6, 3, 5, 1.0});
+  }
+  return v;
+}
+
+// A model of this case with every parameter moved off its structured initial value (gains off 1, biases
+// off 0, gates off 0), so no derivative hides behind a zero.
+Model make_model(const Case& c) {
+  ModelConfig cfg;
+  cfg.placement = c.placement;
+  cfg.norm = c.norm;
+  cfg.activation = c.act;
+  cfg.causal = c.causal;
+  cfg.layers = c.layers;
+  cfg.d_model = c.d;
+  cfg.heads = c.h;
+  cfg.d_ff = c.dff;
+  cfg.residual_scale = c.residual_scale;
+  cfg.rezero_alpha = 0.3;
+  Model m(cfg);
+  InitConfig init;
+  init.seed = 5;
+  initialize(m, init);
+  for (auto& p : m.params().all()) p.value += 0.1 * random_normal(6, p.name, p.value.rows(), p.value.cols());
+  return m;
+}
+
+double loss_of(const Model& m, const Mat& x, const Mat& g) { return g.cwiseProduct(m.forward(x).y).sum(); }
+
+}  // namespace
+
+TEST_CASE("model: block and head Jacobians vs finite differences and JVP/VJP, every placement", "[model][jacobian]") {
+  for (const Case& c : cases()) {
+    INFO(c.name());
+    const Model m = make_model(c);
+    const Mat x0 = random_mat(c.n, c.d, 100);
+    const Trace t = m.forward(x0);
+    for (Index l = 0; l < m.layers(); ++l) {
+      const BlockCache& bc = t.blocks[static_cast<size_t>(l)];
+      check_map(
+          "block " + std::to_string(l),
+          [&](const Mat& v) { BlockCache cc; return m.block_forward(l, v, cc); },
+          [&](const Mat& v) { return m.block_jvp(l, bc, v); },
+          [&](const Mat& u) { return m.block_vjp(l, bc, u, nullptr); },
+          [&] { return m.block_jacobian(l, bc).to_dense(); }, t.x[static_cast<size_t>(l)]);
+    }
+    check_map(
+        "head", [&](const Mat& v) { NormCache cc; return m.head_forward(v, cc); },
+        [&](const Mat& v) { return m.head_jvp(t.head, v); }, [&](const Mat& u) { return m.head_vjp(t.head, u, nullptr); },
+        [&] { return m.head_jacobian(t.head, c.n).to_dense(); }, t.x.back());
+  }
+}
+
+TEST_CASE("model: input and parameter gradients vs finite differences, every placement", "[model][gradient]") {
+  for (const Case& c : cases()) {
+    INFO(c.name());
+    Model m = make_model(c);
+    const Mat x0 = random_mat(c.n, c.d, 101), g = random_mat(c.n, c.d, 102);
+    const Trace t = m.forward(x0);
+    ParamGrads grads(m.params());
+    const Mat dx0 = m.backward(t, g, &grads);
+    const Mat fd_x = unflat(fd_jacobian([&](const Mat& v) { return Mat::Constant(1, 1, loss_of(m, v, g)); }, x0).row(0),
+                            c.n, c.d);
+    INFO("input gradient rel err " << rel_err(dx0, fd_x));
+    CHECK(rel_err(dx0, fd_x) <= kFdTol);
+    for (size_t i = 0; i < m.params().size(); ++i) {
+      const int idx = static_cast<int>(i);
+      Mat& P = m.params()[idx];
+      const Mat saved = P;
+      const Mat fd = unflat(fd_jacobian([&](const Mat& v) {
+                               P = v;
+                               const double L = loss_of(m, x0, g);
+                               P = saved;
+                               return Mat::Constant(1, 1, L);
+                             }, saved).row(0), saved.rows(), saved.cols());
+      INFO("parameter " << m.params().all()[i].name << " rel err " << rel_err(grads[idx], fd));
+      CHECK(rel_err(grads[idx], fd) <= kFdTol);
+    }
+  }
+}
+
+TEST_CASE("analysis: ||dL/dx_l|| equals ||P_l^T g|| from the explicit product", "[model][product]") {
+  for (const Case& c : cases()) {
+    INFO(c.name());
+    const Model m = make_model(c);
+    AnalysisOptions opts;
+    AnalysisContext ctx(m, random_mat(c.n, c.d, 103), opts, nullptr, 7);
+    const Vec g = flat(ctx.dL_dy);
+    int visited = 0;
+    ctx.for_each_product([&](Index l, const Mat& B, const Mat& P) {
+      INFO("layer " << l);
+      const double want = ctx.dx[static_cast<size_t>(l)].norm();
+      const double got = (P.transpose() * g).norm();
+      CHECK(std::abs(got - want) <= kProductTol * want);
+      // and B_l is the Jacobian `gradflow jacobian --from l --to l+1` writes
+      CHECK(rel_err(ctx.jacobian_between(l, l + 1), B) == 0.0);
+      ++visited;
+    });
+    CHECK(visited == m.layers());
+    CHECK(rel_err(ctx.jacobian_between(0, m.layers()), [&] {
+            Mat P0;
+            ctx.for_each_product([&](Index l, const Mat&, const Mat& P) { if (l == 0) P0 = P; });
+            return P0;
+          }()) <= kCrossTol);
+  }
+}
+
+TEST_CASE("model: parameter names and shapes follow PyTorch's nn.TransformerEncoder", "[model][names]") {
+  ModelConfig cfg;
+  cfg.layers = 2;
+  cfg.d_model = 8;
+  cfg.heads = 2;
+  cfg.placement = "pre";
+  const Model m(cfg);
+  const std::vector<std::pair<std::string, std::vector<int64_t>>> want = {
+      {"layers.0.self_attn.in_proj_weight", {24, 8}}, {"layers.0.self_attn.in_proj_bias", {24}},
+      {"layers.0.self_attn.out_proj.weight", {8, 8}}, {"layers.0.self_attn.out_proj.bias", {8}},
+      {"layers.0.linear1.weight", {32, 8}},           {"layers.0.linear1.bias", {32}},
+      {"layers.0.linear2.weight", {8, 32}},           {"layers.0.linear2.bias", {8}},
+      {"layers.0.norm1.weight", {8}},                 {"layers.0.norm1.bias", {8}},
+      {"layers.0.norm2.weight", {8}},                 {"layers.0.norm2.bias", {8}}};
+  for (size_t i = 0; i < want.size(); ++i) {
+    CHECK(m.params().all()[i].name == want[i].first);
+    CHECK(m.params().all()[i].shape == want[i].second);
+  }
+  CHECK(m.params().all().size() == 2 * want.size() + 2);
+  CHECK(m.params().all().back().name == "norm.bias");
+}
