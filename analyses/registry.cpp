@@ -6,6 +6,7 @@ namespace gradflow {
 std::unique_ptr<Analysis> make_activation_stats();
 std::unique_ptr<Analysis> make_gradient_norms();
 std::unique_ptr<Analysis> make_jacobian_norms();
+std::unique_ptr<Analysis> make_placement_constants();
 
 const std::vector<std::unique_ptr<Analysis>>& analyses() {
   static const std::vector<std::unique_ptr<Analysis>> all = [] {
@@ -13,6 +14,7 @@ const std::vector<std::unique_ptr<Analysis>>& analyses() {
     v.push_back(make_activation_stats());
     v.push_back(make_gradient_norms());
     v.push_back(make_jacobian_norms());
+    v.push_back(make_placement_constants());
     return v;
   }();
   return all;

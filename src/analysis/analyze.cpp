@@ -29,6 +29,7 @@ nlohmann::ordered_json analyze(const RunConfig& rc) {
   Model model(rc.model);
   initialize(model, rc.init);
   const Mat x0 = random_normal(rc.init.seed, "input", rc.analysis.seq_len, rc.model.d_model);
+  profile_initialization(model, x0);  // Admin's ω (data-dependent init); no-op otherwise
   AnalysisContext ctx(model, x0, rc.analysis, nullptr, rc.init.seed);
   Json body = run_analyses(ctx);
   Json report;

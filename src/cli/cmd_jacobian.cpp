@@ -28,6 +28,7 @@ void run_jacobian(const JacobianOptions& o) {
   Model model(rc.model);
   initialize(model, rc.init);
   const Mat x0 = random_normal(rc.init.seed, "input", rc.analysis.seq_len, rc.model.d_model);
+  profile_initialization(model, x0);  // Admin's ω (data-dependent init); no-op otherwise
   AnalysisContext ctx(model, x0, rc.analysis, nullptr, rc.init.seed);
   const Mat J = ctx.jacobian_between(o.from, o.to.value_or(model.layers()));
   if (format == "npy") write_npy(o.out, J);

@@ -1,7 +1,9 @@
-// cmd_placements.cpp — `gradflow placements`: every normalization scheme, its block equation, paper, options.
+// cmd_placements.cpp — `gradflow placements`: every normalization scheme, its block equation, paper, options;
+// then the schemes left out (with why), the norm kinds and the init presets. Details: docs/placements.md.
 #include <iostream>
 
 #include "cli/commands.hpp"
+#include "gradflow/model/init.hpp"
 #include "gradflow/model/placement.hpp"
 
 namespace gradflow::cli {
@@ -13,7 +15,12 @@ void setup_placements(CLI::App& app) {
       std::cout << p.name << "\n  block:   " << p.equation << "\n  paper:   " << p.paper
                 << "\n  options: " << p.options << "\n";
     }
-    std::cout << "Norm kinds for any placement: --norm layernorm|rmsnorm|dyt. Details: docs/placements.md\n";
+    std::cout << "Not available (docs/placements.md says why): peri (Peri-LN: its block is sandwich's; the paper's\n"
+                 "  extra embedding norm could not be confirmed), resi-dual (ResiDual: two streams per block).\n";
+    std::cout << "Norm kinds for any placement: --norm layernorm|rmsnorm|dyt.\n";
+    std::string inits;
+    for (const auto& s : init_schemes()) inits += (inits.empty() ? "" : "|") + s;
+    std::cout << "Init presets: --init " << inits << " (--init-scale C multiplies on top). Details: docs/placements.md\n";
   });
 }
 

@@ -25,7 +25,7 @@ void add_model_options(CLI::App& app, ModelOptions& o) {
   app.add_option("--mix-post-layers", o.mix_post_layers, "mix: number K of Post-LN layers (default round(L/4))");
   app.add_option("--mix-order", m.mix_order, "mix: post-first (bottom K Post-LN) | pre-first (top K)")
       ->capture_default_str();
-  app.add_option("--init", o.rc.init.scheme, "torch | xavier | xavier-normal | gpt2")->capture_default_str();
+  app.add_option("--init", o.rc.init.scheme, "torch | xavier | xavier-normal | gpt2 | t-fixup")->capture_default_str();
   app.add_option("--init-scale", o.init_scale, "multiply out_proj and linear2 weights by C, or inv-sqrt-2L")
       ->capture_default_str();
   app.add_option("--seed", o.rc.init.seed, "seed of weights, input and cotangent")->capture_default_str();

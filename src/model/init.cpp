@@ -15,7 +15,8 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 }
 
 // Role of a parameter from its PyTorch name.
-enum class Role { InProjW, InProjB, OutProjW, OutProjB, Linear1W, Linear1B, Linear2W, Linear2B, NormW, NormB, DytAlpha, Gate };
+enum class Role { InProjW, InProjB, OutProjW, OutProjB, Linear1W, Linear1B, Linear2W, Linear2B, NormW, NormB, DytAlpha, Gate,
+                  Ones };
 
 Role role_of(const std::string& name) {
   if (ends_with(name, "self_attn.in_proj_weight")) return Role::InProjW;
@@ -28,6 +29,8 @@ Role role_of(const std::string& name) {
   if (ends_with(name, "linear2.bias")) return Role::Linear2B;
   if (ends_with(name, ".alpha")) return Role::DytAlpha;
   if (ends_with(name, "resweight")) return Role::Gate;
+  // Admin's ω (set to 1 here, then profiled), NormFormer's w_resid and per-head c_attn: all start at 1
+  if (ends_with(name, "_omega") || ends_with(name, "w_resid") || ends_with(name, "c_attn")) return Role::Ones;
   if (ends_with(name, ".weight")) return Role::NormW;
   return Role::NormB;
 }
@@ -58,7 +61,7 @@ void xavier_normal(Mat& v, Rng& rng, double gain = 1.0) {
 }  // namespace
 
 const std::vector<std::string>& init_schemes() {
-  static const std::vector<std::string> s = {"torch", "xavier", "xavier-normal", "gpt2"};
+  static const std::vector<std::string> s = {"torch", "xavier", "xavier-normal", "gpt2", "t-fixup"};
   return s;
 }
 
@@ -81,6 +84,7 @@ void initialize(Model& model, const InitConfig& init) {
     if (r == Role::NormB) { v.setZero(); continue; }
     if (r == Role::DytAlpha) { v.setConstant(0.5); continue; }
     if (r == Role::Gate) { v.setConstant(cfg.rezero_alpha); continue; }
+    if (r == Role::Ones) { v.setOnes(); continue; }
     if (init.scheme == "torch") {
       torch_default(r, v, rng, d, dff);
     } else if (init.scheme == "xavier") {
@@ -93,12 +97,23 @@ void initialize(Model& model, const InitConfig& init) {
       if (is_matrix(r)) rng.fill_normal(v, 0.02);
       else v.setZero();
       if (r == Role::OutProjW || r == Role::Linear2W) v *= inv_sqrt_2L;
+    } else if (init.scheme == "t-fixup") {
+      // Xavier uniform, biases 0; the v rows are redrawn as Xavier of their own (d, d) block (×√2, as the
+      // reference code does for fairseq's gain-1/√2 v_proj); then v, out_proj, linear1, linear2 × 0.67·L^(-1/4)
+      if (is_matrix(r)) xavier_uniform(v, rng);
+      else v.setZero();
+      const double t = tfixup_scale(cfg);
+      if (r == Role::InProjW) v.middleRows(2 * d, d) *= std::sqrt(2.0) * t;
+      if (r == Role::OutProjW || r == Role::Linear1W || r == Role::Linear2W) v *= t;
     }
-    if (cfg.placement == "deepnorm") {
-      const double beta = deepnorm_beta(cfg);
-      if (r == Role::InProjW) v.middleRows(2 * d, d) *= beta;  // v_proj
-      if (r == Role::OutProjW || r == Role::Linear1W || r == Role::Linear2W) v *= beta;
+    // placement-specific scalings of the reference code, after the scheme (weights only, see docs/placements.md)
+    if (cfg.placement == "deepnorm" || cfg.placement == "sub-ln") {
+      // DeepNet: ÷(8L)^(1/4) (β);  Sub-LN (Magneto): ×sqrt(ln 2L) (γ);  on v_proj, out_proj, linear1, linear2
+      const double k = cfg.placement == "deepnorm" ? deepnorm_beta(cfg) : subln_gamma(cfg);
+      if (r == Role::InProjW) v.middleRows(2 * d, d) *= k;  // v_proj
+      if (r == Role::OutProjW || r == Role::Linear1W || r == Role::Linear2W) v *= k;
     }
+    if (cfg.placement == "b2t" && is_matrix(r)) v *= b2t_scale(cfg);  // takase/b2t_connection rescaling_init
     if (r == Role::OutProjW || r == Role::Linear2W) v *= init.scale;
   }
 }

@@ -2,21 +2,19 @@
 #include "gradflow/model/model.hpp"
 
 #include <map>
-#include <set>
 
 #include "gradflow/error.hpp"
 #include "gradflow/model/placement.hpp"
 
 namespace gradflow {
 
-NormLayer Model::make_norm(const std::string& prefix) {
-  const Index d = cfg_.d_model;
+NormLayer Model::make_norm(const std::string& prefix, Index width) {
   NormLayer n;
   n.kind = cfg_.norm;
   n.eps = cfg_.norm_eps;
   if (cfg_.norm == NormKind::DyT) n.alpha = params_.add(prefix + ".alpha", {1});
-  n.weight = params_.add(prefix + ".weight", {d});
-  if (cfg_.norm != NormKind::RMSNorm) n.bias = params_.add(prefix + ".bias", {d});
+  n.weight = params_.add(prefix + ".weight", {width});
+  if (cfg_.norm != NormKind::RMSNorm) n.bias = params_.add(prefix + ".bias", {width});
   return n;
 }
 
@@ -44,17 +42,22 @@ Model::Model(ModelConfig cfg) : cfg_(std::move(cfg)) {
     ffn.activation = cfg_.activation;
 
     std::vector<UnitSpec> specs = placement.block(cfg_, l);
-    std::set<std::string> norm_names;
-    for (const auto& s : specs)
-      for (const auto* nm : {&s.pre_norm, &s.branch_norm, &s.post_norm})
-        if (!nm->empty()) norm_names.insert(*nm);
+    // every norm of the block, named once (width d, or d_ff for a norm inside the feed-forward branch)
+    std::map<std::string, Index> norm_widths;
+    for (const auto& s : specs) {
+      for (const auto* nm : {&s.pre_norm, &s.branch_norm, &s.post_norm, &s.inner_norm})
+        if (!nm->empty()) norm_widths.emplace(*nm, d);
+      if (!s.mid_norm.empty()) norm_widths.emplace(s.mid_norm, dff);
+    }
     std::map<std::string, NormLayer> norms;
-    for (const auto& nm : norm_names) norms.emplace(nm, make_norm(pre + nm));
-    int gate = -1;
-    for (const auto& s : specs)
-      if (s.gate && gate < 0) {
-        gate = params_.add(pre + "resweight", {1});
-      }
+    for (const auto& [nm, width] : norm_widths) norms.emplace(nm, make_norm(pre + nm, width));
+    // learnable scalars and vectors of the recipe, each named once per block
+    std::map<std::string, int> extra;
+    auto param = [&](const std::string& nm, int64_t size) {
+      auto it = extra.find(nm);
+      if (it == extra.end()) it = extra.emplace(nm, params_.add(pre + nm, {size})).first;
+      return it->second;
+    };
 
     std::vector<ResidualUnit> units;
     for (const auto& s : specs) {
@@ -64,12 +67,16 @@ Model::Model(ModelConfig cfg) : cfg_(std::move(cfg)) {
       if (!s.pre_norm.empty()) u.pre = norms.at(s.pre_norm);
       if (!s.branch_norm.empty()) u.branch = norms.at(s.branch_norm);
       if (!s.post_norm.empty()) u.post = norms.at(s.post_norm);
-      if (s.gate) u.gate = gate;
+      if (!s.inner_norm.empty()) u.G.inner = norms.at(s.inner_norm);
+      if (!s.mid_norm.empty()) u.G.mid = norms.at(s.mid_norm);
+      if (!s.head_scale.empty()) u.G.head_scale = param(s.head_scale, cfg_.heads);
+      if (!s.skip_param.empty()) u.skip = param(s.skip_param, d);
+      if (s.gate) u.gate = param("resweight", 1);
       units.push_back(std::move(u));
     }
     blocks_.push_back(std::move(units));
   }
-  if (cfg_.final_norm.value_or(placement.final_norm_default(cfg_))) head_ = make_norm("norm");
+  if (cfg_.final_norm.value_or(placement.final_norm_default(cfg_))) head_ = make_norm("norm", d);
 }
 
 Trace Model::forward(const Mat& x0) const {
@@ -107,32 +114,42 @@ Mat Model::vjp_to(const Trace& t, Index l, const Mat& u) const {
   return dx;
 }
 
+// B2T units also read the block input x (and send it a gradient); every other unit sees only its own input.
 Mat Model::block_forward(Index l, const Mat& x, BlockCache& c) const {
   const auto& units = block(l);
   c.units.resize(units.size());
   Mat h = x;
-  for (size_t u = 0; u < units.size(); ++u) h = units[u].forward(params_, h, c.units[u]);
+  for (size_t u = 0; u < units.size(); ++u) h = units[u].forward(params_, h, c.units[u], &x);
   return h;
 }
 
 Mat Model::block_vjp(Index l, const BlockCache& c, const Mat& dy, ParamGrads* g) const {
   const auto& units = block(l);
-  Mat d = dy;
-  for (size_t u = units.size(); u-- > 0;) d = units[u].vjp(params_, c.units[u], d, g);
+  Mat d = dy, d_block;
+  for (size_t u = units.size(); u-- > 0;) {
+    Mat d_direct;
+    d = units[u].vjp(params_, c.units[u], d, g, &d_direct);
+    if (d_direct.size() != 0) d_block = d_block.size() == 0 ? d_direct : Mat(d_block + d_direct);
+  }
+  if (d_block.size() != 0) d += d_block;
   return d;
 }
 
 Mat Model::block_jvp(Index l, const BlockCache& c, const Mat& dx) const {
   const auto& units = block(l);
   Mat d = dx;
-  for (size_t u = 0; u < units.size(); ++u) d = units[u].jvp(params_, c.units[u], d);
+  for (size_t u = 0; u < units.size(); ++u) d = units[u].jvp(params_, c.units[u], d, &dx);
   return d;
 }
 
 Jacobian Model::block_jacobian(Index l, const BlockCache& c) const {
   const auto& units = block(l);
   Jacobian J = units[0].jacobian(params_, c.units[0]);
-  for (size_t u = 1; u < units.size(); ++u) J = units[u].jacobian(params_, c.units[u]) * J;
+  if (units[0].spec.add_block_input) J.add(units[0].block_input_jacobian(params_, c.units[0]));
+  for (size_t u = 1; u < units.size(); ++u) {
+    J = units[u].jacobian(params_, c.units[u]) * J;
+    if (units[u].spec.add_block_input) J.add(units[u].block_input_jacobian(params_, c.units[u]));
+  }
   return J;
 }
 

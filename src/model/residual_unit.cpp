@@ -1,4 +1,4 @@
-// residual_unit.cpp — z = s ⊙ x + c·BranchNorm(G(PreNorm(x))), y = PostNorm(z) (see residual_unit.hpp).
+// residual_unit.cpp — z = s ⊙ x + c·BranchNorm(G(PreNorm(x))) [+ x_block], y = PostNorm(z) (see residual_unit.hpp).
 #include "gradflow/model/residual_unit.hpp"
 
 #include "gradflow/error.hpp"
@@ -9,25 +9,32 @@ double ResidualUnit::branch_coefficient(const ParamStore& p) const {
   return spec.branch_scale * (gate >= 0 ? p[gate](0, 0) : 1.0);
 }
 
-Mat ResidualUnit::apply_skip(const Mat& x) const {
-  if (skip.size() == 0) return spec.skip_scale == 1.0 ? x : Mat(spec.skip_scale * x);
-  return x.array().rowwise() * skip.array();
+Mat ResidualUnit::apply_skip(const ParamStore& p, const Mat& x) const {
+  if (skip < 0) return spec.skip_scale == 1.0 ? x : Mat(spec.skip_scale * x);
+  return x.array().rowwise() * p[skip].row(0).array();
 }
 
-Mat ResidualUnit::forward(const ParamStore& p, const Mat& x, UnitCache& c) const {
+Mat ResidualUnit::forward(const ParamStore& p, const Mat& x, UnitCache& c, const Mat* block_input) const {
   const Mat u = pre ? pre->forward(p, x, c.pre) : x;
   const Mat gx = G.forward(p, u, c.g);
   c.b = branch ? branch->forward(p, gx, c.branch) : gx;
-  Mat z = apply_skip(x);
+  if (skip >= 0) c.x = x;
+  Mat z = apply_skip(p, x);
   z += branch_coefficient(p) * c.b;
+  if (spec.add_block_input) {
+    if (!block_input) throw Error("internal: B2T unit called without the block input", ErrorKind::Internal);
+    z += *block_input;
+  }
   return post ? post->forward(p, z, c.post) : z;
 }
 
-Mat ResidualUnit::vjp(const ParamStore& p, const UnitCache& c, const Mat& dy, ParamGrads* g) const {
+Mat ResidualUnit::vjp(const ParamStore& p, const UnitCache& c, const Mat& dy, ParamGrads* g, Mat* d_block_input) const {
   // in the forward pass this was: y = PostNorm(z)
   const Mat dz = post ? post->vjp(p, c.post, dy, g) : dy;
-  // in the forward pass this was: z = s ⊙ x + c·b
-  Mat dx = apply_skip(dz);
+  // in the forward pass this was: z = s ⊙ x + c·b [+ x_block]
+  if (spec.add_block_input && d_block_input) *d_block_input = dz;
+  Mat dx = apply_skip(p, dz);
+  if (g && skip >= 0) (*g)[skip] += dz.cwiseProduct(c.x).colwise().sum();
   if (g && gate >= 0) (*g)[gate](0, 0) += spec.branch_scale * dz.cwiseProduct(c.b).sum();
   const Mat db = branch_coefficient(p) * dz;
   // in the forward pass this was: b = BranchNorm(G(u)), u = PreNorm(x)
@@ -37,12 +44,16 @@ Mat ResidualUnit::vjp(const ParamStore& p, const UnitCache& c, const Mat& dy, Pa
   return dx;
 }
 
-Mat ResidualUnit::jvp(const ParamStore& p, const UnitCache& c, const Mat& dx) const {
+Mat ResidualUnit::jvp(const ParamStore& p, const UnitCache& c, const Mat& dx, const Mat* dx_block) const {
   const Mat du = pre ? pre->jvp(p, c.pre, dx) : dx;
   const Mat dgx = G.jvp(p, c.g, du);
   const Mat db = branch ? branch->jvp(p, c.branch, dgx) : dgx;
-  Mat dz = apply_skip(dx);
+  Mat dz = apply_skip(p, dx);
   dz += branch_coefficient(p) * db;
+  if (spec.add_block_input) {
+    if (!dx_block) throw Error("internal: B2T unit JVP called without the block tangent", ErrorKind::Internal);
+    dz += *dx_block;
+  }
   return post ? post->jvp(p, c.post, dz) : dz;
 }
 
@@ -52,10 +63,16 @@ Jacobian ResidualUnit::jacobian(const ParamStore& p, const UnitCache& c) const {
   if (pre) J = J * pre->jacobian(p, c.pre);
   if (branch) J = branch->jacobian(p, c.branch) * J;
   J.scale(branch_coefficient(p));
-  if (skip.size() == 0) J.add_identity(spec.skip_scale);
-  else J.add_diagonal(skip);
+  if (skip < 0) J.add_identity(spec.skip_scale);
+  else J.add_diagonal(p[skip].row(0));
   if (post) J = post->jacobian(p, c.post) * J;
   return J;
+}
+
+Jacobian ResidualUnit::block_input_jacobian(const ParamStore& p, const UnitCache& c) const {
+  if (post) return post->jacobian(p, c.post);
+  const Index n = c.b.rows();
+  return Jacobian::identity(n, c.b.cols());
 }
 
 }  // namespace gradflow

@@ -6,8 +6,13 @@
 //   xavier         nn.Transformer._reset_parameters: every weight matrix xavier_uniform, biases as torch
 //   xavier-normal  Xiong et al. 2020's setting: weight matrices N(0, 2/(fan_in+fan_out)), biases 0
 //   gpt2           weights N(0, 0.02), biases 0, out_proj/linear2 weights × 1/√(2L)
-// Then: deepnorm multiplies v rows of in_proj, out_proj, linear1, linear2 weights by β; --init-scale C multiplies
-// out_proj.weight and linear2.weight. DyT's α starts at 0.5, ReZero's gate at --rezero-alpha.
+//   t-fixup        Huang et al. 2020 (encoder): Xavier uniform, biases 0, v rows Xavier of their own (d, d)
+//                  block, then v, out_proj, linear1, linear2 weights × 0.67·L^(-1/4)
+// Then the placement's own scaling: deepnorm multiplies v rows of in_proj, out_proj, linear1, linear2 weights by
+// β = (8L)^(-1/4); sub-ln the same ones by γ = sqrt(ln 2L); b2t every weight matrix by L^(-1/2). Last, --init-scale C
+// multiplies out_proj.weight and linear2.weight. DyT's α starts at 0.5, ReZero's gate at --rezero-alpha;
+// Admin's ω, NormFormer's w_resid and c_attn at 1.
+// Admin's ω is data-dependent: call profile_initialization(model, x0) after initialize() (analyze and jacobian do).
 #pragma once
 #include <string>
 #include <vector>
@@ -19,6 +24,11 @@ namespace gradflow {
 
 const std::vector<std::string>& init_schemes();
 void initialize(Model& model, const InitConfig& init);
+// The data-dependent step of initialization, after initialize(): Admin (Liu et al. 2020) profiles ω by one
+// forward pass on x0 (Transformer-Clinic's adaptive-profiling); a no-op for every other placement.
+//   ω_1 = 1;  ω_{i+1} = sqrt(Var[ω_i ⊙ x_{i-1}] + Var[f_i(x_{i-1})])  over sublayers i in order, every entry
+// of sublayer i's ω set to ω_i before it runs; Var the population variance over all n·d entries (np.var).
+void profile_initialization(Model& model, const Mat& x0);
 // Seeded N(0, 1) matrix from the named stream ("input", "cotangent", ...).
 Mat random_normal(uint64_t seed, const std::string& stream, Index rows, Index cols);
 

@@ -61,7 +61,7 @@ class Model {
   Jacobian head_jacobian(const NormCache& c, Index n_tokens) const;
 
  private:
-  NormLayer make_norm(const std::string& prefix);
+  NormLayer make_norm(const std::string& prefix, Index width);
   ModelConfig cfg_;
   ParamStore params_;
   std::vector<std::vector<ResidualUnit>> blocks_;

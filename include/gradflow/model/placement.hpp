@@ -26,6 +26,12 @@ const PlacementInfo& find_placement(const std::string& name);  // Error listing 
 // DeepNet's encoder-only constants: α = (2L)^(1/4), β = (8L)^(-1/4), unless overridden.
 double deepnorm_alpha(const ModelConfig& cfg);
 double deepnorm_beta(const ModelConfig& cfg);
+// Sub-LN (Magneto, encoder-only; torchscale): γ = sqrt(ln 2L) multiplies v_proj, out_proj, linear1, linear2 weights.
+double subln_gamma(const ModelConfig& cfg);
+// T-Fixup (Huang et al. 2020, encoder): 0.67·L^(-1/4) multiplies v_proj, out_proj, linear1, linear2 weights.
+double tfixup_scale(const ModelConfig& cfg);
+// B2T (takase/b2t_connection rescaling_init): L^(-1/2) multiplies every weight matrix of a block.
+double b2t_scale(const ModelConfig& cfg);
 // Mix-LN: number of Post-LN layers K (default round(0.25·L)) and whether layer l is one of them.
 Index mix_post_layers(const ModelConfig& cfg);
 bool mix_layer_is_post(const ModelConfig& cfg, Index layer);

@@ -1,9 +1,11 @@
 // residual_unit.hpp — one residual sublayer, the unit every placement is a recipe over:
-//   u = PreNorm(x);  b = BranchNorm(G(u));  z = s ⊙ x + c·b;  y = PostNorm(z)
-// each norm optional; s the skip coefficient (1; DeepNorm's α; Admin's ω per feature), c = λ·a with λ the
-// residual scale (--residual-scale) and a ReZero's learnable gate (1 when absent).
+//   u = PreNorm(x);  b = BranchNorm(G(u));  z = s ⊙ x + c·b [+ x_block];  y = PostNorm(z)
+// each norm optional; s the skip coefficient: a constant (1; DeepNorm's α) or a learnable (d) vector
+// (Admin's ω "attn_omega"/"ffn_omega", NormFormer's "w_resid"); c = λ·a with λ the residual scale
+// (--residual-scale) and a ReZero's learnable gate (1 when absent); x_block the input of the whole block,
+// added only by B2T's bottom-to-top connection (Takase et al. 2022).
 //   Post-LN: PostNorm only.  Pre-LN: PreNorm only.  Sandwich: PreNorm + BranchNorm.  ReZero: gate, no norm.
-// Its Jacobian: J = J_post · (diag(s) + c · J_branch · J_G · J_pre).
+// Its Jacobian: J = J_post · (diag(s) + c · J_branch · J_G · J_pre)  (and ∂y/∂x_block = J_post for B2T).
 #pragma once
 #include <optional>
 #include <string>
@@ -19,14 +21,21 @@ struct UnitSpec {
   std::string branch_norm;  // norm after G, inside the residual branch ("" = none), e.g. "norm3"
   std::string post_norm;    // norm after the residual sum ("" = none), e.g. "norm1"
   double skip_scale = 1.0;  // s (scalar form)
+  std::string skip_param;   // learnable (d) skip vector s ("" = none), e.g. "attn_omega"; replaces skip_scale
   double branch_scale = 1.0;  // λ
   bool gate = false;          // ReZero: multiply the branch by the learnable scalar "resweight"
+  bool add_block_input = false;  // B2T: z also adds the block's input x_l
+  // Inside G (see sublayer.hpp): names of the extra parameters ("" = none).
+  std::string head_scale;  // attention: NormFormer's per-head gain (h), e.g. "c_attn"
+  std::string inner_norm;  // attention: Sub-LN's norm of the concatenated heads, e.g. "self_attn.inner_attn_ln"
+  std::string mid_norm;    // feed-forward: norm (width d_ff) between activation and linear2, e.g. "ffn_layernorm"
 };
 
 struct UnitCache {
   NormCache pre, branch, post;
   SublayerCache g;
   Mat b;  // (n, d) branch output after BranchNorm, before c
+  Mat x;  // (n, d) unit input, kept only when the skip is learnable (for ∂L/∂s)
 };
 
 struct ResidualUnit {
@@ -34,16 +43,20 @@ struct ResidualUnit {
   Sublayer G;
   std::optional<NormLayer> pre, branch, post;
   int gate = -1;  // index of the ReZero scalar, when spec.gate
-  RowVec skip;    // (d) per-feature skip coefficient (Admin's ω); empty => spec.skip_scale
+  int skip = -1;  // index of the learnable (1, d) skip vector, when spec.skip_param is set
 
   double branch_coefficient(const ParamStore& p) const;  // c = λ·a
-  Mat forward(const ParamStore& p, const Mat& x, UnitCache& c) const;
-  Mat vjp(const ParamStore& p, const UnitCache& c, const Mat& dy, ParamGrads* g) const;
-  Mat jvp(const ParamStore& p, const UnitCache& c, const Mat& dx) const;
-  Jacobian jacobian(const ParamStore& p, const UnitCache& c) const;
+  // block_input: x_l of the enclosing block, required when spec.add_block_input.
+  Mat forward(const ParamStore& p, const Mat& x, UnitCache& c, const Mat* block_input = nullptr) const;
+  // d_block_input (when spec.add_block_input): receives ∂L/∂x_block through the B2T connection (= dz).
+  Mat vjp(const ParamStore& p, const UnitCache& c, const Mat& dy, ParamGrads* g, Mat* d_block_input = nullptr) const;
+  Mat jvp(const ParamStore& p, const UnitCache& c, const Mat& dx, const Mat* dx_block = nullptr) const;
+  Jacobian jacobian(const ParamStore& p, const UnitCache& c) const;  // ∂y/∂x
+  // ∂y/∂x_block through the B2T connection: J_post (identity without a post norm).
+  Jacobian block_input_jacobian(const ParamStore& p, const UnitCache& c) const;
 
  private:
-  Mat apply_skip(const Mat& x) const;  // s ⊙ x (stacked copies allowed)
+  Mat apply_skip(const ParamStore& p, const Mat& x) const;  // s ⊙ x (stacked copies allowed)
 };
 
 }  // namespace gradflow
