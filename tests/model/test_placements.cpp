@@ -1,0 +1,373 @@
+// test_placements.cpp — the special properties of the placement recipes (src/model/placements.cpp): ReZero with
+// α = 0 is exactly the identity, DeepNet's α/β, mix's endpoints equal pre/post bit for bit, Admin's profiled ω
+// against a hand computation, the new blocks (b2t, normformer, sub-ln) against hand-written forwards, the init
+// presets (t-fixup, sub-ln γ, b2t), and a finite-difference check of the derivatives each new recipe adds.
+// (The full derivative matrix over every placement × norm lives in test_model_derivatives.cpp.)
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "gradflow/model/init.hpp"
+#include "gradflow/model/placement.hpp"
+#include "gradflow/ops/activation.hpp"
+#include "gradflow/ops/attention.hpp"
+#include "gradflow/ops/linear.hpp"
+#include "tolerances.hpp"
+
+using namespace gradflow;
+using namespace gradflow::test;
+
+namespace {
+
+constexpr Index kTokens = 4;
+constexpr uint64_t kSeed = 7;
+
+ModelConfig small_config(const std::string& placement, Index layers = 3) {
+  ModelConfig c;
+  c.placement = placement;
+  c.layers = layers;
+  c.d_model = 8;
+  c.heads = 2;
+  c.d_ff = 16;
+  c.activation = Activation::Gelu;  // smooth, for finite differences
+  return c;
+}
+
+InitConfig init_config(const std::string& scheme = "xavier") {
+  InitConfig i;
+  i.scheme = scheme;
+  i.seed = kSeed;
+  return i;
+}
+
+Mat input(const ModelConfig& c) { return random_normal(kSeed, "input", kTokens, c.d_model); }
+
+double rel_err(const Mat& a, const Mat& b) { return (a - b).norm() / std::max(b.norm(), 1e-300); }
+
+double variance(const Mat& m) { return (m.array() - m.mean()).square().mean(); }
+
+// LayerNorm with γ = 1, β = 0 written out (the gains are 1 at initialization).
+Mat layernorm(const Mat& x, double eps = 1e-5) {
+  Mat y(x.rows(), x.cols());
+  for (Index i = 0; i < x.rows(); ++i) {
+    const RowVec xc = x.row(i).array() - x.row(i).mean();
+    y.row(i) = xc / std::sqrt(xc.squaredNorm() / static_cast<double>(x.cols()) + eps);
+  }
+  return y;
+}
+
+// Multi-head attention before out_proj, written out: heads concatenated (n, d).
+Mat attention_heads(const ParamStore& p, const std::string& pre, const Mat& x, Index heads) {
+  const Index d = x.cols(), e = d / heads;
+  const Mat qkv = (x * p.at(pre + "self_attn.in_proj_weight").transpose()).rowwise() +
+                  p.at(pre + "self_attn.in_proj_bias").row(0);
+  Mat O(x.rows(), d);
+  for (Index h = 0; h < heads; ++h) {
+    Mat S = qkv.middleCols(h * e, e) * qkv.middleCols(d + h * e, e).transpose() / std::sqrt(double(e));
+    for (Index i = 0; i < S.rows(); ++i) {
+      S.row(i) = (S.row(i).array() - S.row(i).maxCoeff()).exp();
+      S.row(i) /= S.row(i).sum();
+    }
+    O.middleCols(h * e, e) = S * qkv.middleCols(2 * d + h * e, e);
+  }
+  return O;
+}
+
+Mat linear(const ParamStore& p, const std::string& name, const Mat& x) {
+  return (x * p.at(name + ".weight").transpose()).rowwise() + p.at(name + ".bias").row(0);
+}
+
+Mat ffn(const ParamStore& p, const std::string& pre, const Mat& x, bool mid_norm) {
+  Mat a = ops::activation_forward(Activation::Gelu, linear(p, pre + "linear1", x));
+  if (mid_norm) a = layernorm(a);
+  return linear(p, pre + "linear2", a);
+}
+
+}  // namespace
+
+TEST_CASE("rezero with alpha = 0 is exactly the identity", "[placements]") {
+  ModelConfig c = small_config("rezero", 4);
+  c.rezero_alpha = 0.0;
+  Model m(c);
+  initialize(m, init_config("torch"));
+  const Mat x0 = input(c);
+  const Trace t = m.forward(x0);
+  REQUIRE(!m.has_final_norm());
+  CHECK(t.y == x0);
+  const Mat I = Mat::Identity(kTokens * c.d_model, kTokens * c.d_model);
+  for (Index l = 0; l < m.layers(); ++l) {
+    INFO("block " << l);
+    CHECK(m.block_jacobian(l, t.blocks[static_cast<size_t>(l)]).to_dense() == I);
+  }
+  const Mat g = random_normal(kSeed, "cotangent", kTokens, c.d_model);
+  CHECK(m.backward(t, g, nullptr) == g);
+}
+
+TEST_CASE("deepnorm alpha and beta follow DeepNet's encoder-only formulas", "[placements]") {
+  for (Index L : {1, 6, 24, 100}) {
+    ModelConfig c = small_config("deepnorm", L);
+    INFO("L = " << L);
+    CHECK(deepnorm_alpha(c) == std::pow(2.0 * double(L), 0.25));
+    CHECK(deepnorm_beta(c) == std::pow(8.0 * double(L), -0.25));
+  }
+  ModelConfig c6 = small_config("deepnorm", 6), c24 = small_config("deepnorm", 24);
+  CHECK(deepnorm_alpha(c6) == Approx(1.8612097182041991).epsilon(1e-15));  // 12^(1/4)
+  CHECK(deepnorm_beta(c6) == Approx(0.37991784282579627).epsilon(1e-15));  // 48^(-1/4)
+  CHECK(deepnorm_alpha(c24) == Approx(2.6321480259049848).epsilon(1e-15));  // 48^(1/4)
+  CHECK(deepnorm_beta(c24) == Approx(0.2686424829558855).epsilon(1e-15));  // 192^(-1/4)
+  c6.deepnorm_alpha = 2.0;
+  c6.deepnorm_beta = 0.5;
+  CHECK(deepnorm_alpha(c6) == 2.0);
+  CHECK(deepnorm_beta(c6) == 0.5);
+
+  // The model uses α as the skip and β on v_proj, out_proj, linear1, linear2 (weights only; q, k rows unchanged).
+  ModelConfig cd = small_config("deepnorm", 6), cp = small_config("post", 6);
+  Model md(cd), mp(cp);
+  initialize(md, init_config("xavier-normal"));
+  initialize(mp, init_config("xavier-normal"));
+  const double a = deepnorm_alpha(cd), b = deepnorm_beta(cd);
+  for (const auto& u : md.block(2)) CHECK(u.spec.skip_scale == a);
+  const Index d = cd.d_model;
+  const std::string pre = Model::layer_prefix(2);
+  const Mat& Wd = md.params().at(pre + "self_attn.in_proj_weight");
+  const Mat& Wp = mp.params().at(pre + "self_attn.in_proj_weight");
+  CHECK(Wd.topRows(2 * d) == Wp.topRows(2 * d));
+  CHECK(Wd.bottomRows(d) == Mat(Wp.bottomRows(d) * b));
+  for (const char* w : {"self_attn.out_proj.weight", "linear1.weight", "linear2.weight"})
+    CHECK(md.params().at(pre + w) == Mat(mp.params().at(pre + w) * b));
+}
+
+TEST_CASE("mix with K = 0 or K = L equals pure pre or pure post to the last bit", "[placements]") {
+  const Index L = 4;
+  for (const std::string order : {"post-first", "pre-first"})
+    for (Index K : {Index(0), L}) {
+      ModelConfig cm = small_config("mix", L);
+      cm.mix_order = order;
+      cm.mix_post_layers = K;
+      ModelConfig ct = small_config(K == 0 ? "pre" : "post", L);
+      INFO("order " << order << ", K = " << K);
+      Model mm(cm), mt(ct);
+      initialize(mm, init_config("torch"));
+      initialize(mt, init_config("torch"));
+      const Mat x0 = input(cm);
+      profile_initialization(mm, x0);
+      profile_initialization(mt, x0);
+      REQUIRE(mm.params().size() == mt.params().size());
+      for (size_t i = 0; i < mm.params().size(); ++i) {
+        REQUIRE(mm.params().all()[i].name == mt.params().all()[i].name);
+        REQUIRE(mm.params().all()[i].value == mt.params().all()[i].value);
+      }
+      REQUIRE(mm.has_final_norm() == mt.has_final_norm());
+      const Trace tm = mm.forward(x0), tt = mt.forward(x0);
+      CHECK(tm.y == tt.y);
+      const Mat g = random_normal(kSeed, "cotangent", kTokens, cm.d_model);
+      ParamGrads gm(mm.params()), gt(mt.params());
+      std::vector<Mat> dxm, dxt;
+      CHECK(mm.backward(tm, g, &gm, &dxm) == mt.backward(tt, g, &gt, &dxt));
+      for (size_t i = 0; i < gm.size(); ++i) CHECK(gm[static_cast<int>(i)] == gt[static_cast<int>(i)]);
+      for (size_t l = 0; l < dxm.size(); ++l) CHECK(dxm[l] == dxt[l]);
+    }
+}
+
+TEST_CASE("admin's omegas match a hand computation of the profiling pass", "[placements]") {
+  ModelConfig c = small_config("admin", 3);
+  Model m(c);
+  initialize(m, init_config("xavier"));
+  const Mat x0 = input(c);
+  {  // before profiling ω = 1 and admin is exactly post (same names, same weights)
+    Model mp(small_config("post", 3));
+    initialize(mp, init_config("xavier"));
+    CHECK(m.forward(x0).y == mp.forward(x0).y);
+  }
+  profile_initialization(m, x0);
+  const ParamStore& p = m.params();
+  double omega = 1.0;
+  Mat x = x0;
+  for (Index l = 0; l < c.layers; ++l) {
+    const std::string pre = Model::layer_prefix(l);
+    for (const char* sub : {"attn", "ffn"}) {
+      INFO("layer " << l << " " << sub);
+      const Mat& w = p.at(pre + sub + "_omega");
+      REQUIRE(w.size() == c.d_model);
+      CHECK((w.array() == w(0, 0)).all());
+      CHECK(w(0, 0) == Approx(omega).epsilon(1e-13));
+      const Mat f = std::string(sub) == "attn"
+                        ? linear(p, pre + "self_attn.out_proj", attention_heads(p, pre, x, c.heads))
+                        : ffn(p, pre, x, false);
+      const double next = std::sqrt(variance(omega * x) + variance(f));
+      x = layernorm(omega * x + f);
+      omega = next;
+    }
+  }
+  CHECK(p.at("layers.0.attn_omega")(0, 0) == 1.0);
+  CHECK(rel_err(m.forward(x0).y, x) < 1e-13);
+}
+
+TEST_CASE("b2t, normformer and sub-ln blocks match hand-written forwards", "[placements]") {
+  const Mat x0 = input(small_config("post"));
+  SECTION("b2t: h = LN1(x + A(x)); y = LN2(h + F(h) + x)") {
+    Model m(small_config("b2t", 2));
+    initialize(m, init_config("xavier"));
+    const ParamStore& p = m.params();
+    const std::string pre = Model::layer_prefix(0);
+    const Mat h = layernorm(x0 + linear(p, pre + "self_attn.out_proj", attention_heads(p, pre, x0, 2)));
+    const Mat y = layernorm(h + ffn(p, pre, h, false) + x0);
+    BlockCache bc;
+    CHECK(rel_err(m.block_forward(0, x0, bc), y) < 1e-13);
+  }
+  SECTION("normformer: h = x + attn_ln(c ⊙ A(LN1 x)); y = w ⊙ h + F'(LN2 h)") {
+    Model m(small_config("normformer", 2));
+    initialize(m, init_config("xavier"));
+    ParamStore& p = m.params();
+    const std::string pre = Model::layer_prefix(0);
+    REQUIRE(p.at(pre + "c_attn").size() == 2);
+    REQUIRE(p.at(pre + "w_resid").size() == 8);
+    REQUIRE(p.at(pre + "attn_ln.weight").size() == 8);
+    REQUIRE(p.at(pre + "ffn_layernorm.weight").size() == 16);
+    p.at(pre + "c_attn") << 0.5, 2.0;  // away from 1, so the head grouping matters
+    RowVec w(8);
+    w << 1, 2, 3, 4, 5, 6, 7, 8;
+    p.at(pre + "w_resid") = w * 0.25;
+    const Mat u = layernorm(x0);
+    Mat a = linear(p, pre + "self_attn.out_proj", attention_heads(p, pre, u, 2));
+    a.leftCols(4) *= 0.5;
+    a.rightCols(4) *= 2.0;
+    const Mat h = x0 + layernorm(a);
+    const Mat y = (h.array().rowwise() * (w * 0.25).array()).matrix() + ffn(p, pre, layernorm(h), true);
+    BlockCache bc;
+    CHECK(rel_err(m.block_forward(0, x0, bc), y) < 1e-13);
+  }
+  SECTION("sub-ln: h = x + out_proj(LN(heads(LN1 x))); y = h + F'(LN2 h)") {
+    Model m(small_config("sub-ln", 2));
+    initialize(m, init_config("xavier"));
+    const ParamStore& p = m.params();
+    const std::string pre = Model::layer_prefix(0);
+    REQUIRE(p.at(pre + "self_attn.inner_attn_ln.weight").size() == 8);
+    REQUIRE(p.at(pre + "ffn_layernorm.weight").size() == 16);
+    const Mat h = x0 + linear(p, pre + "self_attn.out_proj", layernorm(attention_heads(p, pre, layernorm(x0), 2)));
+    const Mat y = h + ffn(p, pre, layernorm(h), true);
+    BlockCache bc;
+    CHECK(rel_err(m.block_forward(0, x0, bc), y) < 1e-13);
+    CHECK(m.has_final_norm());
+  }
+}
+
+TEST_CASE("init presets: t-fixup, sub-ln gamma and b2t rescaling", "[placements][init]") {
+  const Index L = 6, d = 8;
+  const std::string pre = Model::layer_prefix(3);
+  Model xav(small_config("post", L));
+  initialize(xav, init_config("xavier"));
+  const ParamStore& px = xav.params();
+  SECTION("t-fixup: 0.67 L^(-1/4) on v (as Xavier of its own block), out_proj, linear1, linear2; biases 0") {
+    Model m(small_config("nonorm", L));
+    initialize(m, init_config("t-fixup"));
+    const ParamStore& p = m.params();
+    const double t = 0.67 * std::pow(double(L), -0.25);
+    CHECK(tfixup_scale(m.config()) == t);
+    const Mat& W = p.at(pre + "self_attn.in_proj_weight");
+    const Mat& Wx = px.at(pre + "self_attn.in_proj_weight");
+    CHECK(W.topRows(2 * d) == Wx.topRows(2 * d));
+    CHECK(W.bottomRows(d) == Mat(Wx.bottomRows(d) * (std::sqrt(2.0) * t)));
+    for (const char* w : {"self_attn.out_proj.weight", "linear1.weight", "linear2.weight"})
+      CHECK(p.at(pre + w) == Mat(px.at(pre + w) * t));
+    for (const char* b : {"self_attn.in_proj_bias", "self_attn.out_proj.bias", "linear1.bias", "linear2.bias"})
+      CHECK(p.at(pre + b).isZero(0.0));
+  }
+  SECTION("sub-ln: gamma = sqrt(ln 2L) on v_proj, out_proj, linear1, linear2") {
+    Model m(small_config("sub-ln", L));
+    initialize(m, init_config("xavier"));
+    const double g = subln_gamma(m.config());
+    CHECK(g == Approx(std::sqrt(std::log(12.0))).epsilon(1e-15));
+    const Mat& W = m.params().at(pre + "self_attn.in_proj_weight");
+    const Mat& Wx = px.at(pre + "self_attn.in_proj_weight");
+    CHECK(W.topRows(2 * d) == Wx.topRows(2 * d));
+    CHECK(W.bottomRows(d) == Mat(Wx.bottomRows(d) * g));
+    CHECK(m.params().at(pre + "linear2.weight") == Mat(px.at(pre + "linear2.weight") * g));
+    CHECK(m.params().at(pre + "linear2.bias") == px.at(pre + "linear2.bias"));
+  }
+  SECTION("b2t: every weight matrix x L^(-1/2); --init-scale multiplies on top") {
+    Model m(small_config("b2t", L));
+    InitConfig ic = init_config("xavier");
+    ic.scale = 0.5;
+    initialize(m, ic);
+    const double s = 1.0 / std::sqrt(double(L));
+    CHECK(m.params().at(pre + "self_attn.in_proj_weight") == Mat(px.at(pre + "self_attn.in_proj_weight") * s));
+    CHECK(m.params().at(pre + "linear1.weight") == Mat(px.at(pre + "linear1.weight") * s));
+    CHECK(m.params().at(pre + "linear2.weight") == Mat(Mat(px.at(pre + "linear2.weight") * s) * 0.5));
+  }
+}
+
+// Finite differences on the derivatives the new recipes add: the block Jacobian (B2T's extra path, Sub-LN's inner
+// norm, NormFormer's head scale and d_ff norm, learnable skips) and the gradients of their new parameters.
+TEST_CASE("new recipes: block Jacobian, JVP, VJP and new-parameter gradients vs finite differences",
+          "[placements][derivatives]") {
+  const double h = kFdStep;
+  for (const std::string placement : {"admin", "b2t", "normformer", "sub-ln", "nonorm"})
+    for (NormKind norm : {NormKind::LayerNorm, NormKind::RMSNorm, NormKind::DyT}) {
+      ModelConfig c = small_config(placement, 2);
+      c.norm = norm;
+      c.residual_scale = 0.8;
+      Model m(c);
+      initialize(m, init_config("xavier"));
+      const Mat x0 = input(c);
+      profile_initialization(m, x0);
+      if (placement == "normformer") {  // gains away from 1
+        m.params().at("layers.1.c_attn") << 0.7, 1.3;
+        m.params().at("layers.1.w_resid").array() += 0.1;
+      }
+      INFO(placement << " / " << to_string(norm));
+      const Trace t = m.forward(x0);
+      const Index N = kTokens * c.d_model;
+      for (Index l = 0; l < m.layers(); ++l) {
+        const BlockCache& bc = t.blocks[static_cast<size_t>(l)];
+        const Mat& x = t.x[static_cast<size_t>(l)];
+        const Mat J = m.block_jacobian(l, bc).to_dense();
+        Mat Jfd(N, N);
+        for (Index k = 0; k < N; ++k) {
+          Mat xp = x, xm = x;
+          xp(k / c.d_model, k % c.d_model) += h;
+          xm(k / c.d_model, k % c.d_model) -= h;
+          BlockCache cp, cm;
+          const Mat diff = (m.block_forward(l, xp, cp) - m.block_forward(l, xm, cm)) / (2 * h);
+          Jfd.col(k) = Eigen::Map<const Eigen::VectorXd>(Mat(diff).data(), N);  // row-major flattening
+        }
+        INFO("block " << l);
+        CHECK(rel_err(J, Jfd) < kFdTol);
+        const Mat v = random_normal(kSeed, "v", kTokens, c.d_model), u = random_normal(kSeed, "u", kTokens, c.d_model);
+        const Mat Jv = m.block_jvp(l, bc, v);
+        const Eigen::VectorXd Jv_dense = J * Eigen::Map<const Eigen::VectorXd>(v.data(), N);
+        CHECK((Eigen::Map<const Eigen::VectorXd>(Jv.data(), N) - Jv_dense).norm() <= kCrossTol * Jv_dense.norm());
+        const Mat uJ = m.block_vjp(l, bc, u, nullptr);
+        const Eigen::VectorXd uJ_dense = J.transpose() * Eigen::Map<const Eigen::VectorXd>(u.data(), N);
+        CHECK((Eigen::Map<const Eigen::VectorXd>(uJ.data(), N) - uJ_dense).norm() <= kCrossTol * uJ_dense.norm());
+      }
+      // gradients of the recipe's own parameters, L = Σ g ⊙ y
+      const Mat g = random_normal(kSeed, "cotangent", kTokens, c.d_model);
+      ParamGrads grads(m.params());
+      m.backward(t, g, &grads);
+      auto loss = [&] { return m.forward(x0).y.cwiseProduct(g).sum(); };
+      int checked = 0;
+      for (size_t i = 0; i < m.params().size(); ++i) {
+        Param& prm = m.params().all()[i];
+        const std::string& nm = prm.name;
+        bool extra = false;
+        for (const char* key : {"omega", "c_attn", "w_resid", "ffn_layernorm", "inner_attn_ln", "attn_ln"})
+          extra = extra || nm.find(key) != std::string::npos;
+        if (!extra) continue;
+        Mat fd(prm.value.rows(), prm.value.cols());
+        for (Index k = 0; k < prm.value.size(); ++k) {
+          const double keep = prm.value.data()[k];
+          prm.value.data()[k] = keep + h;
+          const double lp = loss();
+          prm.value.data()[k] = keep - h;
+          const double lm = loss();
+          prm.value.data()[k] = keep;
+          fd.data()[k] = (lp - lm) / (2 * h);
+        }
+        INFO("parameter " << nm);
+        CHECK(rel_err(grads[static_cast<int>(i)], fd) < kFdTol);
+        ++checked;
+      }
+      if (placement != "b2t" && placement != "nonorm") CHECK(checked > 0);
+    }
+}
