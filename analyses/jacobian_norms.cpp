@@ -7,6 +7,7 @@
 #include "gradflow/linalg/svd.hpp"
 #include "gradflow/linalg/top_singular.hpp"
 #include "gradflow/report/progress.hpp"
+#include "spectrum.hpp"
 
 namespace gradflow {
 namespace {
@@ -33,6 +34,7 @@ class JacobianNorms final : public Analysis {
                                      {"minus_identity_spectral_norm", spectral_norm(BmI)},
                                      {"rms_gain", fb / std::sqrt(N)},
                                      {"method", "explicit-lanczos"}};
+      if (ctx.opts.spectrum) layer["block_jacobian"]["spectrum"] = spectrum_json(singular_values(B));
       const Vec sp = singular_values(P);
       const SpectrumSummary s = summarize_spectrum(sp, frobenius_norm(P));
       layer["product_jacobian"] = Json{{"spectral_norm", s.spectral_norm},
@@ -42,6 +44,7 @@ class JacobianNorms final : public Analysis {
                                        {"size", s.size},
                                        {"rms_gain", s.frobenius_norm / std::sqrt(N)},
                                        {"method", "explicit-svd"}};
+      if (ctx.opts.spectrum) layer["product_jacobian"]["spectrum"] = spectrum_json(sp);
       log_gain_product += std::log(fb / std::sqrt(N));
       progress.step();
     });

@@ -6,6 +6,7 @@ namespace gradflow {
 std::unique_ptr<Analysis> make_activation_stats();
 std::unique_ptr<Analysis> make_gradient_norms();
 std::unique_ptr<Analysis> make_jacobian_norms();
+std::unique_ptr<Analysis> make_matrix_free_norms();
 std::unique_ptr<Analysis> make_placement_constants();
 
 const std::vector<std::unique_ptr<Analysis>>& analyses() {
@@ -14,6 +15,7 @@ const std::vector<std::unique_ptr<Analysis>>& analyses() {
     v.push_back(make_activation_stats());
     v.push_back(make_gradient_norms());
     v.push_back(make_jacobian_norms());
+    v.push_back(make_matrix_free_norms());
     v.push_back(make_placement_constants());
     return v;
   }();

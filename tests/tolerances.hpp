@@ -11,5 +11,9 @@ inline constexpr double kFdStep = 1e-5;
 inline constexpr double kCrossTol = 1e-12;
 // Backward-pass gradient norm vs ||P_lᵀ g|| from the explicit product of Jacobians.
 inline constexpr double kProductTol = 1e-10;
+// Matrix-free top singular values (Lanczos on JVP/VJP) vs the explicit SVD, relative (issue 5's bound).
+inline constexpr double kLanczosTol = 1e-8;
+// Hutchinson Frobenius estimates: every one within this many of its reported standard errors of the exact value.
+inline constexpr double kHutchinsonMaxZ = 4.0;
 
 }  // namespace gradflow::test

@@ -2,10 +2,12 @@
 #include "gradflow/analysis/analyze.hpp"
 
 #include <chrono>
+#include <cstdio>
 
 #include "gradflow/analysis/analysis.hpp"
 #include "gradflow/analysis/context.hpp"
 #include "gradflow/error.hpp"
+#include "gradflow/matrix_free/mode.hpp"
 #include "gradflow/model/init.hpp"
 #include "gradflow/report/config_json.hpp"
 
@@ -14,7 +16,10 @@ namespace gradflow {
 void check_explicit_memory(const RunConfig& rc) {
   require(rc.analysis.seq_len > 0, "--seq-len must be positive (got " + std::to_string(rc.analysis.seq_len) +
                                        "); fix: e.g. --seq-len 16");
-  if (!rc.analysis.jacobians) return;
+  const ModeChoice mode = choose_mode(rc.model, rc.analysis);  // also validates --mode, --top-k, ...
+  require(!(rc.analysis.spectrum && rc.analysis.mode == "matrix-free"),
+          "--spectrum needs the full spectra of explicit mode; fix: drop --spectrum or use --mode explicit/auto");
+  if (mode.mode != "explicit") return;
   const double need = explicit_memory_estimate(rc.model, rc.analysis.seq_len);
   const double budget = rc.analysis.max_memory_bytes > 0 ? rc.analysis.max_memory_bytes : default_max_memory();
   require(need <= budget, "explicit Jacobians of (n*d)^2 = (" + std::to_string(rc.analysis.seq_len * rc.model.d_model) +
@@ -30,12 +35,25 @@ nlohmann::ordered_json analyze(const RunConfig& rc) {
   initialize(model, rc.init);
   const Mat x0 = random_normal(rc.init.seed, "input", rc.analysis.seq_len, rc.model.d_model);
   profile_initialization(model, x0);  // Admin's ω (data-dependent init); no-op otherwise
-  AnalysisContext ctx(model, x0, rc.analysis, nullptr, rc.init.seed);
+  const ModeChoice mode = choose_mode(rc.model, rc.analysis);
+  AnalysisOptions opts = rc.analysis;
+  apply_mode(mode, opts);
+  opts.probe_seed = rc.init.seed;
+  if (opts.spectrum && !opts.jacobians && opts.progress)
+    std::fprintf(stderr, "gradflow: note: --spectrum skipped: %s\n", mode.reason.c_str());
+  const auto t1 = std::chrono::steady_clock::now();
+  AnalysisContext ctx(model, x0, opts, nullptr, rc.init.seed);
+  const auto t2 = std::chrono::steady_clock::now();
   Json body = run_analyses(ctx);
+  const auto t3 = std::chrono::steady_clock::now();
   Json report;
-  report["config"] = config_to_json(model, rc.init, rc.analysis);
+  report["config"] = config_to_json(model, rc.init, opts);
+  add_mode_to_config(mode, opts, report["config"]);
   for (auto& [k, v] : body.items()) report[k] = v;
   report["elapsed_seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const auto secs = [](auto a, auto b) { return std::chrono::duration<double>(b - a).count(); };
+  report["timing_seconds"] = Json{{"model_and_init", secs(t0, t1)}, {"forward_backward", secs(t1, t2)},
+                                  {"analyses", secs(t2, t3)}};
   return report;
 }
 

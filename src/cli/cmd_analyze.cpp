@@ -35,6 +35,16 @@ void setup_analyze(CLI::App& app) {
   add_model_options(*sub, opts->model);
   sub->add_option("--json", opts->json, "write the report to this file (docs/report-schema.md)");
   sub->add_flag("--gradients-only", opts->gradients_only, "skip the explicit Jacobians (gradient norms only)");
+  auto& an = opts->model.rc.analysis;
+  sub->add_option("--mode", an.mode, "explicit (dense Jacobians) | matrix-free (JVP/VJP) | auto (explicit if it fits in --max-memory)")
+      ->check(CLI::IsMember({"auto", "explicit", "matrix-free"}))->capture_default_str();
+  sub->add_flag("--spectrum", an.spectrum, "explicit mode: every singular value of B_l and P_l, with summary statistics");
+  sub->add_option("--top-k", an.top_k, "matrix-free: largest singular values per B_l and P_l (Lanczos)")
+      ->check(CLI::PositiveNumber)->capture_default_str();
+  sub->add_option("--spectral-layers", an.spectral_layers, "matrix-free: P_l for all | none | bottom | top | 0,6,12 (B_l: all unless none)")
+      ->capture_default_str();
+  sub->add_option("--hutchinson-probes", an.hutchinson_probes, "matrix-free: probes K of the Frobenius estimates (0 skips)")
+      ->check(CLI::NonNegativeNumber)->capture_default_str();
   sub->add_flag("-q,--quiet", opts->quiet, "no table, no progress");
   sub->callback([opts] { run_analyze(*opts); });
 }

@@ -13,6 +13,14 @@ struct AnalysisOptions {
   bool jacobians = true;            // explicit B_l and P_l (off: gradient norms only)
   double max_memory_bytes = 0;      // --max-memory; 0 => half of physical memory
   bool progress = true;             // progress lines on stderr for long runs
+  // Engine (matrix_free/mode.hpp): --mode auto | explicit | matrix-free; resolved into jacobians/matrix_free.
+  std::string mode = "auto";
+  bool matrix_free = false;         // JVP/VJP operators instead of dense Jacobians
+  bool spectrum = false;            // --spectrum: full singular value spectra of B_l and P_l (explicit mode)
+  Index top_k = 1;                  // --top-k: singular values per operator in matrix-free mode
+  std::string spectral_layers = "all";  // --spectral-layers all | none | bottom | top | 0,6,12
+  Index hutchinson_probes = 32;     // --hutchinson-probes K (0: no Frobenius estimates)
+  uint64_t probe_seed = 0;          // random probes of matrix-free mode (analyze() sets it from --seed)
 };
 
 // Parses sizes like "512M", "8G", "1.5G", "1048576" (bytes); Error on anything else.

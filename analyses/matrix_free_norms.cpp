@@ -1,0 +1,139 @@
+// matrix_free_norms.cpp — the Jacobian norms of jacobian_norms.cpp without forming a matrix (--mode matrix-free):
+// top-k singular values of B_l and P_l by Lanczos on JᵀJ through JVP/VJP (matrix_free/chain_singular.hpp), and
+// Frobenius norms ‖P_l‖_F, ‖B_l‖_F by Hutchinson probes in one batched backward sweep (matrix_free/hutchinson.hpp).
+// σ_min and the numerical rank need the whole spectrum: null here (docs/scaling.md says why).
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "gradflow/analysis/analysis.hpp"
+#include "gradflow/matrix_free/chain_singular.hpp"
+#include "gradflow/matrix_free/hutchinson.hpp"
+#include "gradflow/matrix_free/mode.hpp"
+#include "gradflow/report/progress.hpp"
+
+namespace gradflow {
+namespace {
+
+// JSON cannot hold ±Inf/NaN: those become null (the log10_ fields stay finite).
+Json number_or_null(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); }
+
+// Lanczos expected applications of JᵀJ per operator (for the progress estimate only).
+constexpr Index kExpectedLanczosOps = 40;
+
+void put_lanczos(Json& o, const ChainSingular& s, const JacobianChain& J, Index k) {
+  Json tv = Json::array(), tl = Json::array();
+  for (Index i = 0; i < s.values.size(); ++i) {
+    tv.push_back(number_or_null(s.values(i)));
+    tl.push_back(s.log10_values(i));
+  }
+  o["spectral_norm"] = s.values.size() ? number_or_null(s.values(0)) : Json(nullptr);
+  o["log10_spectral_norm"] = s.values.size() ? Json(s.log10_values(0)) : Json(nullptr);
+  o["top_singular_values"] = std::move(tv);
+  o["lanczos"] = Json{{"k", k},
+                      {"converged", s.solver.converged},
+                      {"iterations", s.solver.iterations},
+                      {"operations", s.solver.operations},
+                      {"products_per_operation", 2 * J.length()},
+                      {"tol", kChainLanczosTol},
+                      {"scale_exp2", s.scale_exp2}};
+  if (!s.solver.converged)
+    std::fprintf(stderr, "gradflow: warning: Lanczos for %s did not converge in %lld restarts; spectral_norm is null\n",
+                 J.what().c_str(), static_cast<long long>(s.solver.iterations));
+}
+
+void put_hutchinson(Json& o, const FrobeniusEstimate& f, double sqrtN) {
+  o["frobenius_norm"] = number_or_null(f.value);
+  o["frobenius_std_error"] = number_or_null(f.std_error);
+  o["log10_frobenius_norm"] = f.log10_value;
+  o["hutchinson_probes"] = f.probes;
+  o["rms_gain"] = number_or_null(f.value / sqrtN);
+  o["rms_gain_std_error"] = number_or_null(f.std_error / sqrtN);
+}
+
+void put_methods(Json& o, bool spectral, bool frobenius, bool product) {
+  Json m = Json::object();
+  if (spectral) m["spectral_norm"] = "lanczos";
+  if (frobenius) m["frobenius_norm"] = "hutchinson";
+  if (product) {
+    m["min_singular_value"] = "unavailable: needs the full spectrum (--mode explicit)";
+    m["numerical_rank"] = "unavailable: needs the full spectrum (--mode explicit)";
+    o["min_singular_value"] = nullptr;
+    o["numerical_rank"] = nullptr;
+  }
+  o["method"] = spectral && frobenius ? "lanczos+hutchinson" : spectral ? "lanczos" : frobenius ? "hutchinson" : "none";
+  o["methods"] = std::move(m);
+}
+
+std::string block_name(Index l) {
+  return "B_" + std::to_string(l) + " = dx_" + std::to_string(l + 1) + "/dx_" + std::to_string(l);
+}
+std::string product_name(Index l) { return "P_" + std::to_string(l) + " = dy/dx_" + std::to_string(l); }
+
+class MatrixFreeNorms final : public Analysis {
+ public:
+  std::string name() const override { return "matrix-free-norms"; }
+  std::string description() const override {
+    return "top-k singular values of B_l and P_l by Lanczos on JVP/VJP, Frobenius norms by Hutchinson probes";
+  }
+  bool enabled(const AnalysisContext& ctx) const override { return ctx.opts.matrix_free; }
+  void run(const AnalysisContext& ctx, Json& report) const override {
+    const AnalysisOptions& o = ctx.opts;
+    const Index L = ctx.model.layers(), N = ctx.tokens() * ctx.width();
+    const double sqrtN = std::sqrt(static_cast<double>(N));
+    const std::vector<Index> spectral = parse_spectral_layers(o.spectral_layers, L);
+    const Index K = o.hutchinson_probes, k = std::min<Index>(o.top_k, N);
+    // progress in units of one tangent through one block
+    Index total = K > 0 ? 2 * K * L : 0;
+    if (!spectral.empty()) total += 2 * kExpectedLanczosOps * L;
+    for (Index l : spectral) total += 2 * kExpectedLanczosOps * (L - l);
+    Progress progress("matrix-free Jacobians", total, o.progress);
+
+    HutchinsonSweep h;
+    if (K > 0) h = hutchinson_frobenius(ctx, K, o.probe_seed, true, [&](Index) { progress.step(2 * K); });
+
+    // B_l: every layer whenever any spectral layer is asked (all L together cost about one P_0)
+    std::vector<Json> blocks(static_cast<size_t>(L), Json::object()), products(static_cast<size_t>(L), Json::object());
+    if (!spectral.empty())
+      for (Index l = L - 1; l >= 0; --l) {
+        const JacobianChain B(ctx, l, l + 1, block_name(l));
+        put_lanczos(blocks[static_cast<size_t>(l)], chain_top_singular(B, k, o.probe_seed), B, k);
+        progress.step(2 * kExpectedLanczosOps);
+      }
+    for (Index l : spectral) {
+      const JacobianChain P(ctx, l, L, product_name(l));
+      put_lanczos(products[static_cast<size_t>(l)], chain_top_singular(P, k, o.probe_seed), P, k);
+      progress.step(2 * kExpectedLanczosOps * (L - l));
+    }
+    double log_gain_product = 0;
+    for (Index l = 0; l < L; ++l) {
+      Json& b = blocks[static_cast<size_t>(l)];
+      Json& p = products[static_cast<size_t>(l)];
+      const bool sp = !spectral.empty(), pp = std::binary_search(spectral.begin(), spectral.end(), l);
+      if (K > 0) {
+        put_hutchinson(b, h.block[static_cast<size_t>(l)], sqrtN);
+        put_hutchinson(p, h.product[static_cast<size_t>(l)], sqrtN);
+        log_gain_product += (h.block[static_cast<size_t>(l)].log10_value - std::log10(sqrtN)) * std::log(10.0);
+      }
+      p["size"] = N;
+      put_methods(b, sp, K > 0, false);
+      put_methods(p, pp, K > 0, true);
+      Json& layer = report["layers"][static_cast<size_t>(l)];
+      layer["block_jacobian"] = std::move(b);
+      layer["product_jacobian"] = std::move(p);
+    }
+    Json& sum = report["summary"];
+    if (K > 0) {
+      // the per-layer estimate (product of the blocks' RMS gains) beside the true product's RMS gain
+      sum["per_layer_rms_gain_product"] = number_or_null(std::exp(log_gain_product));
+      sum["bottom_product_rms_gain"] = report["layers"][0]["product_jacobian"]["rms_gain"];
+      sum["rms_gain_method"] = "hutchinson";
+    }
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Analysis> make_matrix_free_norms() { return std::make_unique<MatrixFreeNorms>(); }
+
+}  // namespace gradflow

@@ -1,0 +1,98 @@
+#!/usr/bin/python3
+"""bench_matrix_free.py — issue 5's full-scale benchmarks, measured side by side in one run:
+  1. PyTorch (float64, 2 threads): one forward + backward of the same Post-LN encoder (d=512, h=8, d_ff=2048,
+     n=128, L=24), median of 3 after a warm-up;
+  2. gradflow analyze --gradients-only (gradient norm per depth + every parameter-gradient norm);
+  3. gradflow analyze --mode matrix-free --hutchinson-probes 32 --spectral-layers bottom
+     (Frobenius estimates of every P_l and B_l, spectral norms of P_0 and every B_l).
+Usage: /usr/bin/python3 benchmarks/bench_matrix_free.py build-mf/gradflow [--layers 24] [--out results.json]
+Prints one line per measurement (seconds, peak RSS) and writes them as JSON."""
+import argparse, json, os, subprocess, sys, tempfile, time
+
+
+def gradflow(exe, args, tmp, name):
+    """gradflow analyze ARGS under /usr/bin/time -v: (wall s, peak RSS MiB, report)."""
+    out = os.path.join(tmp, name + ".json")
+    cmd = ["/usr/bin/time", "-v", exe, "analyze", *args, "--json", out, "-q"]
+    env = dict(os.environ, OMP_NUM_THREADS="2")
+    t = time.perf_counter()
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    dt = time.perf_counter() - t
+    if r.returncode != 0:
+        sys.exit(f"{' '.join(cmd)} failed ({r.returncode}): {r.stderr[-500:]}")
+    rss = next(float(l.split(":")[1]) / 1024 for l in r.stderr.splitlines() if "Maximum resident set size" in l)
+    return dt, rss, json.load(open(out))
+
+
+def torch_forward_backward(L, d, h, dff, n, repeats=3):
+    import torch
+    torch.set_num_threads(2)
+    torch.manual_seed(0)
+    layer = torch.nn.TransformerEncoderLayer(d, h, dff, dropout=0.0, batch_first=True, norm_first=False,
+                                             dtype=torch.float64)
+    model = torch.nn.TransformerEncoder(layer, L, enable_nested_tensor=False).train()
+    x = torch.randn(1, n, d, dtype=torch.float64)
+    g = torch.randn(1, n, d, dtype=torch.float64)
+    times = []
+    for i in range(repeats + 1):
+        model.zero_grad(set_to_none=True)
+        t = time.perf_counter()
+        y = model(x)
+        (y * g).sum().backward()
+        dt = time.perf_counter() - t
+        if i > 0:  # the first one warms up allocators and threads
+            times.append(dt)
+    times.sort()
+    return times[len(times) // 2], times
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("gradflow")
+    ap.add_argument("--layers", type=int, default=24)
+    ap.add_argument("--d-model", type=int, default=512)
+    ap.add_argument("--heads", type=int, default=8)
+    ap.add_argument("--d-ff", type=int, default=2048)
+    ap.add_argument("--seq-len", type=int, default=128)
+    ap.add_argument("--probes", type=int, default=32)
+    ap.add_argument("--out", default="")
+    ap.add_argument("--gradients-only", action="store_true", help="skip the matrix-free run (part 3)")
+    a = ap.parse_args()
+    exe = os.path.abspath(a.gradflow)
+    model = ["--placement", "post", "--layers", str(a.layers), "--d-model", str(a.d_model), "--heads", str(a.heads),
+             "--d-ff", str(a.d_ff), "--seq-len", str(a.seq_len)]
+    res = {"model": model, "nproc": os.cpu_count(), "loadavg_at_start": os.getloadavg()}
+    torch_med, torch_all = torch_forward_backward(a.layers, a.d_model, a.heads, a.d_ff, a.seq_len)
+    res["torch_forward_backward_s"] = {"median": torch_med, "runs": torch_all}
+    print(f"pytorch float64 2 threads, one forward+backward: median {torch_med:.2f}s of {['%.2f' % t for t in torch_all]}")
+    with tempfile.TemporaryDirectory() as tmp:
+        dt, rss, rep = gradflow(exe, model + ["--gradients-only"], tmp, "grad")
+        tm = rep["timing_seconds"]
+        res["gradflow_gradients_only"] = {"wall_s": dt, "peak_rss_mib": rss, "timing_seconds": tm}
+        print(f"gradflow --gradients-only: wall {dt:.2f}s (model+init {tm['model_and_init']:.2f}s, forward+backward "
+              f"{tm['forward_backward']:.2f}s, norms {tm['analyses']:.2f}s), peak RSS {rss:.0f} MiB; "
+              f"forward+backward+norms / pytorch = {(tm['forward_backward'] + tm['analyses']) / torch_med:.2f}")
+        if a.gradients_only:
+            return
+        args = model + ["--mode", "matrix-free", "--hutchinson-probes", str(a.probes), "--spectral-layers", "bottom"]
+        dt, rss, rep = gradflow(exe, args, tmp, "mf")
+        tm = rep["timing_seconds"]
+        lz = [l["block_jacobian"]["lanczos"]["operations"] for l in rep["layers"]]
+        p0 = rep["layers"][0]["product_jacobian"]
+        res["gradflow_matrix_free"] = {"wall_s": dt, "peak_rss_mib": rss, "timing_seconds": tm,
+                                       "P0_spectral_norm": p0["spectral_norm"], "P0_lanczos": p0["lanczos"],
+                                       "P0_frobenius": [p0["frobenius_norm"], p0["frobenius_std_error"]],
+                                       "block_lanczos_operations": lz}
+        print(f"gradflow matrix-free, {a.probes} probes, sigma_max of P_0 and every B_l: wall {dt:.1f}s "
+              f"(forward+backward {tm['forward_backward']:.1f}s, matrix-free {tm['analyses']:.1f}s), peak RSS {rss:.0f} MiB; "
+              f"P_0: sigma_max {p0['spectral_norm']:.6g} ({p0['lanczos']['operations']} Lanczos operations), "
+              f"||P_0||_F {p0['frobenius_norm']:.6g} +- {p0['frobenius_std_error']:.2g}; "
+              f"B_l Lanczos operations {min(lz)}..{max(lz)}")
+    res["loadavg_at_end"] = os.getloadavg()
+    if a.out:
+        with open(a.out, "w") as f:
+            json.dump(res, f, indent=2)
+
+
+if __name__ == "__main__":
+    main()

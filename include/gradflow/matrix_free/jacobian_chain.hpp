@@ -1,0 +1,48 @@
+// jacobian_chain.hpp — J = dx_to/dx_from = B_{to−1} ··· B_from as an operator built from JVPs and VJPs,
+// never formed: B_l = dx_{l+1}/dx_l, and when to = L the head (final norm) is included, so x_L ≡ y as in
+// AnalysisContext::layer_jacobian (P_l = chain(l, L), B_l = chain(l, l+1)).
+// Long products are kept in range by exact power-of-two rescaling: an application returns (W, e) with
+// J·V = 2^e · W, so gains far beyond 1e±308 stay representable; a NaN/Inf stops with Error(Numeric)
+// naming the block and the quantity.
+#pragma once
+#include <string>
+
+#include "gradflow/analysis/context.hpp"
+
+namespace gradflow {
+
+// A tangent or cotangent stack with its power-of-two scale: the value is 2^exp2 · m.
+struct Scaled {
+  Mat m;         // (k·n, d): k stacked copies (types.hpp)
+  long exp2 = 0;
+};
+
+class JacobianChain {
+ public:
+  // what: the quantity's name for error messages, e.g. "P_3 = dy/dx_3".
+  JacobianChain(const AnalysisContext& ctx, Index from, Index to, std::string what);
+
+  Index from() const { return from_; }
+  Index to() const { return to_; }
+  Index tokens() const { return ctx_.tokens(); }               // n
+  Index width() const { return ctx_.width(); }                 // d
+  Index size() const { return ctx_.tokens() * ctx_.width(); }  // N = n·d (square)
+  Index length() const { return to_ - from_; }                 // blocks applied per product
+  const std::string& what() const { return what_; }
+
+  // J·V for V (k·n, d): blocks from..to−1, then the head when to = L.
+  Scaled jvp(Scaled v) const;
+  // Jᵀ·U for U (k·n, d): the head when to = L, then blocks to−1..from.
+  Scaled vjp(Scaled u) const;
+
+ private:
+  void keep_in_range(Scaled& s, const char* dir, Index block) const;
+  const AnalysisContext& ctx_;
+  Index from_, to_;
+  std::string what_;
+};
+
+// Rescales s.m by a power of two (exact) when its largest entry leaves [2^-256, 2^256]; no-op otherwise.
+void rebalance(Scaled& s);
+
+}  // namespace gradflow

@@ -1,0 +1,69 @@
+// hutchinson.cpp — batched Hutchinson estimates of ‖P_l‖_F and ‖B_l‖_F (see hutchinson.hpp).
+#include "gradflow/matrix_free/hutchinson.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "gradflow/rng.hpp"
+
+namespace gradflow {
+
+FrobeniusEstimate frobenius_from_probes(const Mat& stack, Index n, long exp2) {
+  FrobeniusEstimate f;
+  const Index K = n > 0 ? stack.rows() / n : 0, N = n * stack.cols();
+  f.probes = K;
+  if (K == 0) return f;
+  // copy i is rows [i·n, (i+1)·n): contiguous in row-major storage, so the stack is (K, N) as it lies
+  const Eigen::Map<const Mat> Wr(stack.data(), K, N);
+  const Mat G = Wr * Wr.transpose();  // (K, K): G_ii = ‖w_i‖², G_ij = w_i·w_j
+  const double mean = G.diagonal().mean();
+  double T = 0;
+  for (Index i = 0; i < K; ++i)
+    for (Index j = i + 1; j < K; ++j) T += G(i, j) * G(i, j);
+  const double pairs = 0.5 * static_cast<double>(K) * static_cast<double>(K - 1);
+  const double se_mean = K > 1 ? std::sqrt(2.0 * (T / pairs) / static_cast<double>(K))
+                               : std::numeric_limits<double>::quiet_NaN();
+  const double v = std::sqrt(mean);
+  const int e = static_cast<int>(std::max(-4000L, std::min(4000L, exp2)));
+  f.value = std::ldexp(v, e);
+  f.std_error = v > 0 ? std::ldexp(se_mean / (2 * v), e) : 0.0;
+  f.log10_value = std::log10(v) + static_cast<double>(exp2) * std::log10(2.0);
+  return f;
+}
+
+Mat rademacher(uint64_t seed, const std::string& stream, Index rows, Index cols) {
+  Rng rng(seed, stream);
+  Mat z(rows, cols);
+  for (Index i = 0; i < rows; ++i)
+    for (Index j = 0; j < cols; ++j) z(i, j) = (rng.next_u64() >> 63) ? 1.0 : -1.0;
+  return z;
+}
+
+HutchinsonSweep hutchinson_frobenius(const AnalysisContext& ctx, Index K, uint64_t seed, bool with_blocks,
+                                     const std::function<void(Index)>& after_block) {
+  const Index L = ctx.model.layers(), n = ctx.tokens(), d = ctx.width();
+  HutchinsonSweep out;
+  out.product.resize(static_cast<size_t>(L));
+  if (with_blocks) out.block.resize(static_cast<size_t>(L));
+  // W = P_lᵀ Z, carried from the top: first through the head (part of B_{L−1}), then block by block.
+  Scaled W{rademacher(seed, "hutchinson:product", K * n, d), 0};
+  for (Index l = L - 1; l >= 0; --l) {
+    // chain (l, l+1) is B_l, which for l = L−1 includes the head (jacobian_chain.hpp)
+    const JacobianChain B(ctx, l, l + 1, "P_" + std::to_string(l) + " = dy/dx_" + std::to_string(l) +
+                                             " (Hutchinson probes)");
+    W = B.vjp(std::move(W));
+    out.product[static_cast<size_t>(l)] = frobenius_from_probes(W.m, n, W.exp2);
+    if (with_blocks) {
+      Scaled Y{rademacher(seed, "hutchinson:block:" + std::to_string(l), K * n, d), 0};
+      const JacobianChain Bb(ctx, l, l + 1, "B_" + std::to_string(l) + " = dx_" + std::to_string(l + 1) + "/dx_" +
+                                                std::to_string(l) + " (Hutchinson probes)");
+      Y = Bb.vjp(std::move(Y));
+      out.block[static_cast<size_t>(l)] = frobenius_from_probes(Y.m, n, Y.exp2);
+    }
+    if (after_block) after_block(l);
+  }
+  return out;
+}
+
+}  // namespace gradflow

@@ -1,0 +1,64 @@
+// jacobian_chain.cpp — products of block Jacobians through JVP/VJP with power-of-two rescaling
+// (see jacobian_chain.hpp).
+#include "gradflow/matrix_free/jacobian_chain.hpp"
+
+#include <cmath>
+
+#include "gradflow/error.hpp"
+
+namespace gradflow {
+
+void rebalance(Scaled& s) {
+  const double amax = s.m.size() ? s.m.cwiseAbs().maxCoeff() : 0.0;
+  if (!(amax > 0.0) || !std::isfinite(amax)) return;  // zero, or non-finite (caught by the caller)
+  int e = 0;
+  std::frexp(amax, &e);  // amax = f·2^e, f in [0.5, 1)
+  if (e > 256 || e < -256) {
+    s.m *= std::ldexp(1.0, -e);  // exact: a power of two
+    s.exp2 += e;
+  }
+}
+
+JacobianChain::JacobianChain(const AnalysisContext& ctx, Index from, Index to, std::string what)
+    : ctx_(ctx), from_(from), to_(to), what_(std::move(what)) {
+  const Index L = ctx.model.layers();
+  if (from < 0 || to > L || from >= to)
+    throw Error("internal: Jacobian chain " + std::to_string(from) + ".." + std::to_string(to) + " outside 0.." +
+                    std::to_string(L), ErrorKind::Internal);
+}
+
+void JacobianChain::keep_in_range(Scaled& s, const char* dir, Index block) const {
+  if (!s.m.allFinite())
+    throw Error(std::string("NaN/Inf in the ") + dir + " of " + what_ + " at " +
+                    (block < 0 ? std::string("the final norm") : "block " + std::to_string(block)) +
+                    "; fix: lower --init-scale or check the weights", ErrorKind::Numeric);
+  rebalance(s);
+}
+
+Scaled JacobianChain::jvp(Scaled v) const {
+  const Model& model = ctx_.model;
+  for (Index l = from_; l < to_; ++l) {
+    v.m = model.block_jvp(l, ctx_.trace.blocks[static_cast<size_t>(l)], v.m);
+    keep_in_range(v, "JVP", l);
+  }
+  if (to_ == model.layers()) {
+    v.m = model.head_jvp(ctx_.trace.head, v.m);
+    keep_in_range(v, "JVP", -1);
+  }
+  return v;
+}
+
+Scaled JacobianChain::vjp(Scaled u) const {
+  const Model& model = ctx_.model;
+  if (to_ == model.layers()) {
+    u.m = model.head_vjp(ctx_.trace.head, u.m, nullptr);
+    keep_in_range(u, "VJP", -1);
+  }
+  for (Index l = to_ - 1; l >= from_; --l) {
+    u.m = model.block_vjp(l, ctx_.trace.blocks[static_cast<size_t>(l)], u.m, nullptr);
+    keep_in_range(u, "VJP", l);
+  }
+  return u;
+}
+
+}  // namespace gradflow

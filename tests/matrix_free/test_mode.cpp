@@ -1,0 +1,105 @@
+// test_mode.cpp — --mode auto picks explicit exactly up to the memory budget and matrix-free above it
+// (src/matrix_free/mode.cpp); --mode explicit above the budget is refused before allocating; --spectral-layers
+// parsing; and the whole `analyze` in matrix-free mode agrees with explicit mode on a small model.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "gradflow/analysis/analyze.hpp"
+#include "gradflow/analysis/context.hpp"
+#include "gradflow/error.hpp"
+#include "gradflow/matrix_free/mode.hpp"
+#include "small_context.hpp"
+#include "tolerances.hpp"
+
+using namespace gradflow;
+using namespace gradflow::test;
+
+TEST_CASE("auto chooses explicit up to the budget, matrix-free one byte above", "[matrix_free]") {
+  const ModelConfig cfg = small_model("post");
+  AnalysisOptions o;
+  o.seq_len = 6;
+  const double need = explicit_memory_estimate(cfg, o.seq_len);
+  o.max_memory_bytes = need;
+  ModeChoice c = choose_mode(cfg, o);
+  REQUIRE(c.mode == "explicit");
+  REQUIRE(c.reason.find("auto") != std::string::npos);
+  o.max_memory_bytes = need - 1;
+  c = choose_mode(cfg, o);
+  REQUIRE(c.mode == "matrix-free");
+  REQUIRE(c.explicit_bytes == need);
+  REQUIRE(c.budget_bytes == need - 1);
+  apply_mode(c, o);
+  REQUIRE(o.matrix_free);
+  REQUIRE(!o.jacobians);
+  AnalysisOptions g;
+  g.jacobians = false;
+  REQUIRE(choose_mode(cfg, g).mode == "gradients-only");
+}
+
+TEST_CASE("--mode explicit above the budget is refused with the size; matrix-free is not", "[matrix_free]") {
+  RunConfig rc;
+  rc.model = small_model("post");
+  rc.analysis.seq_len = 6;
+  rc.analysis.max_memory_bytes = explicit_memory_estimate(rc.model, 6) / 2;
+  rc.analysis.mode = "explicit";
+  try {
+    check_explicit_memory(rc);
+    FAIL("no refusal");
+  } catch (const Error& e) {
+    REQUIRE(e.kind() == ErrorKind::BadInput);
+    REQUIRE(std::string(e.what()).find("need about") != std::string::npos);
+  }
+  rc.analysis.mode = "matrix-free";
+  REQUIRE_NOTHROW(check_explicit_memory(rc));
+  rc.analysis.mode = "auto";
+  REQUIRE_NOTHROW(check_explicit_memory(rc));
+  rc.analysis.mode = "bogus";
+  REQUIRE_THROWS_AS(check_explicit_memory(rc), Error);
+}
+
+TEST_CASE("--spectral-layers parses all, none, bottom, top and lists; rejects the rest", "[matrix_free]") {
+  using V = std::vector<Index>;
+  REQUIRE(parse_spectral_layers("all", 3) == V{0, 1, 2});
+  REQUIRE(parse_spectral_layers("none", 3).empty());
+  REQUIRE(parse_spectral_layers("bottom", 3) == V{0});
+  REQUIRE(parse_spectral_layers("top", 3) == V{2});
+  REQUIRE(parse_spectral_layers("2,0,2", 3) == V{0, 2});
+  for (const char* bad : {"3", "-1", "0,x", "", "1,,2", "0.5"}) {
+    INFO(bad);
+    REQUIRE_THROWS_AS(parse_spectral_layers(bad, 3), Error);
+  }
+}
+
+TEST_CASE("analyze: matrix-free agrees with explicit on a small model and says how each number was had",
+          "[matrix_free]") {
+  RunConfig rc;
+  rc.model = small_model("post", 3);
+  rc.analysis.seq_len = 4;
+  rc.analysis.progress = false;
+  rc.init.seed = 3;
+  rc.analysis.mode = "explicit";
+  const auto ex = analyze(rc);
+  rc.analysis.mode = "matrix-free";
+  rc.analysis.top_k = 2;
+  const auto mf = analyze(rc);
+  REQUIRE(ex["config"]["mode"] == "explicit");
+  REQUIRE(mf["config"]["mode"] == "matrix-free");
+  REQUIRE(mf["config"]["mode_reason"].get<std::string>().find("--mode matrix-free") != std::string::npos);
+  for (size_t l = 0; l < 3; ++l) {
+    const auto &a = ex["layers"][l], &b = mf["layers"][l];
+    INFO("layer " << l);
+    REQUIRE(a["grad_norm"].get<double>() == b["grad_norm"].get<double>());  // the same backward pass
+    for (const char* grp : {"product_jacobian", "block_jacobian"}) {
+      const double se = a[grp]["spectral_norm"], sm = b[grp]["spectral_norm"];
+      CHECK(std::abs(se - sm) <= kLanczosTol * se);
+      const double fe = a[grp]["frobenius_norm"], fm = b[grp]["frobenius_norm"], err = b[grp]["frobenius_std_error"];
+      CHECK(std::abs(fe - fm) <= kHutchinsonMaxZ * err);
+      CHECK(b[grp]["method"] == "lanczos+hutchinson");
+      CHECK(b[grp]["lanczos"]["converged"] == true);
+      CHECK(b[grp]["top_singular_values"].size() == 2);
+    }
+    CHECK(b["product_jacobian"]["min_singular_value"].is_null());
+    CHECK(b["product_jacobian"]["numerical_rank"].is_null());
+  }
+}
