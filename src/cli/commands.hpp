@@ -7,5 +7,6 @@ namespace gradflow::cli {
 void setup_analyze(CLI::App& app);
 void setup_jacobian(CLI::App& app);
 void setup_placements(CLI::App& app);
+void setup_plot(CLI::App& app);
 
 }  // namespace gradflow::cli

@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
   gradflow::cli::setup_analyze(app);
   gradflow::cli::setup_jacobian(app);
   gradflow::cli::setup_placements(app);
+  gradflow::cli::setup_plot(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

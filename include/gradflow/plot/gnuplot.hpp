@@ -1,0 +1,35 @@
+// gnuplot.hpp — a figure as a gnuplot script plus one data file, written next to the output and rendered by
+// running gnuplot (Debian's gnuplot-nox, cairo terminals). For FIG.svg: FIG.gp and FIG.dat beside it, so an
+// author can edit the script and rerun `cd DIR && gnuplot FIG.gp`.
+#pragma once
+#include <string>
+
+#include "gradflow/plot/options.hpp"
+
+namespace gradflow {
+
+// What a figure kind produces; the renderer adds the terminal, output, fonts and palette in front of `body`.
+struct Figure {
+  std::string body;     // gnuplot commands; the data file is the gnuplot string variable `data`
+  std::string data;     // the data file: blocks (one per series) separated by two blank lines = `index i`
+  double aspect = 0.75; // default height / width
+};
+
+// The cairo terminal line for `output` ("set terminal pdfcairo size 3.5in,2.6in ..."), picked by extension;
+// throws Error (exit 2) naming -o and the accepted extensions otherwise.
+std::string terminal_line(const std::string& output, double width_in, double height_in, int dpi);
+
+// The gnuplot program to run: $GRADFLOW_GNUPLOT when set, else "gnuplot" (found on PATH).
+std::string gnuplot_program();
+
+struct RenderedFiles {
+  std::string script, data;  // paths of FIG.gp and FIG.dat
+};
+
+// Writes FIG.gp and FIG.dat (atomically) next to o.output, then, when o.render, runs gnuplot in that directory
+// with outfile set to a temporary name and renames it to o.output on success (so no half-written figure is
+// left). Throws Error: gnuplot missing (naming `apt-get install gnuplot-nox`, script and data still written),
+// or gnuplot failing (its first error line).
+RenderedFiles render_figure(const Figure& fig, const PlotOptions& o, const std::string& command_line);
+
+}  // namespace gradflow

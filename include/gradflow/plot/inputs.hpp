@@ -1,0 +1,42 @@
+// inputs.hpp — the files `gradflow plot` reads: analyze reports (docs/report-schema.md), compare and sweep
+// reports (docs/experiments.md: "experiment", "groups"[].per_layer / scalars with {mean, std, n}), and
+// Jacobians written by `gradflow jacobian` (.npy, float64, (n·d, n·d)).
+#pragma once
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace gradflow {
+
+using PlotJson = nlohmann::ordered_json;
+
+enum class InputKind { Analyze, Experiment, Npy };
+
+struct PlotInput {
+  std::string path;
+  std::string stem;  // file name without folder and extension: the fallback legend entry
+  InputKind kind = InputKind::Analyze;
+  PlotJson json;     // the report (empty for .npy)
+};
+
+// Loads every path; a .npy is only recorded (read by the kinds that take one). Throws Error naming the file
+// when it is missing, not JSON, or neither an analyze nor a compare/sweep report.
+std::vector<PlotInput> load_inputs(const std::vector<std::string>& paths);
+
+// One legend entry per analyze report: the placement, plus every other config field that differs between the
+// reports ("post", "pre, L=12", "post, init=xavier"); the file stems when all configs are equal.
+std::vector<std::string> report_labels(const std::vector<const PlotInput*>& reports);
+
+// One legend entry per compare/sweep group: placement, then depth and swept value when they vary.
+std::vector<std::string> group_labels(const PlotJson& experiment);
+
+// A number at `key` of `j`; NaN when absent or not a number (matrix-free reports hold strings for unavailable
+// quantities).
+double json_number(const PlotJson& j, const std::string& key);
+double json_number(const PlotJson& j, const std::string& key, const std::string& sub);
+
+// A compare/sweep statistic {mean, std, n} as (mean, std); NaNs when absent.
+std::pair<double, double> json_stat(const PlotJson& j, const std::string& key);
+
+}  // namespace gradflow

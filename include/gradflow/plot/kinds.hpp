@@ -1,0 +1,34 @@
+// kinds.hpp — the figure kinds of `gradflow plot --kind KIND`, one source file each in src/plot/, and the entry
+// point that loads the inputs, builds the figure and renders it. docs/plotting.md lists what each kind reads.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "gradflow/plot/gnuplot.hpp"
+#include "gradflow/plot/inputs.hpp"
+#include "gradflow/plot/options.hpp"
+
+namespace gradflow {
+
+// ||dL/dx_l|| (or ||dL/dW|| of --param) against layer l; one line per report or compare group, a band for the
+// seed spread (mean ± std) of a compare report.
+Figure plot_grad_by_depth(const std::vector<PlotInput>& in, const PlotOptions& o);
+// ||B_l||_2, ||P_l||_2 and sigma_min(P_l) against layer l.
+Figure plot_jacobian_norms(const std::vector<PlotInput>& in, const PlotOptions& o);
+// Singular values of P_l or B_l (analyze --spectrum), or of a Jacobian .npy, sorted, log scale.
+Figure plot_spectrum(const std::vector<PlotInput>& in, const PlotOptions& o);
+// A sweep's scalar metric against the swept parameter, mean ± std over seeds as error bars.
+Figure plot_sensitivity(const std::vector<PlotInput>& in, const PlotOptions& o);
+// |J| of a Jacobian .npy on a log colour scale, token blocks marked.
+Figure plot_heatmap(const std::vector<PlotInput>& in, const PlotOptions& o);
+// A compact multi-panel summary of claim experiments (one compare/sweep report per claim).
+Figure plot_claims(const std::vector<PlotInput>& in, const PlotOptions& o);
+
+// The kind names, in the order `--help` lists them.
+const std::vector<std::string>& plot_kinds();
+
+// Loads o.inputs, builds the figure of o.kind and renders it (see render_figure). `command_line` is recorded
+// in the script's header.
+RenderedFiles make_plot(const PlotOptions& o, const std::string& command_line);
+
+}  // namespace gradflow

@@ -1,0 +1,175 @@
+// gnuplot.cpp — see gnuplot.hpp. gnuplot runs by fork/exec (no shell, so no quoting of paths), in the figure's
+// folder, with stdout and stderr captured; a close-on-exec pipe tells "could not start" from "failed".
+#include "gradflow/plot/gnuplot.hpp"
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <vector>
+
+#include "gradflow/error.hpp"
+#include "gradflow/plot/style.hpp"
+#include "gradflow/report/atomic_file.hpp"
+
+namespace gradflow {
+namespace {
+
+std::string lower_extension(const std::string& path) {
+  std::string e = std::filesystem::path(path).extension().string();
+  std::transform(e.begin(), e.end(), e.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return e;
+}
+
+struct Run {
+  int start_errno = 0;  // errno of a failed exec (0: gnuplot started)
+  int status = 0;       // waitpid status
+  std::string output;   // its stdout and stderr
+};
+
+// Runs argv[0] with `argv` in folder `dir`; never throws for a failing child.
+Run run_in(const std::string& dir, const std::vector<std::string>& argv) {
+  int out[2], err[2];
+  if (::pipe(out) != 0 || ::pipe2(err, O_CLOEXEC) != 0) throw Error(std::string("pipe: ") + std::strerror(errno), ErrorKind::Internal);
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  std::fflush(nullptr);
+  const pid_t pid = ::fork();
+  if (pid < 0) throw Error(std::string("fork: ") + std::strerror(errno), ErrorKind::Internal);
+  if (pid == 0) {  // child: only async-signal-safe calls from here
+    ::dup2(out[1], 1);
+    ::dup2(out[1], 2);
+    ::close(out[0]);
+    ::close(out[1]);
+    ::close(err[0]);
+    int e = 0;
+    if (::chdir(dir.c_str()) != 0) e = errno;
+    else {
+      ::execvp(args[0], args.data());
+      e = errno;
+    }
+    if (::write(err[1], &e, sizeof e) < 0) {}
+    ::_exit(127);
+  }
+  ::close(out[1]);
+  ::close(err[1]);
+  Run r;
+  if (::read(err[0], &r.start_errno, sizeof r.start_errno) <= 0) r.start_errno = 0;
+  ::close(err[0]);
+  char buf[4096];
+  for (ssize_t k; (k = ::read(out[0], buf, sizeof buf)) != 0;) {
+    if (k < 0 && errno == EINTR) continue;
+    if (k < 0) break;
+    r.output.append(buf, static_cast<size_t>(k));
+  }
+  ::close(out[0]);
+  while (::waitpid(pid, &r.status, 0) < 0 && errno == EINTR) {}
+  return r;
+}
+
+// The line of gnuplot's output that says what went wrong (its messages look like `"g.gp" line 12: ...`).
+std::string first_error(const std::string& text) {
+  std::string best, line;
+  for (size_t i = 0; i <= text.size(); ++i) {
+    if (i < text.size() && text[i] != '\n') { line += text[i]; continue; }
+    const auto first = line.find_first_not_of(" \t^");
+    if (first != std::string::npos) {
+      line = line.substr(first);
+      if (best.empty() || (line.find("line ") != std::string::npos && best.find("line ") == std::string::npos)) best = line;
+    }
+    line.clear();
+  }
+  return best.empty() ? "no output" : best;
+}
+
+}  // namespace
+
+std::string terminal_line(const std::string& output, double w, double h, int dpi) {
+  require(w > 0 && h > 0 && w <= 100 && h <= 100, "--width/--height must be in (0, 100] inches; fix: e.g. --width 3.5");
+  const std::string ext = lower_extension(output);
+  char line[320];
+  if (ext == ".pdf") {
+    std::snprintf(line, sizeof line, "set terminal pdfcairo enhanced color size %.3fin,%.3fin font 'serif,8' rounded", w, h);
+  } else if (ext == ".svg") {  // svg sizes are in points (72 per inch)
+    std::snprintf(line, sizeof line, "set terminal svg enhanced size %ld,%ld font 'serif,8' rounded background '#ffffff'",
+                  std::lround(w * 72), std::lround(h * 72));
+  } else if (ext == ".png") {  // pngcairo draws fonts and lines at 72 dpi: scale them to --dpi
+    require(dpi >= 30 && dpi <= 2400, "--dpi " + std::to_string(dpi) + " is out of range; fix: use 72..600, e.g. --dpi 300");
+    const double s = dpi / 72.0;
+    std::snprintf(line, sizeof line,
+                  "set terminal pngcairo enhanced size %ld,%ld font 'serif,8' fontscale %.4g linewidth %.4g "
+                  "pointscale %.4g rounded background '#ffffff'",
+                  std::lround(w * dpi), std::lround(h * dpi), s, s, s);
+  } else {
+    throw Error("-o '" + output + "' has no known figure extension; fix: end it in .pdf, .svg or .png");
+  }
+  return line;
+}
+
+std::string gnuplot_program() {
+  const char* env = std::getenv("GRADFLOW_GNUPLOT");
+  return env && *env ? env : "gnuplot";
+}
+
+RenderedFiles render_figure(const Figure& fig, const PlotOptions& o, const std::string& command_line) {
+  namespace fs = std::filesystem;
+  const double h = o.height > 0 ? o.height : o.width * fig.aspect;
+  const std::string terminal = terminal_line(o.output, o.width, h, o.dpi);
+  check_writable(o.output, "-o");
+  const fs::path out(o.output);
+  const std::string dir = out.parent_path().empty() ? "." : out.parent_path().string();
+  const std::string name = out.filename().string(), stem = out.stem().string();
+  RenderedFiles files{(fs::path(dir) / (stem + ".gp")).string(), (fs::path(dir) / (stem + ".dat")).string()};
+
+  std::string s;
+  s += "# " + stem + ".gp — written by gradflow " GRADFLOW_VERSION ": " + command_line + "\n";
+  s += "# Edit freely, then redraw with:  cd " + dir + " && gnuplot " + stem + ".gp\n";
+  s += "# Data: " + stem + ".dat (blocks separated by two blank lines; `index i` selects block i).\n";
+  s += "if (!exists(\"outfile\")) outfile = " + gp_quote(name) + "\n";
+  s += "data = " + gp_quote(stem + ".dat") + "\n";
+  s += terminal + "\nset output outfile\nset encoding utf8\n";
+  s += palette_commands();
+  s += base_style();
+  if (!o.title.empty()) s += "set title " + gp_quote(o.title) + " noenhanced\n";
+  s += fig.body;
+  s += "unset output\n";
+  write_file_atomic(files.data, fig.data);
+  write_file_atomic(files.script, s);
+  if (!o.render) return files;
+
+  const std::string prog = gnuplot_program();
+  const std::string tmp = name + ".tmp." + std::to_string(::getpid());
+  const Run r = run_in(dir, {prog, "-e", "outfile=" + gp_quote(tmp), stem + ".gp"});
+  const std::string tmp_path = (fs::path(dir) / tmp).string();
+  const std::string rerun = "script " + files.script + " and data " + files.data + " are written: redraw with `cd " +
+                            dir + " && gnuplot " + stem + ".gp`";
+  if (r.start_errno != 0) {
+    const bool set = std::getenv("GRADFLOW_GNUPLOT") && *std::getenv("GRADFLOW_GNUPLOT");
+    throw Error("cannot run gnuplot ('" + prog + "'" + (set ? " from GRADFLOW_GNUPLOT" : " on PATH") + ": " +
+                std::strerror(r.start_errno) + "); fix: install it (apt-get install gnuplot-nox)" +
+                (set ? " or point GRADFLOW_GNUPLOT at it" : " or set GRADFLOW_GNUPLOT to its path") + "; the " + rerun);
+  }
+  std::error_code ec;
+  const bool ok = WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0 && fs::file_size(tmp_path, ec) > 0 && !ec;
+  if (!ok) {
+    fs::remove(tmp_path, ec);
+    throw Error("gnuplot failed on " + files.script + ": " + first_error(r.output) +
+                "; fix: edit the script and rerun it, or report the command that wrote it");
+  }
+  fs::rename(tmp_path, o.output, ec);
+  if (ec) {
+    fs::remove(tmp_path, ec);
+    throw Error("cannot write '" + o.output + "': " + ec.message() + "; fix: check free space and permissions");
+  }
+  return files;
+}
+
+}  // namespace gradflow

@@ -1,0 +1,121 @@
+// inputs.cpp — see inputs.hpp.
+#include "gradflow/plot/inputs.hpp"
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "gradflow/error.hpp"
+
+namespace gradflow {
+namespace {
+
+std::string short_value(const PlotJson& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_boolean()) return v.get<bool>() ? "yes" : "no";
+  if (v.is_number_integer()) return std::to_string(v.get<long long>());
+  std::ostringstream s;
+  s << v.get<double>();
+  return s.str();
+}
+
+// Config fields worth a legend entry when they differ, with their short names.
+const std::pair<const char*, const char*> kLabelled[] = {
+    {"layers", "L="},       {"d_model", "d="},     {"heads", "h="},          {"d_ff", "d_ff="},
+    {"seq_len", "n="},      {"norm", ""},          {"activation", ""},       {"init", "init="},
+    {"init_scale", "×"},    {"residual_scale", "λ="}, {"causal", "causal="},
+    {"mode", ""},           {"seed", "seed="},
+};
+
+}  // namespace
+
+std::vector<PlotInput> load_inputs(const std::vector<std::string>& paths) {
+  std::vector<PlotInput> out;
+  for (const auto& p : paths) {
+    PlotInput in;
+    in.path = p;
+    in.stem = std::filesystem::path(p).stem().string();
+    std::ifstream f(p, std::ios::binary);
+    require(f.good(), "cannot open input '" + p + "'; fix: pass an existing report (.json) or Jacobian (.npy)");
+    const std::string ext = std::filesystem::path(p).extension().string();
+    if (ext == ".npy" || ext == ".NPY") {
+      in.kind = InputKind::Npy;
+      out.push_back(std::move(in));
+      continue;
+    }
+    try {
+      in.json = PlotJson::parse(f);
+    } catch (const std::exception&) {
+      throw Error("input '" + p + "' is not valid JSON; fix: pass a report written by gradflow analyze/compare/sweep --json");
+    }
+    if (in.json.is_object() && in.json.contains("groups") && in.json.contains("experiment")) {
+      in.kind = InputKind::Experiment;
+    } else if (in.json.is_object() && in.json.contains("layers") && in.json["layers"].is_array() &&
+               in.json.contains("config")) {
+      in.kind = InputKind::Analyze;
+      require(!in.json["layers"].empty(), "input '" + p + "' has no layers; fix: rerun gradflow analyze");
+    } else {
+      throw Error("input '" + p +
+                  "' is neither an analyze report (layers, config) nor a compare/sweep report (experiment, groups); "
+                  "fix: pass the --json output of gradflow analyze, compare or sweep");
+    }
+    out.push_back(std::move(in));
+  }
+  return out;
+}
+
+std::vector<std::string> report_labels(const std::vector<const PlotInput*>& reports) {
+  std::vector<std::string> labels;
+  for (const PlotInput* r : reports) labels.push_back(r->json["config"].value("placement", r->stem));
+  if (reports.size() < 2) return labels;
+  for (const auto& [key, prefix] : kLabelled) {
+    bool differs = false;
+    for (const PlotInput* r : reports) differs |= r->json["config"].value(key, PlotJson()) != reports[0]->json["config"].value(key, PlotJson());
+    if (!differs) continue;
+    for (size_t i = 0; i < reports.size(); ++i) {
+      const PlotJson v = reports[i]->json["config"].value(key, PlotJson());
+      if (!v.is_null()) labels[i] += ", " + std::string(prefix) + short_value(v);
+    }
+  }
+  bool unique = true;
+  for (size_t i = 0; i < labels.size(); ++i)
+    for (size_t j = i + 1; j < labels.size(); ++j) unique &= labels[i] != labels[j];
+  if (!unique)
+    for (size_t i = 0; i < labels.size(); ++i) labels[i] = reports[i]->stem;
+  return labels;
+}
+
+std::vector<std::string> group_labels(const PlotJson& e) {
+  const auto& groups = e["groups"];
+  bool depths = false, values = false;
+  for (const auto& g : groups) {
+    depths |= g.value("layers", PlotJson()) != groups[0].value("layers", PlotJson());
+    values |= g.value("value", PlotJson()) != groups[0].value("value", PlotJson());
+  }
+  std::vector<std::string> labels;
+  for (const auto& g : groups) {
+    std::string s = g.value("placement", std::string("?"));
+    if (depths) s += ", L=" + short_value(g.value("layers", PlotJson(0)));
+    if (values) s += ", " + g.value("param", std::string("value")) + "=" + short_value(g.value("value", PlotJson("")));
+    labels.push_back(s);
+  }
+  return labels;
+}
+
+double json_number(const PlotJson& j, const std::string& key) {
+  if (!j.is_object() || !j.contains(key) || !j[key].is_number()) return NAN;
+  return j[key].get<double>();
+}
+
+double json_number(const PlotJson& j, const std::string& key, const std::string& sub) {
+  if (!j.is_object() || !j.contains(key)) return NAN;
+  return json_number(j[key], sub);
+}
+
+std::pair<double, double> json_stat(const PlotJson& j, const std::string& key) {
+  if (!j.is_object() || !j.contains(key)) return {NAN, NAN};
+  return {json_number(j[key], "mean"), json_number(j[key], "std")};
+}
+
+}  // namespace gradflow

@@ -1,0 +1,17 @@
+// metric_labels.hpp — axis labels (gnuplot enhanced text, with the quantity's symbol) for the scalar metrics of
+// compare/sweep reports and for the swept parameters; shared by the sensitivity and claims kinds.
+#pragma once
+#include <string>
+
+namespace gradflow {
+
+// The label of a scalar metric ("summary.bottom_to_top_grad_ratio" -> "‖∂L/∂x_0‖ / ‖∂L/∂x_{L-1}‖"); "" when it
+// has none (then the metric's name is shown verbatim).
+std::string metric_label(const std::string& metric);
+// The label of a swept parameter ("init-scale" -> "init scale C"), or of depth ("layers").
+std::string param_label(const std::string& param);
+
+// The default metric of sensitivity and claims figures.
+inline const char* kDefaultMetric = "summary.bottom_to_top_grad_ratio";
+
+}  // namespace gradflow

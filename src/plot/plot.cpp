@@ -1,0 +1,50 @@
+// plot.cpp — `gradflow plot`'s library entry: the registry of figure kinds (name -> builder) and make_plot.
+#include <functional>
+#include <map>
+
+#include "gradflow/error.hpp"
+#include "gradflow/plot/kinds.hpp"
+
+namespace gradflow {
+namespace {
+
+using Builder = std::function<Figure(const std::vector<PlotInput>&, const PlotOptions&)>;
+
+const std::vector<std::pair<std::string, Builder>>& registry() {
+  static const std::vector<std::pair<std::string, Builder>> r = {
+      {"grad-by-depth", plot_grad_by_depth}, {"jacobian-norms", plot_jacobian_norms},
+      {"spectrum", plot_spectrum},           {"sensitivity", plot_sensitivity},
+      {"heatmap", plot_heatmap},             {"claims", plot_claims},
+  };
+  return r;
+}
+
+}  // namespace
+
+const std::vector<std::string>& plot_kinds() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v;
+    for (const auto& [name, b] : registry()) v.push_back(name);
+    return v;
+  }();
+  return names;
+}
+
+RenderedFiles make_plot(const PlotOptions& o, const std::string& command_line) {
+  const Builder* build = nullptr;
+  std::string known;
+  for (const auto& [name, b] : registry()) {
+    if (name == o.kind) build = &b;
+    known += (known.empty() ? "" : ", ") + name;
+  }
+  require(build != nullptr, "--kind '" + o.kind + "' is unknown; fix: use one of " + known);
+  require(o.logy == "auto" || o.logy == "on" || o.logy == "off", "--logy '" + o.logy + "' is unknown; fix: use auto, on or off");
+  require(!o.inputs.empty(), "no input files; fix: pass report .json files (or a Jacobian .npy for heatmap/spectrum)");
+  PlotOptions opts = o;
+  if (!(opts.width > 0)) opts.width = o.kind == "claims" ? 7.0 : 3.5;
+  const std::vector<PlotInput> inputs = load_inputs(opts.inputs);
+  const Figure fig = (*build)(inputs, opts);
+  return render_figure(fig, opts, command_line);
+}
+
+}  // namespace gradflow

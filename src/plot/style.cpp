@@ -1,0 +1,109 @@
+// style.cpp — see style.hpp. Palette: Okabe & Ito (2008), darkest first; markers alternate filled/open shapes
+// and dashes cycle, so series stay distinct in grey print.
+#include "gradflow/plot/style.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace gradflow {
+namespace {
+
+struct Style {
+  const char* colour;
+  int point;  // gnuplot point type: 7 ● 5 ■ 9 ▲ 13 ◆ 6 ○ 4 □ 8 △ 12 ◇
+  int dash;   // gnuplot dash type: 1 solid, 2 dashed, 3 dotted, 4 dash-dot
+};
+constexpr Style kPalette[kStyles] = {
+    {"#0072B2", 7, 1},  {"#D55E00", 5, 2},  {"#009E73", 9, 4},  {"#CC79A7", 13, 3},
+    {"#E69F00", 6, 1},  {"#56B4E9", 4, 2},  {"#000000", 8, 4},  {"#B8A000", 12, 3},  // Okabe–Ito yellow, darkened
+};
+
+std::string fmt_g(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+// Tic values in [lo, hi] at mantissas m·10^k.
+std::vector<double> mantissa_tics(double lo, double hi, const std::vector<double>& mantissas) {
+  std::vector<double> t;
+  for (int k = static_cast<int>(std::floor(std::log10(lo))) - 1; k <= static_cast<int>(std::ceil(std::log10(hi))); ++k)
+    for (double m : mantissas) {
+      const double v = m * std::pow(10.0, k);
+      if (v >= lo * (1 - 1e-12) && v <= hi * (1 + 1e-12)) t.push_back(v);
+    }
+  return t;
+}
+
+// Linear "nice" tics (1, 2, 2.5, 5 times a power of ten) across [lo, hi], about four of them.
+std::vector<double> linear_tics(double lo, double hi) {
+  const double raw = (hi - lo) / 4, p = std::pow(10.0, std::floor(std::log10(raw)));
+  double step = 10 * p;
+  for (double m : {1.0, 2.0, 2.5, 5.0})
+    if (m * p >= raw) { step = m * p; break; }
+  std::vector<double> t;
+  for (double v = std::ceil(lo / step) * step; v <= hi * (1 + 1e-12); v += step) t.push_back(v);
+  return t;
+}
+
+}  // namespace
+
+std::string palette_commands() {
+  std::string s;
+  char line[160];
+  for (int k = 0; k < kStyles; ++k) {
+    std::snprintf(line, sizeof line, "set linetype %d lc rgb '%s' lw 1.5 pt %d ps 0.55 dt %d\n", k + 1,
+                  kPalette[k].colour, kPalette[k].point, kPalette[k].dash);
+    s += line;
+  }
+  std::snprintf(line, sizeof line, "set linetype cycle %d\n", kStyles);
+  return s + line;
+}
+
+std::string base_style() {
+  return "set border 3 lw 0.8\nset tics nomirror out scale 0.6\nset key samplen 2.5 spacing 1.1 opaque\n";
+}
+
+std::string gp_quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) {
+    if (c == '\'') q += "''";
+    else if (c == '\n' || c == '\r') q += ' ';
+    else q += c;
+  }
+  return q + "'";
+}
+
+std::string gp_num(double v) {
+  if (!std::isfinite(v)) return "NaN";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+bool spans_decades(double lo, double hi) { return lo > 0 && hi > 0 && hi / lo > 10; }
+
+std::string log_axis(const std::string& axis, double lo, double hi) {
+  if (!(lo > 0) || !(hi > 0)) return "set logscale " + axis + "\n";
+  if (hi < lo * 1.02) lo /= 1.1, hi *= 1.1;  // (nearly) constant values: show a small window around them
+  const double l0 = std::log10(lo), l1 = std::log10(hi), pad = std::max(0.04 * (l1 - l0), 0.01);
+  const double rlo = std::pow(10.0, l0 - pad), rhi = std::pow(10.0, l1 + pad);
+  std::string s = "set logscale " + axis + "\nset " + axis + "range [" + gp_num(rlo) + ":" + gp_num(rhi) + "]\n";
+  if (l1 - l0 >= 2) {
+    s += "set m" + axis + "tics 10\n";
+    if (l1 - l0 > 3) s += "set format " + axis + " '10^{%L}'\n";
+    return s;
+  }
+  std::vector<double> tics;
+  for (const auto& m : std::vector<std::vector<double>>{{1}, {1, 2, 5}, {1, 1.5, 2, 3, 5, 7}, {1, 2, 3, 4, 5, 6, 7, 8, 9}}) {
+    tics = mantissa_tics(rlo, rhi, m);
+    if (tics.size() >= 3) break;
+  }
+  if (tics.size() < 3) tics = linear_tics(rlo, rhi);
+  s += "set " + axis + "tics (";
+  for (size_t i = 0; i < tics.size(); ++i) s += (i ? ", " : "") + gp_quote(fmt_g(tics[i])) + " " + gp_num(tics[i]);
+  return s + ")\nunset m" + axis + "tics\n";
+}
+
+}  // namespace gradflow

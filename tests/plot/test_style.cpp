@@ -1,0 +1,44 @@
+// test_style.cpp — quoting, readable log-axis tics and legend placement.
+#include <catch2/catch.hpp>
+
+#include "gradflow/plot/series.hpp"
+#include "gradflow/plot/style.hpp"
+
+using namespace gradflow;
+
+TEST_CASE("gnuplot strings and numbers round-trip") {
+  REQUIRE(gp_quote("it's") == "'it''s'");
+  REQUIRE(gp_quote("a\nb") == "'a b'");
+  REQUIRE(gp_num(0.1) == "0.10000000000000001");
+  REQUIRE(gp_num(NAN) == "NaN");
+}
+
+TEST_CASE("log axes: decade tics over many decades, explicit tics over a narrow range") {
+  REQUIRE(spans_decades(0.01, 1));
+  REQUIRE_FALSE(spans_decades(0.5, 2));
+  const std::string wide = log_axis("y", 1e-6, 10);
+  REQUIRE(wide.find("set logscale y") == 0);
+  REQUIRE(wide.find("set format y '10^{%L}'") != std::string::npos);
+  const std::string narrow = log_axis("y", 0.3, 4);
+  REQUIRE(narrow.find("set ytics ('0.5' 0.5, '1' 1, '2' 2)") != std::string::npos);
+  const std::string flat = log_axis("y", 28, 31);  // under a factor 1.2: linear nice tics
+  REQUIRE(flat.find("set ytics (") != std::string::npos);
+  REQUIRE(flat.find("'30' 30") != std::string::npos);
+}
+
+namespace {
+Series line(std::vector<double> x, std::vector<double> y) {
+  Series s;
+  s.x = std::move(x);
+  s.y = std::move(y);
+  return s;
+}
+}  // namespace
+
+TEST_CASE("the legend goes where the data are not") {
+  REQUIRE(emptiest_corner({line({0, 1, 2, 3}, {1, 2, 3, 4})}, false, false) == "top left");
+  REQUIRE(emptiest_corner({line({0, 1, 2, 3}, {4, 3, 2, 1})}, false, false) == "top right");
+  REQUIRE(emptiest_corner({line({0, 1, 2, 3}, {4, 4, 4, 4}), line({0, 1, 2, 3}, {1, 1, 1, 1})}, false, false).find("outside") == 0);
+  // on a log axis 1, 10, 100, 1000 is a straight rising line
+  REQUIRE(emptiest_corner({line({0, 1, 2, 3}, {1, 10, 100, 1000})}, false, true) == "top left");
+}
