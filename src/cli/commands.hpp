@@ -7,6 +7,9 @@ namespace gradflow::cli {
 void setup_analyze(CLI::App& app);
 void setup_jacobian(CLI::App& app);
 void setup_placements(CLI::App& app);
+void setup_compare(CLI::App& app);
+void setup_sweep(CLI::App& app);
+void setup_run(CLI::App& app);
 void setup_plot(CLI::App& app);
 
 }  // namespace gradflow::cli

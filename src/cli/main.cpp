@@ -13,6 +13,9 @@ int main(int argc, char** argv) {
   gradflow::cli::setup_analyze(app);
   gradflow::cli::setup_jacobian(app);
   gradflow::cli::setup_placements(app);
+  gradflow::cli::setup_compare(app);
+  gradflow::cli::setup_sweep(app);
+  gradflow::cli::setup_run(app);
   gradflow::cli::setup_plot(app);
   try {
     app.parse(argc, argv);

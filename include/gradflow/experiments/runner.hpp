@@ -1,0 +1,33 @@
+// runner.hpp — runs the configurations of an experiment, in parallel over configurations (OpenMP), and
+// returns their analyze reports in plan order. Every configuration is deterministic and the engine inside it
+// runs single-threaded, so the reports do not depend on --threads. With a resume directory, each finished
+// configuration is written there atomically (DIR/<Configuration::file_name()>, {"configuration": expected_config,
+// "report": analyze report}) and a restarted run loads the files it finds (after checking "configuration" against
+// the plan) instead of recomputing them.
+#pragma once
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "gradflow/experiments/plan.hpp"
+
+namespace gradflow {
+
+struct RunnerOptions {
+  int threads = 0;         // --threads: configurations run at once (0: every core OpenMP sees)
+  std::string resume_dir;  // --resume DIR ("": results kept in memory only)
+  bool progress = true;    // one line per finished configuration on stderr
+};
+
+struct RunnerStats {
+  int total = 0, resumed = 0, computed = 0;
+};
+
+std::vector<nlohmann::ordered_json> run_configurations(const std::vector<Configuration>& configs,
+                                                       const RunnerOptions& opts, RunnerStats* stats = nullptr);
+
+// config_to_json of `rc`'s model and options: what a resumed file must have been computed with.
+nlohmann::ordered_json expected_config(const RunConfig& rc);
+
+}  // namespace gradflow

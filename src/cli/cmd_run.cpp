@@ -1,0 +1,84 @@
+// cmd_run.cpp — `gradflow run SPEC.json... [--reduced] [--out-dir DIR]`: runs saved compare/sweep experiments
+// (include/gradflow/experiments/spec.hpp) through the very same command-line parser, so every flag works in a
+// spec; the report records the spec and the file it came from. --reduced applies the spec's "reduced" overrides
+// (a seconds-long smoke run, used by the tests).
+#include <filesystem>
+
+#include "cli/commands.hpp"
+#include "gradflow/error.hpp"
+#include "gradflow/experiments/spec.hpp"
+
+namespace gradflow::cli {
+namespace {
+namespace fs = std::filesystem;
+using Json = nlohmann::ordered_json;
+
+struct RunOptions {
+  std::vector<std::string> specs;
+  bool reduced = false, quiet = false;
+  std::string out_dir, json, csv, resume;
+  int threads = -1;
+};
+
+void run_one(const std::string& path, const RunOptions& o, bool many) {
+  Json spec = load_spec(path);
+  if (o.reduced && spec.contains("reduced")) {
+    for (const auto& [k, v] : spec["reduced"].items()) spec["options"][k] = v;
+    spec.erase("reduced");
+  }
+  Json& opts = spec["options"];
+  const std::string stem = fs::path(path).stem().string();
+  if (!o.out_dir.empty()) {
+    opts["json"] = (fs::path(o.out_dir) / (stem + ".json")).string();
+    opts["csv"] = (fs::path(o.out_dir) / (stem + ".csv")).string();
+  }
+  if (!o.json.empty()) opts["json"] = o.json;
+  if (!o.csv.empty()) opts["csv"] = o.csv;
+  if (!o.resume.empty()) opts["resume"] = many ? (fs::path(o.resume) / stem).string() : o.resume;
+  if (o.threads >= 0) opts["threads"] = o.threads;
+  if (o.quiet) opts["quiet"] = true;
+  opts["spec-file"] = path;
+  const std::vector<std::string> words = spec_to_args(spec, false);
+  CLI::App app;
+  setup_compare(app);
+  setup_sweep(app);
+  app.require_subcommand(1);
+  std::vector<std::string> reversed(words.rbegin(), words.rend());
+  try {
+    app.parse(reversed);
+  } catch (const CLI::ParseError& e) {
+    throw Error("spec '" + path + "': " + e.what() + "; fix: correct its \"options\" (flags of `gradflow " +
+                spec["command"].get<std::string>() + " --help`, without dashes)");
+  }
+}
+
+void run_run(const RunOptions& o) {
+  const bool many = o.specs.size() > 1;
+  require(!many || (o.json.empty() && o.csv.empty()),
+          "--json/--csv name one file but " + std::to_string(o.specs.size()) + " specs were given; fix: use --out-dir DIR");
+  if (!o.out_dir.empty()) {
+    std::error_code ec;
+    fs::create_directories(o.out_dir, ec);
+    require(!ec, "--out-dir '" + o.out_dir + "' cannot be created: " + ec.message() + "; fix: choose a writable path");
+  }
+  for (const auto& s : o.specs) load_spec(s);  // every spec checked before the first one runs
+  for (const auto& s : o.specs) run_one(s, o, many);
+}
+
+}  // namespace
+
+void setup_run(CLI::App& app) {
+  auto opts = std::make_shared<RunOptions>();
+  auto* sub = app.add_subcommand("run", "run saved compare/sweep specs (examples/claims/*.json)");
+  sub->add_option("specs", opts->specs, "spec files")->required()->check(CLI::ExistingFile);
+  sub->add_flag("--reduced", opts->reduced, "apply each spec's \"reduced\" overrides (a seconds-long smoke run)");
+  sub->add_option("--out-dir", opts->out_dir, "write DIR/<spec name>.json and .csv");
+  sub->add_option("--json", opts->json, "write the report here (one spec only)");
+  sub->add_option("--csv", opts->csv, "write the long-format CSV here (one spec only)");
+  sub->add_option("--resume", opts->resume, "keep finished configurations in DIR (DIR/<spec name> for several specs)");
+  sub->add_option("--threads", opts->threads, "configurations run at once (default: the spec's, else all cores)");
+  sub->add_flag("-q,--quiet", opts->quiet, "no tables, no progress");
+  sub->callback([opts] { run_run(*opts); });
+}
+
+}  // namespace gradflow::cli

@@ -1,0 +1,76 @@
+// plan.cpp — see plan.hpp.
+#include "gradflow/experiments/plan.hpp"
+
+#include <cctype>
+
+#include "gradflow/error.hpp"
+
+namespace gradflow {
+namespace {
+
+// Keeps [A-Za-z0-9._=-]; anything else becomes '-' (file names stay portable).
+std::string safe(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    const bool ok = std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '=' || c == '-';
+    out += ok ? c : '-';
+  }
+  return out;
+}
+
+}  // namespace
+
+uint64_t repetition_seed(uint64_t base_seed, int repetition) { return base_seed + static_cast<uint64_t>(repetition); }
+
+std::string Configuration::file_name() const {
+  std::string name = safe(placement) + "_L" + std::to_string(depth);
+  if (!value.empty()) name += "_" + safe(value);
+  return name + "_s" + std::to_string(repetition) + ".json";
+}
+
+std::vector<std::string> split_list(const std::string& text, const std::string& option) {
+  std::vector<std::string> out;
+  std::string item;
+  for (size_t i = 0; i <= text.size(); ++i) {
+    if (i == text.size() || text[i] == ',') {
+      const auto b = item.find_first_not_of(" \t"), e = item.find_last_not_of(" \t");
+      require(b != std::string::npos, option + " '" + text + "' has an empty item; fix: e.g. " + option + " a,b,c");
+      out.push_back(item.substr(b, e - b + 1));
+      item.clear();
+    } else {
+      item += text[i];
+    }
+  }
+  return out;
+}
+
+std::vector<Configuration> plan_configurations(const PlanAxes& axes, const MakePoint& make) {
+  require(!axes.placements.empty(), "no placement given; fix: e.g. --placements post,pre");
+  require(!axes.depths.empty(), "no depth given; fix: e.g. --layers 6,12,24");
+  require(axes.seeds >= 1, "--seeds must be at least 1 (got " + std::to_string(axes.seeds) + "); fix: e.g. --seeds 5");
+  require(axes.param.empty() || !axes.values.empty(), "--param " + axes.param + " without --values; fix: e.g. --values 1,0.5");
+  const std::vector<std::string> values = axes.param.empty() ? std::vector<std::string>{""} : axes.values;
+  std::vector<Configuration> out;
+  int group = 0;
+  for (const auto& p : axes.placements)
+    for (Index depth : axes.depths)
+      for (const auto& v : values) {
+        const PointConfig point = make(p, depth, v);
+        for (int r = 0; r < axes.seeds; ++r) {
+          Configuration c;
+          c.placement = p;
+          c.depth = point.rc.model.layers;
+          c.value = v;
+          c.x = point.x;
+          c.group = group;
+          c.repetition = r;
+          c.rc = point.rc;
+          c.rc.init.seed = repetition_seed(axes.base_seed, r);
+          out.push_back(std::move(c));
+        }
+        ++group;
+      }
+  return out;
+}
+
+}  // namespace gradflow

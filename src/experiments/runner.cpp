@@ -1,0 +1,120 @@
+// runner.cpp — see runner.hpp. Parallel over configurations with `omp parallel for schedule(dynamic, 1)`;
+// each worker sets its own OpenMP team size to 1 so the engine's loops and OpenBLAS (OpenMP build) run serially
+// inside it: identical numbers whatever the thread count, and no oversubscription of the cores.
+#include "gradflow/experiments/runner.hpp"
+
+#include <omp.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "gradflow/error.hpp"
+#include "gradflow/model/model.hpp"
+#include "gradflow/report/atomic_file.hpp"
+#include "gradflow/report/config_json.hpp"
+
+namespace gradflow {
+namespace fs = std::filesystem;
+using Json = nlohmann::ordered_json;
+
+namespace {
+
+// Prepares DIR: creates it, removes the temporary files a killed run may have left (NAME.json.tmp.PID).
+void prepare_dir(const std::string& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  require(!ec && fs::is_directory(dir), "--resume '" + dir + "' cannot be created: " + ec.message() +
+                                            "; fix: choose a writable directory");
+  for (const auto& e : fs::directory_iterator(dir)) {
+    const std::string name = e.path().filename().string();
+    if (name.find(".json.tmp.") != std::string::npos) fs::remove(e.path(), ec);
+  }
+}
+
+// Loads a finished configuration, or returns null when there is none.
+Json load_finished(const std::string& path, const RunConfig& rc) {
+  if (!fs::exists(path)) return Json();
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  Json j;
+  try {
+    j = Json::parse(ss.str());
+  } catch (const std::exception&) {
+    throw Error("--resume: '" + path + "' is not a gradflow report; fix: delete it, or use a new --resume directory");
+  }
+  require(j.is_object() && j.contains("configuration") && j.contains("report"),
+          "--resume: '" + path + "' is not a gradflow configuration result; fix: delete it, or use a new --resume directory");
+  require(j["configuration"] == expected_config(rc),
+          "--resume: '" + path + "' was computed with other options than this run's; fix: use a new --resume " +
+              "directory for a changed experiment (or delete the old one)");
+  return j["report"];
+}
+
+}  // namespace
+
+Json expected_config(const RunConfig& rc) {
+  Model model(rc.model);
+  return config_to_json(model, rc.init, rc.analysis);
+}
+
+std::vector<Json> run_configurations(const std::vector<Configuration>& configs, const RunnerOptions& opts,
+                                     RunnerStats* stats) {
+  const int n = static_cast<int>(configs.size());
+  std::vector<Json> out(configs.size());
+  std::vector<int> todo;
+  const bool resume = !opts.resume_dir.empty();
+  if (resume) prepare_dir(opts.resume_dir);
+  for (int i = 0; i < n; ++i) {
+    if (resume) out[i] = load_finished((fs::path(opts.resume_dir) / configs[i].file_name()).string(), configs[i].rc);
+    if (out[i].is_null()) todo.push_back(i);
+  }
+  const int resumed = n - static_cast<int>(todo.size());
+  if (opts.progress && resume)
+    std::cerr << "gradflow: " << resumed << " of " << n << " configurations already done in " << opts.resume_dir
+              << "\n";
+  const int threads = opts.threads > 0 ? opts.threads : omp_get_max_threads();
+  std::vector<std::string> errors(configs.size());
+  std::vector<int> error_code(configs.size(), 0);
+  int finished = 0;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+  for (int t = 0; t < static_cast<int>(todo.size()); ++t) {
+    const int i = todo[static_cast<size_t>(t)];
+    omp_set_num_threads(1);  // the engine inside runs serially (see the file comment)
+    try {
+      RunConfig rc = configs[i].rc;
+      rc.analysis.progress = false;
+      Json report = analyze(rc);
+      if (resume) {  // the configuration as planned (to check it on resume) and its report
+        const Json saved{{"configuration", expected_config(configs[i].rc)}, {"report", report}};
+        write_file_atomic((fs::path(opts.resume_dir) / configs[i].file_name()).string(), saved.dump(1) + "\n");
+      }
+      out[i] = std::move(report);
+    } catch (const Error& e) {
+      errors[i] = e.what();
+      error_code[i] = static_cast<int>(e.kind()) + 1;
+    } catch (const std::exception& e) {
+      errors[i] = e.what();
+      error_code[i] = static_cast<int>(ErrorKind::Internal) + 1;
+    }
+#pragma omp critical(gradflow_runner_progress)
+    {
+      ++finished;
+      if (opts.progress)
+        std::cerr << "gradflow: [" << finished << "/" << todo.size() << "] " << configs[i].file_name().substr(
+                         0, configs[i].file_name().size() - 5) << (errors[i].empty() ? "" : " FAILED") << "\n";
+    }
+  }
+  for (int i = 0; i < n; ++i)
+    if (error_code[i])
+      throw Error("configuration " + configs[i].file_name().substr(0, configs[i].file_name().size() - 5) + ": " +
+                      errors[i],
+                  static_cast<ErrorKind>(error_code[i] - 1));
+  if (stats) *stats = RunnerStats{n, resumed, static_cast<int>(todo.size())};
+  return out;
+}
+
+}  // namespace gradflow

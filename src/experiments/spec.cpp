@@ -1,0 +1,82 @@
+// spec.cpp — see spec.hpp.
+#include "gradflow/experiments/spec.hpp"
+
+#include <fstream>
+#include <sstream>
+
+#include "gradflow/error.hpp"
+
+namespace gradflow {
+using Json = nlohmann::ordered_json;
+
+std::string spec_value_text(const Json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_number_integer() || v.is_number_unsigned()) return v.dump();
+  if (v.is_number_float()) return v.dump();  // shortest text that reads back the same double
+  if (v.is_array()) {
+    std::string out;
+    for (const auto& item : v) out += (out.empty() ? "" : ",") + spec_value_text(item);
+    return out;
+  }
+  throw Error("spec option value " + v.dump() + " is not a string, number or list; fix: write it as on the "
+              "command line, e.g. \"layers\": \"6,12,24\"");
+}
+
+void check_spec(const Json& spec, const std::string& where) {
+  require(spec.is_object(), where + ": a spec is a JSON object; fix: see examples/claims/*.json");
+  require(spec.contains("gradflow_spec") && spec["gradflow_spec"] == kSpecVersion,
+          where + ": \"gradflow_spec\" must be " + std::to_string(kSpecVersion) + "; fix: add \"gradflow_spec\": 1");
+  require(spec.contains("command") && spec["command"].is_string() &&
+              (spec["command"] == "compare" || spec["command"] == "sweep"),
+          where + ": \"command\" must be \"compare\" or \"sweep\"; fix: e.g. \"command\": \"compare\"");
+  for (const char* key : {"options", "reduced"}) {
+    if (!spec.contains(key)) continue;
+    require(spec[key].is_object(), where + ": \"" + key + "\" must be an object of flags; fix: e.g. {\"layers\": \"6,12\"}");
+    for (const auto& [k, v] : spec[key].items()) {
+      require(!k.empty() && k[0] != '-', where + ": option \"" + k + "\" in \"" + key +
+                                             "\" has dashes; fix: write flags without them, e.g. \"d-model\"");
+      require(!v.is_null() && !v.is_object(), where + ": option \"" + k + "\" must be a string, number, list or "
+                                                       "boolean; fix: write it as on the command line");
+    }
+  }
+  for (const auto& [k, v] : spec.items())
+    require(k == "gradflow_spec" || k == "command" || k == "options" || k == "reduced" || k == "claim" ||
+                k == "description" || k == "notes",
+            where + ": unknown key \"" + k + "\"; fix: use gradflow_spec, command, options, reduced, claim, "
+                    "description or notes");
+}
+
+Json load_spec(const std::string& path) {
+  std::ifstream in(path);
+  require(in.good(), "spec '" + path + "' cannot be read; fix: give an existing JSON file, e.g. examples/claims/c5.json");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  Json spec;
+  try {
+    spec = Json::parse(ss.str());
+  } catch (const std::exception& e) {
+    throw Error("spec '" + path + "' is not valid JSON (" + std::string(e.what()) + "); fix: correct the file");
+  }
+  // a compare/sweep report carries the spec that produced it: running the report reruns that spec
+  if (spec.is_object() && spec.contains("groups") && spec.contains("spec")) spec = Json(spec["spec"]);
+  check_spec(spec, "spec '" + path + "'");
+  return spec;
+}
+
+std::vector<std::string> spec_to_args(const Json& spec, bool reduced) {
+  Json options = spec.value("options", Json::object());
+  if (reduced && spec.contains("reduced"))
+    for (const auto& [k, v] : spec["reduced"].items()) options[k] = v;
+  std::vector<std::string> args{spec["command"].get<std::string>()};
+  for (const auto& [k, v] : options.items()) {
+    if (v.is_boolean()) {
+      if (v.get<bool>()) args.push_back("--" + k);
+      continue;
+    }
+    args.push_back("--" + k);
+    args.push_back(spec_value_text(v));
+  }
+  return args;
+}
+
+}  // namespace gradflow

@@ -1,0 +1,88 @@
+// test_plan_spec.cpp — the plan's order and seed rule, list parsing, spec files and their command words.
+#include <catch2/catch.hpp>
+#include <set>
+
+#include "gradflow/experiments/plan.hpp"
+#include "gradflow/experiments/spec.hpp"
+#include "io/temp_dir.hpp"
+
+using namespace gradflow;
+using Json = nlohmann::ordered_json;
+
+namespace {
+PointConfig point(const std::string& p, Index depth, const std::string& value) {
+  PointConfig pc;
+  pc.rc.model.placement = p;
+  pc.rc.model.layers = value.empty() ? depth : std::stoi(value);
+  pc.x = static_cast<double>(pc.rc.model.layers);
+  return pc;
+}
+}  // namespace
+
+TEST_CASE("plan: placement-major groups, repetitions innermost, seed = base + r, unique file names") {
+  PlanAxes axes;
+  axes.placements = {"post", "pre"};
+  axes.depths = {2, 4};
+  axes.seeds = 3;
+  axes.base_seed = 10;
+  const auto c = plan_configurations(axes, point);
+  REQUIRE(c.size() == 12);
+  REQUIRE(c[0].placement == "post");
+  REQUIRE(c[0].depth == 2);
+  REQUIRE(c[3].depth == 4);
+  REQUIRE(c[6].placement == "pre");
+  REQUIRE(c[5].group == 1);
+  for (const auto& k : c) REQUIRE(k.rc.init.seed == repetition_seed(10, k.repetition));
+  REQUIRE(repetition_seed(10, 2) == 12);
+  std::set<std::string> names;
+  for (const auto& k : c) names.insert(k.file_name());
+  REQUIRE(names.size() == c.size());
+  REQUIRE(c[4].file_name() == "post_L4_s1.json");
+}
+
+TEST_CASE("plan: a swept layers value sets the depth; bad axes are refused") {
+  PlanAxes axes;
+  axes.placements = {"post"};
+  axes.depths = {6};
+  axes.param = "layers";
+  axes.values = {"2", "8"};
+  axes.seeds = 1;
+  const auto c = plan_configurations(axes, point);
+  REQUIRE(c.size() == 2);
+  REQUIRE(c[1].depth == 8);
+  REQUIRE(c[1].file_name() == "post_L8_8_s0.json");
+  axes.seeds = 0;
+  REQUIRE(test::error_of([&] { plan_configurations(axes, point); }).find("--seeds") != std::string::npos);
+}
+
+TEST_CASE("split_list trims items and refuses empty ones") {
+  REQUIRE(split_list("post, pre ,sandwich", "--placements") == std::vector<std::string>{"post", "pre", "sandwich"});
+  REQUIRE(test::error_of([] { split_list("6,,12", "--layers"); }).find("--layers") != std::string::npos);
+}
+
+TEST_CASE("spec_to_args: strings, numbers, lists, flags; reduced overrides") {
+  const Json spec = Json::parse(R"({"gradflow_spec": 1, "command": "compare",
+      "options": {"placements": "post,pre", "layers": [6, 12], "seeds": 5, "init-scale": 0.5,
+                  "gradients-only": true, "causal": false},
+      "reduced": {"layers": "2", "seeds": 2}})");
+  check_spec(spec, "t");
+  REQUIRE(spec_to_args(spec, false) == std::vector<std::string>{"compare", "--placements", "post,pre", "--layers",
+                                                                 "6,12", "--seeds", "5", "--init-scale", "0.5",
+                                                                 "--gradients-only"});
+  const auto r = spec_to_args(spec, true);
+  REQUIRE(r[4] == "2");
+  REQUIRE(r[6] == "2");
+}
+
+TEST_CASE("load_spec names the file and the fix") {
+  test::TempDir dir;
+  test::write_bytes(dir.file("a.json"), R"({"gradflow_spec": 1, "command": "train"})");
+  REQUIRE(test::error_of([&] { load_spec(dir.file("a.json")); }).find("\"command\"") != std::string::npos);
+  test::write_bytes(dir.file("b.json"), R"({"gradflow_spec": 1, "command": "sweep", "options": {"--layers": 2}})");
+  REQUIRE(test::error_of([&] { load_spec(dir.file("b.json")); }).find("dashes") != std::string::npos);
+  test::write_bytes(dir.file("c.json"), "{not json");
+  REQUIRE(test::error_of([&] { load_spec(dir.file("c.json")); }).find("not valid JSON") != std::string::npos);
+  test::write_bytes(dir.file("d.json"), R"({"gradflow_spec": 1, "command": "sweep", "option": {}})");
+  REQUIRE(test::error_of([&] { load_spec(dir.file("d.json")); }).find("unknown key") != std::string::npos);
+  REQUIRE(test::error_of([&] { load_spec(dir.file("missing.json")); }).find("fix") != std::string::npos);
+}

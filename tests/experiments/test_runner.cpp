@@ -1,0 +1,94 @@
+// test_runner.cpp — real (tiny) configurations: results independent of the thread count, repetition 0 equal to a
+// plain analyze, and --resume reusing finished files, refusing files made with other options, cleaning debris.
+#include <catch2/catch.hpp>
+#include <filesystem>
+
+#include "gradflow/experiments/runner.hpp"
+#include "io/temp_dir.hpp"
+
+using namespace gradflow;
+using Json = nlohmann::ordered_json;
+
+namespace {
+
+std::vector<Configuration> tiny_plan(uint64_t base_seed = 0) {
+  PlanAxes axes;
+  axes.placements = {"post", "pre"};
+  axes.depths = {2, 3};
+  axes.seeds = 2;
+  axes.base_seed = base_seed;
+  return plan_configurations(axes, [](const std::string& p, Index d, const std::string&) {
+    PointConfig pc;
+    pc.rc.model.placement = p;
+    pc.rc.model.layers = d;
+    pc.rc.model.d_model = 8;
+    pc.rc.model.heads = 2;
+    pc.rc.analysis.seq_len = 3;
+    pc.rc.analysis.progress = false;
+    pc.x = double(d);
+    return pc;
+  });
+}
+
+// The report without its timings (elapsed_seconds, timing_seconds, ...), which differ from run to run.
+std::string without_timing(Json j) {
+  std::vector<std::string> timing;
+  for (const auto& [k, v] : j.items())
+    if (k.find("seconds") != std::string::npos || k.find("time") != std::string::npos) timing.push_back(k);
+  for (const auto& k : timing) j.erase(k);
+  return j.dump();
+}
+
+}  // namespace
+
+TEST_CASE("runner: identical reports with 1 and 2 threads; repetition 0 is a plain analyze") {
+  const auto plan = tiny_plan(5);
+  RunnerOptions one, two;
+  one.threads = 1;
+  two.threads = 2;
+  one.progress = two.progress = false;
+  const auto a = run_configurations(plan, one), b = run_configurations(plan, two);
+  REQUIRE(a.size() == plan.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    INFO(plan[i].file_name());
+    REQUIRE(without_timing(a[i]) == without_timing(b[i]));
+    REQUIRE(a[i]["config"]["seed"] == 5 + plan[i].repetition);
+  }
+  RunConfig rc = plan[0].rc;
+  rc.init.seed = 5;
+  REQUIRE(without_timing(analyze(rc)) == without_timing(a[0]));
+}
+
+TEST_CASE("runner: --resume reuses finished files bit for bit and skips them") {
+  test::TempDir dir;
+  const auto plan = tiny_plan();
+  RunnerOptions o;
+  o.resume_dir = dir.path() + "/r";
+  o.progress = false;
+  RunnerStats s1, s2;
+  const auto first = run_configurations(plan, o, &s1);
+  REQUIRE(s1.computed == static_cast<int>(plan.size()));
+  // a killed run leaves a temporary file and misses some results: the rerun cleans and recomputes only those
+  std::filesystem::remove(o.resume_dir + "/" + plan[1].file_name());
+  test::write_bytes(o.resume_dir + "/" + plan[2].file_name() + ".tmp.999", "{\"partial");
+  const auto second = run_configurations(plan, o, &s2);
+  REQUIRE(s2.resumed == static_cast<int>(plan.size()) - 1);
+  REQUIRE(s2.computed == 1);
+  REQUIRE(!std::filesystem::exists(o.resume_dir + "/" + plan[2].file_name() + ".tmp.999"));
+  for (size_t i = 0; i < plan.size(); ++i) REQUIRE(without_timing(first[i]) == without_timing(second[i]));
+  for (size_t i = 0; i < plan.size(); ++i)
+    if (i != 1) REQUIRE(first[i]["elapsed_seconds"] == second[i]["elapsed_seconds"]);  // loaded, not recomputed
+}
+
+TEST_CASE("runner: --resume refuses results computed with other options") {
+  test::TempDir dir;
+  RunnerOptions o;
+  o.resume_dir = dir.path();
+  o.progress = false;
+  run_configurations(tiny_plan(0), o);
+  auto other = tiny_plan(0);
+  for (auto& c : other) c.rc.model.residual_scale = 0.5;
+  REQUIRE(test::error_of([&] { run_configurations(other, o); }).find("other options") != std::string::npos);
+  test::write_bytes(dir.file(other[0].file_name()), "garbage");
+  REQUIRE(test::error_of([&] { run_configurations(tiny_plan(0), o); }).find("delete it") != std::string::npos);
+}
