@@ -6,6 +6,7 @@
 
 #include "gradflow/analysis/analysis.hpp"
 #include "gradflow/analysis/context.hpp"
+#include "gradflow/analysis/run_inputs.hpp"
 #include "gradflow/error.hpp"
 #include "gradflow/matrix_free/mode.hpp"
 #include "gradflow/model/init.hpp"
@@ -32,9 +33,7 @@ nlohmann::ordered_json analyze(const RunConfig& rc) {
   rc.model.validate();
   check_explicit_memory(rc);
   Model model(rc.model);
-  initialize(model, rc.init);
-  const Mat x0 = random_normal(rc.init.seed, "input", rc.analysis.seq_len, rc.model.d_model);
-  profile_initialization(model, x0);  // Admin's ω (data-dependent init); no-op otherwise
+  const RunInputs in = prepare_run(rc, model);  // --weights/--input/--cotangent, or --init and seeded draws
   const ModeChoice mode = choose_mode(rc.model, rc.analysis);
   AnalysisOptions opts = rc.analysis;
   apply_mode(mode, opts);
@@ -42,13 +41,16 @@ nlohmann::ordered_json analyze(const RunConfig& rc) {
   if (opts.spectrum && !opts.jacobians && opts.progress)
     std::fprintf(stderr, "gradflow: note: --spectrum skipped: %s\n", mode.reason.c_str());
   const auto t1 = std::chrono::steady_clock::now();
-  AnalysisContext ctx(model, x0, opts, nullptr, rc.init.seed);
+  AnalysisContext ctx(model, in.x0, opts, in.cotangent_or_null(), rc.init.seed);
   const auto t2 = std::chrono::steady_clock::now();
   Json body = run_analyses(ctx);
   const auto t3 = std::chrono::steady_clock::now();
   Json report;
   report["config"] = config_to_json(model, rc.init, opts);
   add_mode_to_config(mode, opts, report["config"]);
+  for (const auto& [key, path] : {std::pair<const char*, const std::string&>{"weights", rc.weights},
+                                  {"input", rc.input}, {"cotangent", rc.cotangent}})
+    if (!path.empty()) report["config"][key] = path;
   for (auto& [k, v] : body.items()) report[k] = v;
   report["elapsed_seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const auto secs = [](auto a, auto b) { return std::chrono::duration<double>(b - a).count(); };

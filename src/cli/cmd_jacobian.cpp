@@ -3,6 +3,7 @@
 #include "cli/commands.hpp"
 #include "cli/model_options.hpp"
 #include "gradflow/analysis/context.hpp"
+#include "gradflow/analysis/run_inputs.hpp"
 #include "gradflow/error.hpp"
 #include "gradflow/io/csv.hpp"
 #include "gradflow/io/npy.hpp"
@@ -26,10 +27,8 @@ void run_jacobian(const JacobianOptions& o) {
   require(format == "npy" || format == "csv", "--format '" + format + "' is unknown; fix: use --format npy or csv");
   check_writable(o.out, "--out");
   Model model(rc.model);
-  initialize(model, rc.init);
-  const Mat x0 = random_normal(rc.init.seed, "input", rc.analysis.seq_len, rc.model.d_model);
-  profile_initialization(model, x0);  // Admin's ω (data-dependent init); no-op otherwise
-  AnalysisContext ctx(model, x0, rc.analysis, nullptr, rc.init.seed);
+  const RunInputs in = prepare_run(rc, model);  // --weights/--input/--cotangent, or --init and seeded draws
+  AnalysisContext ctx(model, in.x0, rc.analysis, in.cotangent_or_null(), rc.init.seed);
   const Mat J = ctx.jacobian_between(o.from, o.to.value_or(model.layers()));
   if (format == "npy") write_npy(o.out, J);
   else write_csv(o.out, J);

@@ -6,6 +6,7 @@ namespace gradflow::cli {
 
 void setup_analyze(CLI::App& app);
 void setup_jacobian(CLI::App& app);
+void setup_export(CLI::App& app);
 void setup_placements(CLI::App& app);
 void setup_compare(CLI::App& app);
 void setup_sweep(CLI::App& app);

@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", GRADFLOW_VERSION);
   gradflow::cli::setup_analyze(app);
   gradflow::cli::setup_jacobian(app);
+  gradflow::cli::setup_export(app);
   gradflow::cli::setup_placements(app);
   gradflow::cli::setup_compare(app);
   gradflow::cli::setup_sweep(app);

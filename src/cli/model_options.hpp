@@ -13,6 +13,8 @@ struct ModelOptions {
   bool no_final_norm = false;
   std::optional<double> deepnorm_alpha, deepnorm_beta;
   std::optional<Index> mix_post_layers;
+  // The size flags, so resolve() knows which were given explicitly (checked against --weights/--input).
+  CLI::Option *layers_flag = nullptr, *d_model_flag = nullptr, *d_ff_flag = nullptr, *seq_len_flag = nullptr;
 };
 
 // Adds --layers, --d-model, ... to `app`; values land in `o`.

@@ -15,6 +15,10 @@ struct RunConfig {
   ModelConfig model;
   InitConfig init;
   AnalysisOptions analysis;
+  // Files (empty: none). Call apply_file_sizes (run_inputs.hpp) first so the sizes above match them.
+  std::string weights;    // --weights FILE.safetensors: parameters of an nn.TransformerEncoder state_dict
+  std::string input;      // --input FILE.npy, (n, d) or (1, n, d): replaces the seeded input x_0
+  std::string cotangent;  // --cotangent FILE.npy, the output's shape: replaces the seeded g of --loss dot
 };
 
 // Refuses (Error, exit code 2) a run whose explicit matrices would exceed the memory budget, before

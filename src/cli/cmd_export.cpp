@@ -1,0 +1,34 @@
+// cmd_export.cpp — `gradflow export --out model.safetensors [model options]`: the model's parameters (as
+// `analyze` with the same options would use them) written as F64 safetensors in PyTorch's nn.TransformerEncoder
+// state_dict naming, so `encoder.load_state_dict(tensors, strict=True)` reads them (docs/formats.md).
+#include "cli/commands.hpp"
+#include "cli/model_options.hpp"
+#include "gradflow/analysis/run_inputs.hpp"
+#include "gradflow/io/safetensors.hpp"
+#include "gradflow/report/atomic_file.hpp"
+
+namespace gradflow::cli {
+namespace {
+struct ExportOptions {
+  ModelOptions model;
+  std::string out;
+};
+
+void run_export(const ExportOptions& o) {
+  const RunConfig rc = resolve(o.model);
+  check_writable(o.out, "--out");
+  Model model(rc.model);
+  prepare_run(rc, model);  // --init (and Admin's profiling on the input), or --weights
+  write_safetensors(o.out, to_tensors(model.params()));
+}
+}  // namespace
+
+void setup_export(CLI::App& app) {
+  auto opts = std::make_shared<ExportOptions>();
+  auto* sub = app.add_subcommand("export", "write the initialized model's parameters as .safetensors (PyTorch names)");
+  add_model_options(*sub, opts->model);
+  sub->add_option("--out", opts->out, "output file (.safetensors, F64)")->required();
+  sub->callback([opts] { run_export(*opts); });
+}
+
+}  // namespace gradflow::cli

@@ -1,0 +1,234 @@
+"""torch_reference.py — PyTorch side of the gradflow cross-checks (test_against_torch.py, test_export_roundtrip.py).
+
+An nn.TransformerEncoder in float64 (train mode, dropout 0, so the plain-math path runs, never the fused
+fast path), the same forward split into its layers so every x_l keeps its gradient, the loss L = sum(g * y),
+and small file writers/readers: safetensors by hand (8-byte LE header length, JSON header, raw LE data;
+no safetensors package needed) and .npy through numpy. Placements PyTorch's layer cannot express by a flag
+(residual scale lambda, DeepNorm's alpha, B2T, Mix-LN) use the layer's own submodules in a small forward.
+"""
+import json
+import math
+import struct
+import subprocess
+
+import numpy as np
+import torch
+from torch import nn
+
+SKIP_RETURN_CODE = 77
+REL_TOL = 1e-9  # the issue's bound on every compared quantity
+
+
+# --- files ------------------------------------------------------------------------------------------
+_DTYPES = {"F64": (torch.float64, 8), "F32": (torch.float32, 4), "F16": (torch.float16, 2), "BF16": (torch.bfloat16, 2)}
+
+
+def write_safetensors(path, state, dtype="F64"):
+    """state: name -> tensor. Writes every tensor as `dtype`, contiguous, header padded to 8 bytes."""
+    torch_dtype, _ = _DTYPES[dtype]
+    header, blobs, offset = {"__metadata__": {"format": "pt"}}, [], 0
+    for name, t in state.items():
+        t = t.detach().to(torch_dtype).contiguous().cpu()
+        # bytes of the raw little-endian values (bfloat16 has no numpy dtype: go through int16)
+        raw = t.view(torch.int16).numpy().tobytes() if torch_dtype == torch.bfloat16 else t.numpy().tobytes()
+        header[name] = {"dtype": dtype, "shape": list(t.shape), "data_offsets": [offset, offset + len(raw)]}
+        blobs.append(raw)
+        offset += len(raw)
+    text = json.dumps(header, separators=(",", ":")).encode()
+    text += b" " * (-len(text) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
+
+
+def read_safetensors(path):
+    """name -> float64 tensor (F64 and F32 only: what gradflow export writes and a little more)."""
+    data = open(path, "rb").read()
+    (n,) = struct.unpack("<Q", data[:8])
+    header = json.loads(data[8:8 + n])
+    base, out = 8 + n, {}
+    for name, e in header.items():
+        if name == "__metadata__":
+            continue
+        np_dtype = {"F64": "<f8", "F32": "<f4"}[e["dtype"]]
+        b, end = e["data_offsets"]
+        a = np.frombuffer(data[base + b:base + end], dtype=np_dtype).astype(np.float64)
+        out[name] = torch.from_numpy(a.reshape(e["shape"]).copy())
+    return out
+
+
+def rounded(state, dtype):
+    """The values a reader of `dtype` will see (so torch and gradflow use the very same weights)."""
+    torch_dtype, _ = _DTYPES[dtype]
+    return {k: v.detach().to(torch_dtype).to(torch.float64) for k, v in state.items()}
+
+
+# --- the model ----------------------------------------------------------------------------------------
+class Spec:
+    """One configuration, in gradflow's option names."""
+
+    def __init__(self, placement="post", layers=2, d=8, heads=2, d_ff=16, n=4, activation="relu", causal=False,
+                 final_norm=False, residual_scale=1.0, deepnorm_alpha=None, mix_post_layers=None, dtype="F64",
+                 batch_dim=False, seed=0):
+        self.__dict__.update(locals())
+        del self.__dict__["self"]
+
+    def label(self):
+        s = (f"{self.placement} {self.activation}{' causal' if self.causal else ''}"
+             f"{' final-norm' if self.final_norm else ''} L={self.layers} d={self.d} h={self.heads} "
+             f"d_ff={self.d_ff} n={self.n} {self.dtype}")
+        if self.residual_scale != 1.0:
+            s += f" lambda={self.residual_scale}"
+        if self.deepnorm_alpha is not None:
+            s += f" alpha={self.deepnorm_alpha}"
+        if self.mix_post_layers is not None:
+            s += f" K={self.mix_post_layers}"
+        return s
+
+    def gradflow_options(self):
+        o = ["--placement", self.placement, "--heads", str(self.heads), "--activation", self.activation]
+        if self.causal:
+            o.append("--causal")
+        if self.residual_scale != 1.0:
+            o += ["--residual-scale", repr(self.residual_scale)]
+        if self.deepnorm_alpha is not None:
+            o += ["--deepnorm-alpha", repr(self.deepnorm_alpha)]
+        if self.mix_post_layers is not None:
+            o += ["--mix-post-layers", str(self.mix_post_layers)]
+        return o
+
+    def layer_is_post(self, l):
+        if self.placement == "mix":
+            return l < self.mix_post_layers  # --mix-order post-first: the bottom K layers are Post-LN
+        return self.placement in ("post", "deepnorm", "b2t")
+
+
+def build_encoder(spec):
+    """nn.TransformerEncoder in float64 and train mode with dropout 0 (the plain-math path)."""
+    layer = nn.TransformerEncoderLayer(spec.d, spec.heads, dim_feedforward=spec.d_ff, dropout=0.0,
+                                       activation=spec.activation, batch_first=True,
+                                       norm_first=not spec.layer_is_post(0), dtype=torch.float64)
+    norm = nn.LayerNorm(spec.d, dtype=torch.float64) if spec.final_norm else None
+    enc = nn.TransformerEncoder(layer, spec.layers, norm=norm, enable_nested_tensor=False)
+    for l, lay in enumerate(enc.layers):
+        lay.norm_first = not spec.layer_is_post(l)
+    enc.train()
+    return enc
+
+
+def randomize(enc, seed):
+    """Independent weights per layer (TransformerEncoder deep-copies one layer), LayerNorm gains and biases
+    moved away from 1 and 0, Linear biases nonzero."""
+    gen = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, p in enc.named_parameters():
+            r = torch.randn(p.shape, generator=gen, dtype=torch.float64)
+            if "norm" in name:
+                p.copy_(1.0 + 0.3 * r if name.endswith("weight") else 0.2 * r)
+            elif p.dim() == 2:
+                p.copy_(r / math.sqrt(p.shape[1]))
+            else:
+                p.copy_(0.1 * r)
+
+
+def causal_mask(n):
+    return torch.triu(torch.full((n, n), float("-inf"), dtype=torch.float64), diagonal=1)
+
+
+def layer_forward(spec, l, lay, x, mask):
+    """Block l. lambda = 1 and no alpha/B2T: PyTorch's own TransformerEncoderLayer.forward; otherwise its
+    submodules (_sa_block, _ff_block, norm1, norm2) composed as docs/placements.md says."""
+    lam = spec.residual_scale
+    if lam == 1.0 and spec.placement in ("post", "pre", "mix"):
+        return lay(x, src_mask=mask)
+    if not spec.layer_is_post(l):
+        x = x + lam * lay._sa_block(lay.norm1(x), mask, None)
+        return x + lam * lay._ff_block(lay.norm2(x))
+    alpha = spec.deepnorm_alpha if spec.placement == "deepnorm" else 1.0
+    h = lay.norm1(alpha * x + lam * lay._sa_block(x, mask, None))
+    out = alpha * h + lam * lay._ff_block(h)
+    if spec.placement == "b2t":
+        out = out + x  # B2T: the block input skips to the last norm
+    return lay.norm2(out)
+
+
+def network(spec, enc, x, mask, keep=None):
+    """x: (1, n, d) -> y: (1, n, d); appends x_0 .. x_{L-1} (each retaining its grad) to `keep`."""
+    h = x
+    for l, lay in enumerate(enc.layers):
+        if keep is not None:
+            h.retain_grad()
+            keep.append(h)
+        h = layer_forward(spec, l, lay, h, mask)
+    return enc.norm(h) if enc.norm is not None else h
+
+
+def reference(spec, enc, x0, g):
+    """Every quantity gradflow reports, from autograd: loss, ||dL/dx_l||, every ||dL/dtheta||, ||dL/dy||,
+    and the network Jacobian dy/dx_0 as an (n*d, n*d) matrix (row-major flattening, like gradflow)."""
+    mask = causal_mask(spec.n) if spec.causal else None
+    enc.zero_grad(set_to_none=True)
+    x = x0.detach().clone().unsqueeze(0).requires_grad_(True)
+    xs = []
+    y = network(spec, enc, x, mask, xs)
+    if spec.placement in ("post", "pre") and spec.residual_scale == 1.0:
+        whole = enc(x, mask=mask)  # the unsplit module must give the same y
+        assert torch.equal(whole, y), f"split forward differs from nn.TransformerEncoder by {(whole - y).abs().max()}"
+    loss = (y * g.unsqueeze(0)).sum()
+    loss.backward()
+    ref = {"loss": loss.item(), "output_grad_norm": g.norm().item()}
+    for l, xl in enumerate(xs):
+        ref[f"layers.{l}.grad_norm"] = xl.grad.norm().item()
+    for name, p in enc.named_parameters():
+        ref[f"param {name}"] = p.grad.norm().item()
+    n, d = spec.n, spec.d
+    J = torch.autograd.functional.jacobian(lambda v: network(spec, enc, v.unsqueeze(0), mask)[0], x0.detach())
+    return ref, J.reshape(n * d, n * d)
+
+
+# --- gradflow ---------------------------------------------------------------------------------------------
+def run(cmd):
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} exited {p.returncode}: {p.stderr.strip()}")
+    return p
+
+
+def gradflow_quantities(report):
+    """The report's numbers under the names reference() uses."""
+    got = {"loss": report["loss"], "output_grad_norm": report["output_grad_norm"]}
+    for l, layer in enumerate(report["layers"]):
+        got[f"layers.{l}.grad_norm"] = layer["grad_norm"]
+        for k, v in layer["param_grad_norms"].items():
+            got[f"param layers.{l}.{k}"] = v
+    for k, v in report.get("head_param_grad_norms", {}).items():
+        got[f"param {k}"] = v
+    return got
+
+
+def compare(label, ref, got, J_ref, J_got):
+    """Prints one line per quantity; returns the number of failures (relative error > REL_TOL, or missing)."""
+    failures = 0
+    scale = max(abs(v) for v in ref.values())
+    for key, want in ref.items():
+        if key not in got:
+            print(f"  FAIL {key}: missing from gradflow's report")
+            failures += 1
+            continue
+        # relative error; the floor only matters for an exactly-zero gradient (e.g. q, k biases when n = 1)
+        rel = abs(got[key] - want) / max(abs(want), 1e-12 * scale)
+        ok = rel <= REL_TOL
+        failures += not ok
+        print(f"  {'ok  ' if ok else 'FAIL'} {key:<40} torch {want:.17g}  gradflow {got[key]:.17g}  rel {rel:.2e}")
+    extra = sorted(set(got) - set(ref))
+    if extra:
+        print(f"  FAIL gradflow reports quantities torch does not have: {extra}")
+        failures += 1
+    if J_got.shape != tuple(J_ref.shape):
+        print(f"  FAIL Jacobian dy/dx_0: shape {J_got.shape} vs torch {tuple(J_ref.shape)}")
+        return failures + 1
+    rel = np.linalg.norm(J_got - J_ref.numpy()) / np.linalg.norm(J_ref.numpy())
+    ok = rel <= REL_TOL
+    print(f"  {'ok  ' if ok else 'FAIL'} {'Jacobian dy/dx_0 ' + str(J_got.shape):<40} ||J||_F {np.linalg.norm(J_got):.6g}"
+          f"  rel Frobenius error {rel:.2e}")
+    print(f"{'ok  ' if failures + (not ok) == 0 else 'FAIL'} {label}")
+    return failures + (not ok)
