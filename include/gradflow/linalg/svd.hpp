@@ -10,8 +10,8 @@ namespace gradflow {
 Vec singular_values(const Mat& A);
 
 // Numerical rank threshold: singular values at or below kRankRtol·σ_max count as zero. 1e-10 sits five
-// orders of magnitude above rounding noise (~1e-15·σ_max for these sizes) and far below any structural
-// singular value we have seen (LayerNorm's invisible directions give exact zeros). docs/math.md explains.
+// orders of magnitude above rounding noise (~1e-15·σ_max for these sizes). LayerNorm maps each token's mean
+// direction to an exact zero (below it) and its scale direction to ~ε/σ² ≈ 1e-5 (above it). docs/math.md §9.
 inline constexpr double kRankRtol = 1e-10;
 
 struct SpectrumSummary {
