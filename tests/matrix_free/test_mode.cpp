@@ -37,7 +37,7 @@ TEST_CASE("auto chooses explicit up to the budget, matrix-free one byte above", 
   REQUIRE(choose_mode(cfg, g).mode == "gradients-only");
 }
 
-TEST_CASE("--mode explicit above the budget is refused with the size; matrix-free is not", "[matrix_free]") {
+TEST_CASE("mode: --mode explicit above the budget is refused with the size; matrix-free is not", "[matrix_free]") {
   RunConfig rc;
   rc.model = small_model("post");
   rc.analysis.seq_len = 6;
@@ -58,7 +58,7 @@ TEST_CASE("--mode explicit above the budget is refused with the size; matrix-fre
   REQUIRE_THROWS_AS(check_explicit_memory(rc), Error);
 }
 
-TEST_CASE("--spectral-layers parses all, none, bottom, top and lists; rejects the rest", "[matrix_free]") {
+TEST_CASE("options: --spectral-layers parses all, none, bottom, top and lists; rejects the rest", "[matrix_free]") {
   using V = std::vector<Index>;
   REQUIRE(parse_spectral_layers("all", 3) == V{0, 1, 2});
   REQUIRE(parse_spectral_layers("none", 3).empty());
