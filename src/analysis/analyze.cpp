@@ -14,15 +14,23 @@
 
 namespace gradflow {
 
-void check_explicit_memory(const RunConfig& rc) {
+void check_memory(const RunConfig& rc) {
   require(rc.analysis.seq_len > 0, "--seq-len must be positive (got " + std::to_string(rc.analysis.seq_len) +
                                        "); fix: e.g. --seq-len 16");
   const ModeChoice mode = choose_mode(rc.model, rc.analysis);  // also validates --mode, --top-k, ...
   require(!(rc.analysis.spectrum && rc.analysis.mode == "matrix-free"),
           "--spectrum needs the full spectra of explicit mode; fix: drop --spectrum or use --mode explicit/auto");
-  if (mode.mode != "explicit") return;
-  const double need = explicit_memory_estimate(rc.model, rc.analysis.seq_len);
   const double budget = rc.analysis.max_memory_bytes > 0 ? rc.analysis.max_memory_bytes : default_max_memory();
+  if (mode.mode != "explicit") {
+    const Index probes = mode.mode == "matrix-free" ? rc.analysis.hutchinson_probes : 0;
+    const double need = streaming_memory_estimate(rc.model, rc.analysis.seq_len, probes);
+    require(need <= budget, mode.mode + " mode keeps " + std::to_string(rc.model.heads) + " attention matrices of (" +
+                                std::to_string(rc.analysis.seq_len) + ")^2 entries per layer and needs about " +
+                                format_bytes(need) + ", more than the " + format_bytes(budget) +
+                                " allowed; fix: lower --seq-len or --layers, or raise --max-memory");
+    return;
+  }
+  const double need = explicit_memory_estimate(rc.model, rc.analysis.seq_len);
   require(need <= budget, "explicit Jacobians of (n*d)^2 = (" + std::to_string(rc.analysis.seq_len * rc.model.d_model) +
                               ")^2 entries need about " + format_bytes(need) + ", more than the " + format_bytes(budget) +
                               " allowed; fix: lower --seq-len or --d-model, or raise --max-memory");
@@ -31,7 +39,7 @@ void check_explicit_memory(const RunConfig& rc) {
 nlohmann::ordered_json analyze(const RunConfig& rc) {
   const auto t0 = std::chrono::steady_clock::now();
   rc.model.validate();
-  check_explicit_memory(rc);
+  check_memory(rc);
   Model model(rc.model);
   const RunInputs in = prepare_run(rc, model);  // --weights/--input/--cotangent, or --init and seeded draws
   const ModeChoice mode = choose_mode(rc.model, rc.analysis);

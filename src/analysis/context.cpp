@@ -1,6 +1,8 @@
 // context.cpp — the shared forward/backward pass and the top-down products of explicit Jacobians.
 #include "gradflow/analysis/context.hpp"
 
+#include <algorithm>
+
 #include "gradflow/error.hpp"
 #include "gradflow/model/init.hpp"
 
@@ -76,6 +78,18 @@ double explicit_memory_estimate(const ModelConfig& cfg, Index n_tokens) {
   const double N = static_cast<double>(n_tokens) * static_cast<double>(cfg.d_model);
   // live (N, N) matrices: P, B (dense + structured copy), the product's result, the SVD's copy and workspace
   return 7.0 * N * N * sizeof(double);
+}
+
+double streaming_memory_estimate(const ModelConfig& cfg, Index n_tokens, Index probes) {
+  const double n = static_cast<double>(n_tokens), d = static_cast<double>(cfg.d_model);
+  const double ff = static_cast<double>(cfg.ff()), h = static_cast<double>(cfg.heads);
+  const double L = static_cast<double>(cfg.layers), k = static_cast<double>(std::max<Index>(probes, 1));
+  // per block, the forward trace: h (n, n) attention probabilities, ~12 (n, d) activations and norm caches,
+  // 3 (n, d_ff) FFN activations; the gradients dL/dx_l; parameters and their gradients; transient
+  // per-head (n, n) products of the backward pass; k stacked probes through the widest sublayer.
+  const double doubles = L * (h * n * n + 12 * n * d + 3 * n * ff) + (L + 1) * n * d +
+                         2 * L * (4 * d * d + 2 * d * ff) + 4 * h * n * n + 6 * k * n * (d + ff);
+  return doubles * sizeof(double);
 }
 
 }  // namespace gradflow

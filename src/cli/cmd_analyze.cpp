@@ -21,7 +21,7 @@ void run_analyze(const AnalyzeOptions& o) {
   RunConfig rc = resolve(o.model);
   rc.analysis.jacobians = !o.gradients_only;
   rc.analysis.progress = !o.quiet;
-  check_explicit_memory(rc);
+  check_memory(rc);
   if (!o.json.empty()) check_writable(o.json, "--json");
   const auto report = analyze(rc);
   if (!o.quiet) print_report_table(std::cout, report, ::isatty(STDOUT_FILENO));

@@ -21,7 +21,7 @@ struct JacobianOptions {
 
 void run_jacobian(const JacobianOptions& o) {
   RunConfig rc = resolve(o.model);
-  check_explicit_memory(rc);
+  check_memory(rc);
   std::string format = o.format;
   if (format.empty()) format = o.out.size() >= 4 && o.out.substr(o.out.size() - 4) == ".csv" ? "csv" : "npy";
   require(format == "npy" || format == "csv", "--format '" + format + "' is unknown; fix: use --format npy or csv");

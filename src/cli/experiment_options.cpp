@@ -104,7 +104,7 @@ RunConfig resolve_point(const CLI::App& sub, const std::vector<std::string>& ski
 void run_experiment(const CLI::App& sub, const std::string& kind, const PlanAxes& axes, const MakePoint& make,
                     const ExperimentOptions& o) {
   const std::vector<Configuration> configs = plan_configurations(axes, make);
-  for (const auto& c : configs) check_explicit_memory(c.rc);
+  for (const auto& c : configs) check_memory(c.rc);
   if (!o.json.empty()) check_writable(o.json, "--json");
   if (!o.csv.empty()) check_writable(o.csv, "--csv");
   ExperimentInfo info;

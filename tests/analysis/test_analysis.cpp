@@ -111,7 +111,7 @@ TEST_CASE("analyze: an explicit run too large for memory is refused before alloc
     CHECK(std::string(e.what()).find("TiB") != std::string::npos);
   }
   rc.analysis.jacobians = false;  // gradients only: no (N, N) matrices, so no refusal
-  CHECK_NOTHROW(check_explicit_memory(rc));
+  CHECK_NOTHROW(check_memory(rc));
 }
 
 TEST_CASE("option parsing: init scale and memory sizes", "[analysis][options]") {

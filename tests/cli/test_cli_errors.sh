@@ -29,7 +29,9 @@ check --init bogus
 check --activation tanh
 check --norm batchnorm
 check --loss l1
-check --seq-len 4096 --d-model 1024 --heads 8
+check --seq-len 4096 --d-model 1024 --heads 8 --mode explicit
+check --seq-len 65536 --d-model 64 --heads 8 --mode auto
+check --seq-len 65536 --d-model 64 --heads 8 --gradients-only
 check --max-memory 12Q
 "$gf" analyze --layers 2 --json /nonexistent-dir/r.json >/dev/null 2>"$tmp/err"
 rc=$?

@@ -40,22 +40,51 @@ TEST_CASE("auto chooses explicit up to the budget, matrix-free one byte above", 
 TEST_CASE("mode: --mode explicit above the budget is refused with the size; matrix-free is not", "[matrix_free]") {
   RunConfig rc;
   rc.model = small_model("post");
-  rc.analysis.seq_len = 6;
-  rc.analysis.max_memory_bytes = explicit_memory_estimate(rc.model, 6) / 2;
+  rc.analysis.seq_len = 64;  // N = 512: explicit (~15 MB) far above the streaming modes (~0.5 MB)
+  rc.analysis.max_memory_bytes = explicit_memory_estimate(rc.model, 64) / 2;
+  REQUIRE(streaming_memory_estimate(rc.model, 64, rc.analysis.hutchinson_probes) < rc.analysis.max_memory_bytes);
   rc.analysis.mode = "explicit";
   try {
-    check_explicit_memory(rc);
+    check_memory(rc);
     FAIL("no refusal");
   } catch (const Error& e) {
     REQUIRE(e.kind() == ErrorKind::BadInput);
     REQUIRE(std::string(e.what()).find("need about") != std::string::npos);
   }
   rc.analysis.mode = "matrix-free";
-  REQUIRE_NOTHROW(check_explicit_memory(rc));
+  REQUIRE_NOTHROW(check_memory(rc));
   rc.analysis.mode = "auto";
-  REQUIRE_NOTHROW(check_explicit_memory(rc));
+  REQUIRE_NOTHROW(check_memory(rc));
   rc.analysis.mode = "bogus";
-  REQUIRE_THROWS_AS(check_explicit_memory(rc), Error);
+  REQUIRE_THROWS_AS(check_memory(rc), Error);
+}
+
+TEST_CASE("mode: matrix-free and gradients-only above their own (streaming) estimate are refused", "[matrix_free]") {
+  RunConfig rc;
+  rc.model = small_model("post");
+  rc.analysis.seq_len = 6;
+  rc.analysis.mode = "matrix-free";
+  const double need = streaming_memory_estimate(rc.model, 6, rc.analysis.hutchinson_probes);
+  // quadratic in n once the attention matrices dominate (n >> d)
+  const double s1 = streaming_memory_estimate(rc.model, 1000, 0), s2 = streaming_memory_estimate(rc.model, 2000, 0);
+  REQUIRE(s2 > 3.5 * s1);
+  REQUIRE(s2 < 4.0 * s1);
+  rc.analysis.max_memory_bytes = need;
+  REQUIRE_NOTHROW(check_memory(rc));
+  rc.analysis.max_memory_bytes = need - 1;
+  try {
+    check_memory(rc);
+    FAIL("no refusal");
+  } catch (const Error& e) {
+    REQUIRE(e.kind() == ErrorKind::BadInput);
+    REQUIRE(std::string(e.what()).find("matrix-free mode") != std::string::npos);
+    REQUIRE(std::string(e.what()).find("fix:") != std::string::npos);
+  }
+  rc.analysis.jacobians = false;  // --gradients-only keeps the trace but no probes
+  rc.analysis.max_memory_bytes = streaming_memory_estimate(rc.model, 6, 0);
+  REQUIRE_NOTHROW(check_memory(rc));
+  rc.analysis.max_memory_bytes -= 1;
+  REQUIRE_THROWS_AS(check_memory(rc), Error);
 }
 
 TEST_CASE("options: --spectral-layers parses all, none, bottom, top and lists; rejects the rest", "[matrix_free]") {

@@ -39,5 +39,8 @@ struct AnalysisContext {
 
 // Estimated peak memory (bytes) of the explicit Jacobian analysis of this model at n tokens.
 double explicit_memory_estimate(const ModelConfig& cfg, Index n_tokens);
+// Estimated peak memory (bytes) of the modes that never form an (N, N) matrix (matrix-free, gradients-only):
+// the forward trace (dominated by h·n² attention probabilities per block) plus `probes` stacked probe vectors.
+double streaming_memory_estimate(const ModelConfig& cfg, Index n_tokens, Index probes);
 
 }  // namespace gradflow

@@ -20,7 +20,7 @@ struct ModeChoice {
 };
 
 // Decides the mode for `opts.mode` ("auto" | "explicit" | "matrix-free") and `opts.jacobians`
-// (false: --gradients-only). No allocation; the memory refusal of explicit mode is check_explicit_memory's.
+// (false: --gradients-only). No allocation; the memory refusal is check_memory's (analyze.hpp).
 // auto: explicit iff explicit_memory_estimate(cfg, n) <= budget (ties go to explicit).
 // Error(BadInput) for a bad --mode, --top-k (< 1), --hutchinson-probes (< 0) or --spectral-layers.
 ModeChoice choose_mode(const ModelConfig& cfg, const AnalysisOptions& opts);
