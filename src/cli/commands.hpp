@@ -12,5 +12,7 @@ void setup_compare(CLI::App& app);
 void setup_sweep(CLI::App& app);
 void setup_run(CLI::App& app);
 void setup_plot(CLI::App& app);
+void setup_train(CLI::App& app);
+void setup_train_sweep(CLI::App& app);
 
 }  // namespace gradflow::cli

@@ -18,6 +18,8 @@ int main(int argc, char** argv) {
   gradflow::cli::setup_sweep(app);
   gradflow::cli::setup_run(app);
   gradflow::cli::setup_plot(app);
+  gradflow::cli::setup_train(app);
+  gradflow::cli::setup_train_sweep(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

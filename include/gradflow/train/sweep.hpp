@@ -1,0 +1,57 @@
+// sweep.hpp — `gradflow train-sweep`: a grid of training runs over placements × depths × warmups × learning
+// rates × seeds, in parallel over runs (OpenMP; every run single-threaded and deterministic, so the results do
+// not depend on the thread count), with atomic per-run --resume files, and the report per (placement, depth):
+//   converged run  not diverged and final eval loss <= task floor + margin (--converge-margin, default 0.05)
+//   diverged run   train.hpp's divergence: NaN/Inf anywhere, or a train loss above --diverge-loss (2 ln V)
+//   a cell (placement, depth, lr, warmup) "converges" when every seed converges; it is "non-diverging" when no
+//   seed diverges.
+//   smallest_converging_warmup[lr]  the smallest warmup whose cell converges at that lr (null: none)
+//   largest_stable_lr[warmup]       the largest lr whose cell converges at that warmup (null: none)
+//   largest_non_diverging_lr[warmup], final eval loss mean ± std per cell, divergence rate per cell and overall,
+//   and for each pair of placements a/b (in --placements order) the ratios of those warmups and learning rates.
+// docs/training.md states these definitions; docs/report-schema.md lists the fields.
+#pragma once
+#include <functional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "gradflow/train/train.hpp"
+
+namespace gradflow {
+
+struct TrainRun {
+  std::string placement;
+  Index layers = 0;
+  long warmup = 0;
+  double lr = 0;
+  int repetition = 0;  // seed = base seed + repetition
+  TrainConfig tc;
+  std::string file_name() const;  // "post_L6_w50_lr0.001_s0.json"
+};
+
+struct TrainSweepOptions {
+  std::vector<std::string> placements;
+  std::vector<Index> layers;
+  std::vector<long> warmups;
+  std::vector<double> lrs;
+  int seeds = 1;
+  double converge_margin = 0.05;
+  int threads = 0;          // runs at once (0: every core)
+  std::string resume_dir;   // --resume DIR
+  bool progress = true;
+};
+
+// Runs placement-major, then depth, lr, warmup; repetitions innermost. base.init.seed is the base seed.
+std::vector<TrainRun> plan_train_runs(const TrainSweepOptions& o, const std::function<TrainConfig(const std::string&, Index)>& make);
+// The train reports, in plan order (loaded from --resume files when present and matching).
+std::vector<nlohmann::ordered_json> run_train_runs(const std::vector<TrainRun>& runs, const TrainSweepOptions& o);
+nlohmann::ordered_json train_sweep_report(const TrainSweepOptions& o, const std::vector<TrainRun>& runs,
+                                          const std::vector<nlohmann::ordered_json>& reports);
+// One row per run: placement,layers,warmup,lr,seed,final_eval_loss,final_train_loss,converged,diverged,diverged_step
+std::string train_sweep_csv(const nlohmann::ordered_json& report);
+void print_train_sweep_table(std::ostream& os, const nlohmann::ordered_json& report);
+
+}  // namespace gradflow

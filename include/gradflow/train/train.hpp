@@ -1,0 +1,54 @@
+// train.hpp — the library entry point behind `gradflow train`: trains a LanguageModel (lm.hpp) on a Task
+// (tasks.hpp) with Adam (optim.hpp), logging every --log-every steps what `analyze` measures at initialization
+// (per-layer ||dL/dx_l|| and parameter-gradient norms, same definitions), and returns the train report
+// (docs/report-schema.md, "train report"; docs/training.md).
+//
+// Steps: for s = 0..S: draw batch s, forward + backward (the loss of the current weights); log when s % log_every
+// == 0 or s == S; stop on divergence; when s < S apply update t = s + 1 with lr(t). So log entry s describes the
+// model after s updates, and its lr and update ratios are those of the update that follows (none at s = S).
+// Batches: the B sequences run in parallel (OpenMP) into per-sequence gradient buffers summed in sequence order,
+// so results are bitwise identical whatever the thread count.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "gradflow/model/config.hpp"
+#include "gradflow/train/optim.hpp"
+#include "gradflow/train/tasks.hpp"
+
+namespace gradflow {
+
+struct TrainConfig {
+  ModelConfig model;              // causal is forced on
+  InitConfig init;                // init.seed: the one seed of weights, batches and (with +1) the eval set
+  TaskConfig task;                // task.seq_len is the model's n
+  bool tie_embeddings = false;    // --tie-embeddings
+  long steps = 1000;              // --steps S
+  long batch = 16;                // --batch B (sequences per step)
+  long warmup = 0;                // --warmup W
+  double lr = 1e-3;               // --lr
+  std::string schedule = "inverse-sqrt";  // --schedule inverse-sqrt|linear|constant
+  AdamOptions adam;               // --weight-decay (betas and eps fixed: 0.9, 0.98, 1e-9)
+  double clip = 0;                // --clip NORM (0: off)
+  long log_every = 10;            // --log-every
+  long eval_size = 64;            // --eval-size: held-out sequences (from seed + 1000003)
+  double diverge_loss = 0;        // --diverge-loss: divergence threshold on the train loss (0: 2·ln V)
+  long save_every = 0;            // --save-every K: checkpoints at steps 0, K, 2K, ... and S (0: none)
+  std::string checkpoint_dir;     // --checkpoint-dir DIR
+  int threads = 0;                // --threads: OpenMP threads over the sequences of a batch (0: all)
+  bool progress = false;          // a line per log entry on stderr
+};
+
+// Validates every option (Error naming the option and the fix); call before any output is created.
+void validate_train(const TrainConfig& c);
+// Seed of the held-out evaluation set.
+uint64_t eval_seed(uint64_t seed);
+// The report's "config" for c (what a resumed train-sweep result must have been computed with).
+nlohmann::ordered_json train_config_json(const TrainConfig& c);
+// The train report: config, task {name, loss_floor, ...}, log [...], diverged, final {...}, timing.
+nlohmann::ordered_json train(const TrainConfig& c);
+
+}  // namespace gradflow

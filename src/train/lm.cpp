@@ -1,0 +1,171 @@
+// lm.cpp — see lm.hpp. The block stack's forward and backward are Model::forward/Model::backward, unchanged: the
+// same code path as `analyze`, whose loss L = Σ g ⊙ y with g = dL/dy gives the very same block gradients.
+#include "gradflow/train/lm.hpp"
+
+#include <cmath>
+
+#include "gradflow/error.hpp"
+#include "gradflow/model/init.hpp"
+#include "gradflow/rng.hpp"
+
+namespace gradflow {
+
+void LmGrads::add(const LmGrads& o) {
+  for (size_t i = 0; i < body.size(); ++i) body[static_cast<int>(i)] += o.body[static_cast<int>(i)];
+  for (size_t i = 0; i < io.size(); ++i) io[static_cast<int>(i)] += o.io[static_cast<int>(i)];
+}
+
+double cross_entropy_row(const Eigen::Ref<const RowVec>& z, int t, RowVec& p) {
+  const double mx = z.maxCoeff();
+  p = (z.array() - mx).exp().matrix();
+  const double sum = p.sum();
+  p /= sum;
+  return (std::log(sum) + mx) - z(t);
+}
+
+LanguageModel::LanguageModel(const ModelConfig& cfg, Index vocab, Index positions, bool tie)
+    : body_(cfg), vocab_(vocab), positions_(positions), tied_(tie) {
+  require(cfg.causal, "training needs the causal mask (next-token prediction); fix: the train command sets --causal");
+  require(vocab >= 2, "--vocab " + std::to_string(vocab) + " is too small; fix: --vocab >= 2");
+  const int64_t d = cfg.d_model;
+  tok_ = io_.add("tok_embedding.weight", {vocab, d});
+  pos_ = io_.add("pos_embedding.weight", {positions, d});
+  if (!tied_) head_ = io_.add("lm_head.weight", {vocab, d});
+  for (Index l = 0; l < body_.layers(); ++l) {
+    for (const auto& u : body_.block(l))
+      for (const auto* nm : {&u.spec.pre_norm, &u.spec.branch_norm, &u.spec.post_norm})
+        if (!nm->empty()) {
+          norm_names_.push_back(Model::layer_prefix(l) + *nm);
+          norm_layers_.push_back(static_cast<int>(l));
+        }
+  }
+  if (body_.has_final_norm()) {
+    norm_names_.push_back("norm");
+    norm_layers_.push_back(-1);
+  }
+}
+
+void LanguageModel::initialize(const InitConfig& init) {
+  gradflow::initialize(body_, init);
+  const double bound = 1.0 / std::sqrt(static_cast<double>(body_.d_model()));
+  Rng(init.seed, "tok_embedding.weight").fill_normal(io_[tok_], 1.0);
+  Rng(init.seed, "pos_embedding.weight").fill_normal(io_[pos_], 1.0);
+  if (!tied_) Rng(init.seed, "lm_head.weight").fill_uniform(io_[head_], -bound, bound);
+}
+
+const Mat& LanguageModel::output_weight() const { return io_[tied_ ? tok_ : head_]; }
+
+// in the forward pass: x_0[i] = E[s_i] + P[i]
+Mat LanguageModel::embed(const std::vector<int>& tokens) const {
+  const Index n = positions_, d = body_.d_model();
+  require(static_cast<Index>(tokens.size()) >= n, "sequence shorter than --seq-len; fix: internal task error");
+  Mat x(n, d);
+  for (Index i = 0; i < n; ++i) {
+    const int t = tokens[static_cast<size_t>(i)];
+    require(t >= 0 && t < vocab_, "token " + std::to_string(t) + " outside the vocabulary; fix: raise --vocab");
+    x.row(i) = io_[tok_].row(t) + io_[pos_].row(i);
+  }
+  return x;
+}
+
+// z = y · Wᵀ   (n, d)·(d, V) -> (n, V)
+Mat LanguageModel::logits(const Mat& y) const { return y * output_weight().transpose(); }
+
+SeqLoss LanguageModel::evaluate(const Sequence& s) const {
+  const Trace t = body_.forward(embed(s.tokens));
+  const Mat z = logits(t.y);
+  SeqLoss out;
+  RowVec p;
+  for (Index i = 0; i < positions_; ++i) {
+    const int target = s.targets[static_cast<size_t>(i)];
+    if (target < 0) continue;
+    out.loss_sum += cross_entropy_row(z.row(i), target, p);
+    ++out.targets;
+    Index arg = 0;
+    z.row(i).maxCoeff(&arg);
+    out.correct += arg == target;
+  }
+  return out;
+}
+
+SeqLoss LanguageModel::forward_backward(const Sequence& s, double scale, LmGrads& g, SeqProbe* probe, Trace* trace_out,
+                                        Mat* dy_out) const {
+  const Index n = positions_;
+  const Mat x0 = embed(s.tokens);
+  Trace t = body_.forward(x0);
+  const Mat z = logits(t.y);
+  SeqLoss out;
+  Mat dz = Mat::Zero(n, vocab_);  // (n, V)
+  RowVec p;
+  for (Index i = 0; i < n; ++i) {
+    const int target = s.targets[static_cast<size_t>(i)];
+    if (target < 0) continue;
+    out.loss_sum += cross_entropy_row(z.row(i), target, p);
+    ++out.targets;
+    Index arg = 0;
+    z.row(i).maxCoeff(&arg);
+    out.correct += arg == target;
+    // in the forward pass: L += scale·(lse(z_i) − z_i[t]);  dL/dz_i = scale·(softmax(z_i) − e_t)
+    p(target) -= 1.0;
+    dz.row(i) = scale * p;
+  }
+  // in the forward pass: z = y·Wᵀ;  dL/dy = dz·W,  dL/dW += dzᵀ·y
+  Mat dy = dz * output_weight();
+  g.io[tied_ ? tok_ : head_].noalias() += dz.transpose() * t.y;
+  std::vector<Mat> dx;
+  const Mat dx0 = body_.backward(t, dy, &g.body, probe ? &dx : nullptr);
+  // in the forward pass: x_0[i] = E[s_i] + P[i];  dE[s_i] += dx_0[i],  dP[i] += dx_0[i]
+  for (Index i = 0; i < n; ++i) {
+    g.io[tok_].row(s.tokens[static_cast<size_t>(i)]) += dx0.row(i);
+    g.io[pos_].row(i) += dx0.row(i);
+  }
+  if (probe) {
+    const Index L = body_.layers();
+    probe->dx_sq.assign(static_cast<size_t>(L + 1), 0.0);
+    for (Index l = 0; l <= L; ++l) probe->dx_sq[static_cast<size_t>(l)] = dx[static_cast<size_t>(l)].squaredNorm();
+    probe->bad_forward_layer = -2;
+    for (Index l = 1; l <= L && probe->bad_forward_layer == -2; ++l)
+      if (!t.x[static_cast<size_t>(l)].allFinite()) probe->bad_forward_layer = static_cast<int>(l - 1);
+    if (probe->bad_forward_layer == -2 && !(t.y.allFinite() && z.allFinite())) probe->bad_forward_layer = -1;
+    probe->bad_backward_layer = -2;
+    for (Index l = L; l >= 0 && probe->bad_backward_layer == -2; --l)
+      if (!dx[static_cast<size_t>(l)].allFinite()) probe->bad_backward_layer = static_cast<int>(std::min(l, L - 1));
+    probe_norms(t, *probe);
+  }
+  if (trace_out) *trace_out = std::move(t);
+  if (dy_out) *dy_out = std::move(dy);
+  return out;
+}
+
+// Mean square of each norm's input per token: LayerNorm 1/r² − ε (the variance: its input centred), RMSNorm
+// 1/r² − ε (the mean square), DyT the mean square of its saved input.
+void LanguageModel::probe_norms(const Trace& t, SeqProbe& p) const {
+  p.norm_sq.assign(norm_names_.size(), 0.0);
+  p.norm_tokens = static_cast<double>(positions_);
+  const double eps = body_.config().norm_eps;
+  const bool dyt = body_.config().norm == NormKind::DyT;
+  auto ms = [&](const NormCache& c) {
+    if (dyt) return c.x.squaredNorm() / static_cast<double>(c.x.cols());
+    return (1.0 / c.rstd.array().square() - eps).sum();
+  };
+  size_t k = 0;
+  for (Index l = 0; l < body_.layers(); ++l) {
+    const auto& units = body_.block(l);
+    const auto& cache = t.blocks[static_cast<size_t>(l)].units;
+    for (size_t u = 0; u < units.size(); ++u) {
+      if (!units[u].spec.pre_norm.empty()) p.norm_sq[k++] = ms(cache[u].pre);
+      if (!units[u].spec.branch_norm.empty()) p.norm_sq[k++] = ms(cache[u].branch);
+      if (!units[u].spec.post_norm.empty()) p.norm_sq[k++] = ms(cache[u].post);
+    }
+  }
+  if (body_.has_final_norm()) p.norm_sq[k++] = ms(t.head);
+}
+
+std::vector<std::pair<std::string, const Mat*>> LanguageModel::all_params() const {
+  std::vector<std::pair<std::string, const Mat*>> out;
+  for (const auto& p : body_.params().all()) out.emplace_back(p.name, &p.value);
+  for (const auto& p : io_.all()) out.emplace_back(p.name, &p.value);
+  return out;
+}
+
+}  // namespace gradflow

@@ -1,0 +1,343 @@
+// train.cpp — see train.hpp: the training loop, its instrumentation, divergence detection and checkpoints.
+#include "gradflow/train/train.hpp"
+
+#include <omp.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <map>
+
+#include "gradflow/error.hpp"
+#include "gradflow/io/npy.hpp"
+#include "gradflow/io/safetensors.hpp"
+#include "gradflow/model/init.hpp"
+#include "gradflow/model/placement.hpp"
+#include "gradflow/report/config_json.hpp"
+#include "gradflow/train/lm.hpp"
+
+namespace gradflow {
+namespace {
+using Json = nlohmann::ordered_json;
+
+Json num(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); }  // JSON has no NaN/Inf
+
+std::string step_name(long s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "step_%06ld", s);
+  return buf;
+}
+
+void save_checkpoint(const LanguageModel& lm, const std::string& dir, long s, const Mat& x0) {
+  std::vector<SafeTensor> tensors = to_tensors(lm.body().params());
+  for (const auto& t : to_tensors(lm.io_params())) tensors.push_back(t);
+  const auto base = (std::filesystem::path(dir) / step_name(s)).string();
+  write_safetensors(base + ".safetensors", tensors);
+  write_npy(base + ".input.npy", x0);
+}
+
+}  // namespace
+
+uint64_t eval_seed(uint64_t seed) { return seed + 1000003ULL; }
+
+void validate_train(const TrainConfig& c) {
+  ModelConfig m = c.model;
+  m.causal = true;
+  m.validate();
+  validate_task(c.task);
+  validate_schedule(c.schedule);
+  require(c.steps >= 0, "--steps must be >= 0 (got " + std::to_string(c.steps) + "); fix: e.g. --steps 1000");
+  require(c.batch >= 1, "--batch must be >= 1 (got " + std::to_string(c.batch) + "); fix: e.g. --batch 16");
+  require(c.warmup >= 0, "--warmup must be >= 0 (got " + std::to_string(c.warmup) + "); fix: e.g. --warmup 100");
+  require(std::isfinite(c.lr) && c.lr > 0, "--lr must be a positive number; fix: e.g. --lr 1e-3");
+  require(std::isfinite(c.clip) && c.clip >= 0, "--clip must be >= 0 (0: no clipping); fix: e.g. --clip 1");
+  require(std::isfinite(c.adam.weight_decay) && c.adam.weight_decay >= 0,
+          "--weight-decay must be >= 0; fix: e.g. --weight-decay 0.01");
+  require(c.log_every >= 1, "--log-every must be >= 1 (got " + std::to_string(c.log_every) + "); fix: e.g. --log-every 10");
+  require(c.eval_size >= 1, "--eval-size must be >= 1; fix: e.g. --eval-size 64");
+  require(std::isfinite(c.diverge_loss) && c.diverge_loss >= 0,
+          "--diverge-loss must be >= 0 (0: 2 ln V); fix: e.g. --diverge-loss 10");
+  require(c.save_every >= 0, "--save-every must be >= 0 (0: no checkpoints); fix: e.g. --save-every 100");
+  require(c.save_every == 0 || !c.checkpoint_dir.empty(),
+          "--save-every needs a directory for the checkpoints; fix: add --checkpoint-dir DIR");
+  require(c.threads >= 0, "--threads must be >= 0 (0: every core); fix: e.g. --threads 2");
+}
+
+Json train_config_json(const TrainConfig& c0) {
+  TrainConfig c = c0;
+  c.model.causal = true;
+  const LanguageModel lm(c.model, c.task.vocab, c.task.seq_len, c.tie_embeddings);
+  const uint64_t seed = c.init.seed;
+  AnalysisOptions ao;
+  ao.seq_len = c.task.seq_len;
+  ao.loss = "cross-entropy";
+  ao.jacobians = false;
+  Json cfg = config_to_json(lm.body(), c.init, ao);
+  cfg.erase("mode");
+  cfg["parameters"] = static_cast<Index>(lm.body().params().numel() + lm.io_params().numel());
+  cfg["task"] = c.task.name;
+  if (c.task.name == "markov") {
+    cfg["markov_order"] = c.task.markov_order;
+    cfg["markov_sharpness"] = c.task.markov_sharpness;
+  }
+  cfg["vocab"] = c.task.vocab;
+  cfg["tie_embeddings"] = c.tie_embeddings;
+  cfg["steps"] = c.steps;
+  cfg["batch"] = c.batch;
+  cfg["lr"] = c.lr;
+  cfg["warmup"] = c.warmup;
+  cfg["schedule"] = c.schedule;
+  cfg["optimizer"] = Json{{"name", "adam"}, {"beta1", c.adam.beta1}, {"beta2", c.adam.beta2}, {"eps", c.adam.eps},
+                          {"weight_decay", c.adam.weight_decay}, {"weight_decay_kind", "l2 (torch.optim.Adam)"}};
+  cfg["clip"] = c.clip > 0 ? Json(c.clip) : Json(nullptr);
+  cfg["log_every"] = c.log_every;
+  cfg["eval_size"] = c.eval_size;
+  cfg["eval_seed"] = eval_seed(seed);
+  cfg["diverge_loss"] = (c.diverge_loss > 0 ? c.diverge_loss : 2.0 * std::log(static_cast<double>(c.task.vocab)));
+  if (c.save_every > 0) {
+    cfg["save_every"] = c.save_every;
+    cfg["checkpoint_dir"] = c.checkpoint_dir;
+  }
+  return cfg;
+}
+
+Json train(const TrainConfig& c0) {
+  const auto t_start = std::chrono::steady_clock::now();
+  TrainConfig c = c0;
+  c.model.causal = true;  // next-token prediction: the blocks always run with the causal mask
+  validate_train(c);
+  const uint64_t seed = c.init.seed;
+  const Task task(c.task, seed);
+  LanguageModel lm(c.model, c.task.vocab, c.task.seq_len, c.tie_embeddings);
+  lm.initialize(c.init);
+  profile_initialization(lm.body(), lm.embed(task.sample(seed, "train-step-0", 0).tokens));  // Admin only
+  const std::vector<Sequence> eval_set = task.batch(eval_seed(seed), "eval", c.eval_size);
+  if (c.save_every > 0) {
+    std::error_code ec;
+    std::filesystem::create_directories(c.checkpoint_dir, ec);
+    require(std::filesystem::is_directory(c.checkpoint_dir),
+            "--checkpoint-dir '" + c.checkpoint_dir + "' cannot be created; fix: choose a writable directory");
+  }
+
+  const Index L = lm.body().layers();
+  const double threshold = c.diverge_loss > 0 ? c.diverge_loss : 2.0 * std::log(static_cast<double>(c.task.vocab));
+  // every tensor, the Model's first; its group for update ratios: "layers.{l}" or the tensor's own name
+  std::vector<Mat*> params;
+  std::vector<std::string> names, groups;
+  std::vector<int> layer_of;  // l, or -1 outside the blocks
+  for (auto& p : lm.body().params().all()) {
+    params.push_back(&p.value);
+    names.push_back(p.name);
+    int l = -1;
+    if (p.name.rfind("layers.", 0) == 0) l = std::stoi(p.name.substr(7));
+    layer_of.push_back(l);
+    groups.push_back(l >= 0 ? "layers." + std::to_string(l) : p.name);
+  }
+  for (auto& p : lm.io_params().all()) {
+    params.push_back(&p.value);
+    names.push_back(p.name);
+    layer_of.push_back(-1);
+    groups.push_back(p.name);
+  }
+  Adam adam(params, c.adam);
+  const int threads = c.threads > 0 ? c.threads : omp_get_max_threads();
+  std::vector<LmGrads> per_seq(static_cast<size_t>(c.batch), lm.make_grads());
+  LmGrads total = lm.make_grads();
+  std::vector<Mat*> grad_ptrs;
+  for (size_t i = 0; i < total.body.size(); ++i) grad_ptrs.push_back(&total.body[static_cast<int>(i)]);
+  for (size_t i = 0; i < total.io.size(); ++i) grad_ptrs.push_back(&total.io[static_cast<int>(i)]);
+  const std::vector<const Mat*> grad_cptrs(grad_ptrs.begin(), grad_ptrs.end());
+
+  Json log = Json::array();
+  Json diverged = nullptr;
+  double eval_seconds = 0;
+  double last_train = NAN, last_eval = NAN, last_acc = NAN;
+  long done = 0;
+  for (long s = 0; s <= c.steps; ++s) {
+    const std::vector<Sequence> batch = task.batch(seed, "train-step-" + std::to_string(s), c.batch);
+    long T = 0;
+    for (const auto& q : batch)
+      for (int t : q.targets) T += t >= 0;
+    require(T > 0, "the batch holds no target position; fix: a longer --seq-len");
+    std::vector<SeqLoss> losses(batch.size());
+    std::vector<SeqProbe> probes(batch.size());
+#pragma omp parallel for schedule(static) num_threads(threads)
+    for (long i = 0; i < c.batch; ++i) {
+      per_seq[static_cast<size_t>(i)].zero();
+      losses[static_cast<size_t>(i)] = lm.forward_backward(batch[static_cast<size_t>(i)], 1.0 / static_cast<double>(T),
+                                                           per_seq[static_cast<size_t>(i)], &probes[static_cast<size_t>(i)]);
+    }
+    total.zero();
+    double loss_sum = 0;
+    long correct = 0;
+    for (size_t i = 0; i < batch.size(); ++i) {  // fixed order: bitwise identical whatever the thread count
+      total.add(per_seq[i]);
+      loss_sum += losses[i].loss_sum;
+      correct += losses[i].correct;
+    }
+    const double train_loss = loss_sum / static_cast<double>(T);
+    last_train = train_loss;
+
+    // divergence: NaN/Inf anywhere, or the loss above the threshold
+    int bad_fwd = -2, bad_bwd = -2;
+    for (const auto& p : probes) {
+      if (p.bad_forward_layer != -2 && (bad_fwd == -2 || (p.bad_forward_layer >= 0 && (bad_fwd < 0 || p.bad_forward_layer < bad_fwd))))
+        bad_fwd = p.bad_forward_layer;
+      if (p.bad_backward_layer != -2 && p.bad_backward_layer > bad_bwd) bad_bwd = p.bad_backward_layer;
+    }
+    bool grads_finite = true;
+    for (const Mat* g : grad_cptrs) grads_finite = grads_finite && g->allFinite();
+    if (bad_fwd != -2) {
+      diverged = Json{{"step", s}, {"layer", bad_fwd >= 0 ? Json(bad_fwd) : Json(L - 1)},
+                      {"quantity", bad_fwd >= 0 ? "activation" : "output"}};
+    } else if (!std::isfinite(train_loss)) {
+      diverged = Json{{"step", s}, {"layer", nullptr}, {"quantity", "loss"}};
+    } else if (bad_bwd != -2 || !grads_finite) {
+      diverged = Json{{"step", s}, {"layer", bad_bwd >= 0 ? Json(bad_bwd) : Json(nullptr)}, {"quantity", "gradient"}};
+    } else if (train_loss > threshold) {
+      diverged = Json{{"step", s}, {"layer", nullptr}, {"quantity", "loss"}, {"threshold", threshold}};
+    }
+
+    const bool log_now = s % c.log_every == 0 || s == c.steps || !diverged.is_null();
+    const bool update = s < c.steps && diverged.is_null();
+    const double lr = update ? scheduled_lr(c.schedule, c.lr, c.warmup, c.steps, s + 1) : NAN;
+    Json entry;
+    std::vector<double> before_sq;
+    if (log_now) {
+      const auto te = std::chrono::steady_clock::now();
+      std::vector<SeqLoss> ev(eval_set.size());
+#pragma omp parallel for schedule(static) num_threads(threads)
+      for (long i = 0; i < static_cast<long>(eval_set.size()); ++i)
+        ev[static_cast<size_t>(i)] = lm.evaluate(eval_set[static_cast<size_t>(i)]);
+      double esum = 0;
+      long et = 0, ec = 0;
+      for (const auto& e : ev) {
+        esum += e.loss_sum;
+        et += e.targets;
+        ec += e.correct;
+      }
+      eval_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - te).count();
+      last_eval = esum / static_cast<double>(et);
+      last_acc = static_cast<double>(ec) / static_cast<double>(et);
+      entry["step"] = s;
+      entry["train_loss"] = num(train_loss);
+      entry["eval_loss"] = num(last_eval);
+      entry["lr"] = num(lr);
+      entry["accuracy"] = num(last_acc);
+      entry["train_accuracy"] = static_cast<double>(correct) / static_cast<double>(T);
+      double gsq = 0;
+      for (const Mat* g : grad_cptrs) gsq += g->squaredNorm();
+      entry["grad_norm_total"] = num(std::sqrt(gsq));
+      Json layers = Json::array();
+      for (Index l = 0; l < L; ++l) {
+        double sq = 0;
+        for (const auto& p : probes) sq += p.dx_sq[static_cast<size_t>(l)];
+        Json layer;
+        layer["grad_norm"] = num(std::sqrt(sq));
+        Json pg = Json::object();
+        const std::string prefix = Model::layer_prefix(l);
+        for (size_t i = 0; i < names.size(); ++i)
+          if (layer_of[i] == l) pg[names[i].substr(prefix.size())] = num(grad_cptrs[i]->stableNorm());
+        layer["param_grad_norms"] = std::move(pg);
+        layers.push_back(std::move(layer));
+      }
+      Json head = Json::object();
+      for (size_t i = 0; i < names.size(); ++i)
+        if (layer_of[i] < 0) head[names[i]] = num(grad_cptrs[i]->stableNorm());
+      entry["head_param_grad_norms"] = std::move(head);
+      double top_sq = 0;
+      for (const auto& p : probes) top_sq += p.dx_sq[static_cast<size_t>(L)];
+      entry["output_grad_norm"] = num(std::sqrt(top_sq));
+      // RMS of each norm's input over every token of the batch
+      Json final_rms = nullptr;
+      for (size_t k = 0; k < lm.norm_names().size(); ++k) {
+        double sq = 0, tok = 0;
+        for (const auto& p : probes) {
+          sq += p.norm_sq[k];
+          tok += p.norm_tokens;
+        }
+        const double rms = std::sqrt(sq / tok);
+        const int l = lm.norm_layers()[k];
+        if (l < 0) {
+          final_rms = num(rms);
+        } else {
+          const std::string nm = lm.norm_names()[k].substr(Model::layer_prefix(l).size());
+          layers[static_cast<size_t>(l)]["norm_input_rms"][nm] = num(rms);
+        }
+      }
+      entry["layers"] = std::move(layers);
+      entry["final_norm_input_rms"] = final_rms;
+      const double top = entry["layers"][static_cast<size_t>(L - 1)]["grad_norm"].is_number()
+                             ? entry["layers"][static_cast<size_t>(L - 1)]["grad_norm"].get<double>() : NAN;
+      const double bottom = entry["layers"][0]["grad_norm"].is_number() ? entry["layers"][0]["grad_norm"].get<double>() : NAN;
+      entry["bottom_to_top_grad_ratio"] = num(bottom / top);
+      entry["diverged"] = diverged;
+      if (update) {
+        before_sq.resize(params.size());
+        for (size_t i = 0; i < params.size(); ++i) before_sq[i] = params[i]->squaredNorm();
+      }
+      if (c.progress)
+        std::fprintf(stderr, "gradflow: step %ld/%ld  train %.4f  eval %.4f  acc %.3f  lr %.3g\n", s, c.steps,
+                     train_loss, last_eval, last_acc, std::isfinite(lr) ? lr : 0.0);
+    }
+    if (c.save_every > 0 && (s % c.save_every == 0 || s == c.steps) && diverged.is_null())
+      save_checkpoint(lm, c.checkpoint_dir, s, lm.embed(eval_set[0].tokens));
+    if (update) {
+      bool clipped = false;
+      if (c.clip > 0) {
+        const double n = clip_grad_norm(grad_ptrs, c.clip);
+        clipped = c.clip / (n + 1e-6) < 1.0;
+      }
+      std::vector<double> delta_sq;
+      adam.step(grad_cptrs, lr, log_now ? &delta_sq : nullptr);
+      ++done;
+      if (log_now) {
+        entry["clipped"] = clipped;
+        std::map<std::string, std::pair<double, double>> g;  // group -> (Σ||Δ||², Σ||θ||²)
+        for (size_t i = 0; i < params.size(); ++i) {
+          g[groups[i]].first += delta_sq[i];
+          g[groups[i]].second += before_sq[i];
+        }
+        Json ratios = Json::object();
+        for (size_t i = 0; i < params.size(); ++i) {  // store order
+          if (ratios.contains(groups[i])) continue;
+          const auto& [d2, p2] = g[groups[i]];
+          ratios[groups[i]] = num(p2 > 0 ? std::sqrt(d2 / p2) : NAN);
+        }
+        for (Index l = 0; l < L; ++l)
+          entry["layers"][static_cast<size_t>(l)]["update_ratio"] = ratios["layers." + std::to_string(l)];
+        entry["update_ratios"] = std::move(ratios);
+      }
+    }
+    if (log_now) log.push_back(std::move(entry));
+    if (!diverged.is_null()) break;
+  }
+
+  Json report;
+  report["config"] = train_config_json(c);
+  Json tj;
+  tj["name"] = c.task.name;
+  tj["vocab"] = c.task.vocab;
+  tj["seq_len"] = c.task.seq_len;
+  if (c.task.name == "markov") {
+    tj["markov_order"] = c.task.markov_order;
+    tj["markov_sharpness"] = c.task.markov_sharpness;
+  }
+  tj["loss_floor"] = task.loss_floor();
+  tj["loss_floor_meaning"] = c.task.name == "markov" ? "entropy rate of the chain (nats per target token)"
+                                                     : "0: the answer is a function of the input";
+  report["task"] = std::move(tj);
+  report["log"] = std::move(log);
+  report["diverged"] = diverged;
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
+  report["final"] = Json{{"updates", done}, {"train_loss", num(last_train)}, {"eval_loss", num(last_eval)},
+                         {"accuracy", num(last_acc)}, {"eval_loss_above_floor", num(last_eval - task.loss_floor())}};
+  report["elapsed_seconds"] = elapsed;
+  report["timing_seconds"] = Json{{"eval", eval_seconds}, {"train", elapsed - eval_seconds},
+                                  {"updates_per_second", done > 0 ? Json(done / (elapsed - eval_seconds)) : Json(nullptr)}};
+  return report;
+}
+
+}  // namespace gradflow
