@@ -16,4 +16,7 @@ inline constexpr double kLanczosTol = 1e-8;
 // Hutchinson Frobenius estimates: every one within this many of its reported standard errors of the exact value.
 inline constexpr double kHutchinsonMaxZ = 4.0;
 
+// Training (tests/train): a trained copy model's final eval loss above the task floor (issue 8's learning test).
+inline constexpr double kLearnedLossMargin = 0.05;
+
 }  // namespace gradflow::test

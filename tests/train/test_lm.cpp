@@ -1,0 +1,158 @@
+// test_lm.cpp — the language model around the blocks (src/train/lm.cpp): every parameter gradient of the batch
+// cross-entropy (embeddings, output projection, tied or not, and every block parameter) against central finite
+// differences; and one training step's block gradients equal what analyze's AnalysisContext computes for the same
+// weights, input x_0 and loss (L = Σ g ⊙ y with g = dCE/dy): the same code path.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "derivative_checks.hpp"
+#include "gradflow/analysis/context.hpp"
+#include "gradflow/train/lm.hpp"
+#include "gradflow/train/tasks.hpp"
+#include "tolerances.hpp"
+
+using namespace gradflow;
+using gradflow::test::rel_err;
+
+namespace {
+
+ModelConfig tiny(const std::string& placement) {
+  ModelConfig m;
+  m.placement = placement;
+  m.layers = 2;
+  m.d_model = 8;
+  m.heads = 2;
+  m.d_ff = 12;
+  m.activation = Activation::Gelu;  // smooth: finite differences see no kinks
+  m.causal = true;
+  return m;
+}
+
+double batch_loss(const LanguageModel& lm, const std::vector<Sequence>& b) {
+  double s = 0;
+  int T = 0;
+  for (const auto& q : b) {
+    const SeqLoss l = lm.evaluate(q);
+    s += l.loss_sum;
+    T += l.targets;
+  }
+  return s / T;
+}
+
+LmGrads batch_grad(const LanguageModel& lm, const std::vector<Sequence>& b) {
+  int T = 0;
+  for (const auto& q : b)
+    for (int t : q.targets) T += t >= 0;
+  LmGrads g = lm.make_grads();
+  for (const auto& q : b) lm.forward_backward(q, 1.0 / T, g);
+  return g;
+}
+
+// Central differences of the batch loss w.r.t. every entry of `p`, compared with `analytic`.
+void check_tensor(LanguageModel& lm, const std::vector<Sequence>& b, const std::string& name, Mat& p, const Mat& analytic) {
+  Mat fd(p.rows(), p.cols());
+  const double h = test::kFdStep;
+  for (Index k = 0; k < p.size(); ++k) {
+    const double v = p.data()[k];
+    p.data()[k] = v + h;
+    const double lp = batch_loss(lm, b);
+    p.data()[k] = v - h;
+    const double lm_ = batch_loss(lm, b);
+    p.data()[k] = v;
+    fd.data()[k] = (lp - lm_) / (2 * h);
+  }
+  INFO(name << ": |analytic| = " << analytic.norm() << ", |fd| = " << fd.norm());
+  if (fd.norm() < 1e-9) {
+    REQUIRE(analytic.norm() < 1e-8);  // e.g. the attention key bias: exactly zero in exact arithmetic
+  } else {
+    REQUIRE(rel_err(analytic, fd) < test::kFdTol);
+  }
+}
+
+void check_all_gradients(const std::string& placement, bool tied, const std::string& task_name) {
+  TaskConfig tc;
+  tc.name = task_name;
+  tc.vocab = 7;
+  tc.seq_len = 6;
+  const Task task(tc, 3);
+  LanguageModel lm(tiny(placement), tc.vocab, tc.seq_len, tied);
+  InitConfig init;
+  init.seed = 5;
+  lm.initialize(init);
+  // move LayerNorm gains/biases away from 1 and 0 so their gradients are generic
+  for (auto& p : lm.body().params().all())
+    if (p.name.find("norm") != std::string::npos) p.value.array() += 0.2 * random_normal(9, p.name, p.value.rows(), p.value.cols()).array();
+  const auto batch = task.batch(3, "fd", 2);
+  const LmGrads g = batch_grad(lm, batch);
+  INFO(placement << (tied ? " tied" : " untied") << " task " << task_name);
+  for (size_t i = 0; i < lm.io_params().size(); ++i)
+    check_tensor(lm, batch, lm.io_params().all()[i].name, lm.io_params()[static_cast<int>(i)], g.io[static_cast<int>(i)]);
+  for (size_t i = 0; i < lm.body().params().size(); ++i)
+    check_tensor(lm, batch, lm.body().params().all()[i].name, lm.body().params()[static_cast<int>(i)],
+                 g.body[static_cast<int>(i)]);
+}
+
+}  // namespace
+
+TEST_CASE("train lm: cross-entropy row: value and softmax", "[train][quick]") {
+  RowVec z(3);
+  z << 1.0, 2.0, 3.0;
+  RowVec p;
+  const double l = cross_entropy_row(z, 0, p);
+  const double lse = std::log(std::exp(1.0) + std::exp(2.0) + std::exp(3.0));
+  REQUIRE(std::abs(l - (lse - 1.0)) < 1e-14);
+  REQUIRE(std::abs(p.sum() - 1.0) < 1e-15);
+  REQUIRE(std::abs(p(2) - std::exp(3.0 - lse)) < 1e-15);
+}
+
+TEST_CASE("train lm: every parameter gradient vs finite differences (pre, untied, copy)", "[train]") {
+  check_all_gradients("pre", false, "copy");
+}
+
+TEST_CASE("train lm: every parameter gradient vs finite differences (post, tied, markov)", "[train]") {
+  check_all_gradients("post", true, "markov");
+}
+
+TEST_CASE("train lm: every parameter gradient vs finite differences (sandwich, untied, recall)", "[train]") {
+  check_all_gradients("sandwich", false, "recall");
+}
+
+TEST_CASE("train lm: a training step's block gradient equals analyze's for the same weights and loss", "[train][quick]") {
+  for (const std::string placement : {"post", "pre", "sandwich", "deepnorm", "rezero"}) {
+    INFO(placement);
+    TaskConfig tc;
+    tc.vocab = 9;
+    tc.seq_len = 8;
+    const Task task(tc, 1);
+    ModelConfig mc = tiny(placement);
+    mc.activation = Activation::Relu;
+    LanguageModel lm(mc, tc.vocab, tc.seq_len, false);
+    InitConfig init;
+    init.seed = 11;
+    lm.initialize(init);
+    const Sequence s = task.sample(1, "eq", 0);
+    int T = 0;
+    for (int t : s.targets) T += t >= 0;
+    LmGrads g = lm.make_grads();
+    SeqProbe probe;
+    Trace trace;
+    Mat dy;
+    lm.forward_backward(s, 1.0 / T, g, &probe, &trace, &dy);
+    // analyze's context on the same model, input and cotangent (loss "dot": L = Σ g ⊙ y, so dL/dy = g)
+    AnalysisOptions opts;
+    opts.loss = "dot";
+    opts.jacobians = false;
+    opts.seq_len = tc.seq_len;
+    const AnalysisContext ctx(lm.body(), lm.embed(s.tokens), opts, &dy);
+    REQUIRE(ctx.trace.y == trace.y);
+    for (Index l = 0; l <= lm.body().layers(); ++l) {
+      INFO("layer " << l);
+      REQUIRE(ctx.dx[static_cast<size_t>(l)].squaredNorm() == probe.dx_sq[static_cast<size_t>(l)]);
+    }
+    for (size_t i = 0; i < lm.body().params().size(); ++i) {
+      INFO(lm.body().params().all()[i].name);
+      REQUIRE(ctx.grads[static_cast<int>(i)] == g.body[static_cast<int>(i)]);  // bit for bit
+    }
+  }
+}
