@@ -43,6 +43,7 @@ void setup_train(CLI::App& app) {
   sub->add_option("--warmup", t.warmup, "linear warmup steps W")->capture_default_str();
   sub->add_option("--save-every", t.save_every, "write a safetensors checkpoint every K steps (and at the end)");
   sub->add_option("--checkpoint-dir", t.checkpoint_dir, "directory of the checkpoints (step_NNNNNN.safetensors + .input.npy)");
+  sub->add_flag("--save-batches", t.save_batches, "also write every step's batch (tokens, targets) as .npy into --checkpoint-dir");
   sub->add_option("--threads", t.threads, "OpenMP threads over a batch's sequences (0: all; results do not depend on it)")
       ->capture_default_str();
   sub->add_option("--json", opts->json, "write the train report to this file");

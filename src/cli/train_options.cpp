@@ -43,7 +43,7 @@ void add_train_flags(CLI::App& app, TrainFlags& f) {
   app.add_option("--log-every", t.log_every, "record the instrumentation every N steps (and at the last)")
       ->capture_default_str();
   app.add_option("--eval-size", t.eval_size, "held-out sequences for eval_loss and accuracy")->capture_default_str();
-  app.add_option("--diverge-loss", t.diverge_loss, "divergence threshold on the train loss (0: 2 ln V)")
+  app.add_option("--diverge-loss", t.diverge_loss, "divergence threshold on the train loss (0: 2*max(ln V, loss at step 0))")
       ->capture_default_str();
 }
 

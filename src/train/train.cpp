@@ -3,6 +3,7 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -60,6 +61,8 @@ void validate_train(const TrainConfig& c) {
   require(std::isfinite(c.diverge_loss) && c.diverge_loss >= 0,
           "--diverge-loss must be >= 0 (0: 2 ln V); fix: e.g. --diverge-loss 10");
   require(c.save_every >= 0, "--save-every must be >= 0 (0: no checkpoints); fix: e.g. --save-every 100");
+  require(!c.save_batches || !c.checkpoint_dir.empty(),
+          "--save-batches needs a directory; fix: add --checkpoint-dir DIR");
   require(c.save_every == 0 || !c.checkpoint_dir.empty(),
           "--save-every needs a directory for the checkpoints; fix: add --checkpoint-dir DIR");
   require(c.threads >= 0, "--threads must be >= 0 (0: every core); fix: e.g. --threads 2");
@@ -95,7 +98,7 @@ Json train_config_json(const TrainConfig& c0) {
   cfg["log_every"] = c.log_every;
   cfg["eval_size"] = c.eval_size;
   cfg["eval_seed"] = eval_seed(seed);
-  cfg["diverge_loss"] = (c.diverge_loss > 0 ? c.diverge_loss : 2.0 * std::log(static_cast<double>(c.task.vocab)));
+  cfg["diverge_loss"] = c.diverge_loss > 0 ? Json(c.diverge_loss) : Json("auto: 2*max(ln V, train loss at step 0)");
   if (c.save_every > 0) {
     cfg["save_every"] = c.save_every;
     cfg["checkpoint_dir"] = c.checkpoint_dir;
@@ -114,7 +117,7 @@ Json train(const TrainConfig& c0) {
   lm.initialize(c.init);
   profile_initialization(lm.body(), lm.embed(task.sample(seed, "train-step-0", 0).tokens));  // Admin only
   const std::vector<Sequence> eval_set = task.batch(eval_seed(seed), "eval", c.eval_size);
-  if (c.save_every > 0) {
+  if (c.save_every > 0 || c.save_batches) {
     std::error_code ec;
     std::filesystem::create_directories(c.checkpoint_dir, ec);
     require(std::filesystem::is_directory(c.checkpoint_dir),
@@ -122,7 +125,8 @@ Json train(const TrainConfig& c0) {
   }
 
   const Index L = lm.body().layers();
-  const double threshold = c.diverge_loss > 0 ? c.diverge_loss : 2.0 * std::log(static_cast<double>(c.task.vocab));
+  // divergence threshold: --diverge-loss, or 2·max(ln V, the loss at step 0) (set at step 0)
+  double threshold = c.diverge_loss > 0 ? c.diverge_loss : 2.0 * std::log(static_cast<double>(c.task.vocab));
   // every tensor, the Model's first; its group for update ratios: "layers.{l}" or the tensor's own name
   std::vector<Mat*> params;
   std::vector<std::string> names, groups;
@@ -161,6 +165,17 @@ Json train(const TrainConfig& c0) {
     for (const auto& q : batch)
       for (int t : q.targets) T += t >= 0;
     require(T > 0, "the batch holds no target position; fix: a longer --seq-len");
+    if (c.save_batches) {
+      const size_t n1 = static_cast<size_t>(c.task.seq_len) + 1;
+      std::vector<double> tok, tgt;
+      for (const auto& q : batch) {
+        tok.insert(tok.end(), q.tokens.begin(), q.tokens.end());
+        tgt.insert(tgt.end(), q.targets.begin(), q.targets.end());
+      }
+      const auto base = (std::filesystem::path(c.checkpoint_dir) / ("batch_" + step_name(s).substr(5))).string();
+      write_npy(base + ".tokens.npy", tok.data(), {c.batch, static_cast<int64_t>(n1)});
+      write_npy(base + ".targets.npy", tgt.data(), {c.batch, static_cast<int64_t>(n1 - 1)});
+    }
     std::vector<SeqLoss> losses(batch.size());
     std::vector<SeqProbe> probes(batch.size());
 #pragma omp parallel for schedule(static) num_threads(threads)
@@ -179,6 +194,7 @@ Json train(const TrainConfig& c0) {
     }
     const double train_loss = loss_sum / static_cast<double>(T);
     last_train = train_loss;
+    if (s == 0 && c.diverge_loss <= 0 && std::isfinite(train_loss)) threshold = std::max(threshold, 2.0 * train_loss);
 
     // divergence: NaN/Inf anywhere, or the loss above the threshold
     int bad_fwd = -2, bad_bwd = -2;
@@ -331,6 +347,7 @@ Json train(const TrainConfig& c0) {
   report["task"] = std::move(tj);
   report["log"] = std::move(log);
   report["diverged"] = diverged;
+  report["divergence_threshold"] = threshold;
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
   report["final"] = Json{{"updates", done}, {"train_loss", num(last_train)}, {"eval_loss", num(last_eval)},
                          {"accuracy", num(last_acc)}, {"eval_loss_above_floor", num(last_eval - task.loss_floor())}};

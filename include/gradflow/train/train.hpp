@@ -35,9 +35,10 @@ struct TrainConfig {
   double clip = 0;                // --clip NORM (0: off)
   long log_every = 10;            // --log-every
   long eval_size = 64;            // --eval-size: held-out sequences (from seed + 1000003)
-  double diverge_loss = 0;        // --diverge-loss: divergence threshold on the train loss (0: 2·ln V)
+  double diverge_loss = 0;        // --diverge-loss: threshold on the train loss (0: 2·max(ln V, loss at step 0))
   long save_every = 0;            // --save-every K: checkpoints at steps 0, K, 2K, ... and S (0: none)
   std::string checkpoint_dir;     // --checkpoint-dir DIR
+  bool save_batches = false;      // --save-batches: DIR/batch_NNNNNN.tokens.npy (B, n+1) and .targets.npy (B, n; -1: none)
   int threads = 0;                // --threads: OpenMP threads over the sequences of a batch (0: all)
   bool progress = false;          // a line per log entry on stderr
 };
