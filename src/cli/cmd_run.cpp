@@ -42,6 +42,7 @@ void run_one(const std::string& path, const RunOptions& o, bool many) {
   CLI::App app;
   setup_compare(app);
   setup_sweep(app);
+  setup_train_sweep(app);
   app.require_subcommand(1);
   std::vector<std::string> reversed(words.rbegin(), words.rend());
   try {
@@ -69,7 +70,7 @@ void run_run(const RunOptions& o) {
 
 void setup_run(CLI::App& app) {
   auto opts = std::make_shared<RunOptions>();
-  auto* sub = app.add_subcommand("run", "run saved compare/sweep specs (examples/claims/*.json)");
+  auto* sub = app.add_subcommand("run", "run saved compare/sweep/train-sweep specs (examples/claims/*.json)");
   sub->add_option("specs", opts->specs, "spec files")->required()->check(CLI::ExistingFile);
   sub->add_flag("--reduced", opts->reduced, "apply each spec's \"reduced\" overrides (a seconds-long smoke run)");
   sub->add_option("--out-dir", opts->out_dir, "write DIR/<spec name>.json and .csv");

@@ -9,6 +9,7 @@
 #include "cli/train_options.hpp"
 #include "gradflow/error.hpp"
 #include "gradflow/experiments/plan.hpp"
+#include "gradflow/experiments/spec.hpp"
 #include "gradflow/report/atomic_file.hpp"
 #include "gradflow/train/sweep.hpp"
 
@@ -18,7 +19,7 @@ struct SweepCmdOptions {
   TrainFlags flags;
   std::string placements = "post,pre", layers = "6", warmup = "0,100", lr = "1e-3";
   TrainSweepOptions sweep;
-  std::string json, csv;
+  std::string json, csv, spec_file;
   bool quiet = false;
 };
 
@@ -53,7 +54,11 @@ void run_train_sweep(SweepCmdOptions o) {
   if (!o.json.empty()) check_writable(o.json, "--json");
   if (!o.csv.empty()) check_writable(o.csv, "--csv");
   const auto reports = run_train_runs(runs, o.sweep);
-  const auto rep = train_sweep_report(o.sweep, runs, reports);
+  auto rep = train_sweep_report(o.sweep, runs, reports);
+  if (!o.spec_file.empty()) {  // `gradflow run SPEC`: the report records its spec (so `run report.json` reruns it)
+    rep["spec"] = load_spec(o.spec_file);
+    rep["spec_file"] = o.spec_file;
+  }
   if (!o.quiet) print_train_sweep_table(std::cout, rep);
   if (!o.json.empty()) write_file_atomic(o.json, rep.dump(1) + "\n");
   if (!o.csv.empty()) write_file_atomic(o.csv, train_sweep_csv(rep));
@@ -77,6 +82,7 @@ void setup_train_sweep(CLI::App& app) {
   sub->add_option("--json", opts->json, "write the sweep report to this file");
   sub->add_option("--csv", opts->csv, "write one row per run");
   sub->add_flag("-q,--quiet", opts->quiet, "no progress, no table");
+  sub->add_option("--spec-file", opts->spec_file, "set by `gradflow run`: the spec this sweep comes from");
   sub->callback([opts] { run_train_sweep(*opts); });
 }
 

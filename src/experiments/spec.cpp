@@ -27,8 +27,8 @@ void check_spec(const Json& spec, const std::string& where) {
   require(spec.contains("gradflow_spec") && spec["gradflow_spec"] == kSpecVersion,
           where + ": \"gradflow_spec\" must be " + std::to_string(kSpecVersion) + "; fix: add \"gradflow_spec\": 1");
   require(spec.contains("command") && spec["command"].is_string() &&
-              (spec["command"] == "compare" || spec["command"] == "sweep"),
-          where + ": \"command\" must be \"compare\" or \"sweep\"; fix: e.g. \"command\": \"compare\"");
+              (spec["command"] == "compare" || spec["command"] == "sweep" || spec["command"] == "train-sweep"),
+          where + ": \"command\" must be \"compare\", \"sweep\" or \"train-sweep\"; fix: e.g. \"command\": \"compare\"");
   for (const char* key : {"options", "reduced"}) {
     if (!spec.contains(key)) continue;
     require(spec[key].is_object(), where + ": \"" + key + "\" must be an object of flags; fix: e.g. {\"layers\": \"6,12\"}");
