@@ -1,5 +1,5 @@
 // matrix_free_norms.cpp — the Jacobian norms of jacobian_norms.cpp without forming a matrix (--mode matrix-free):
-// top-k singular values of B_l and P_l by Lanczos on JᵀJ through JVP/VJP (matrix_free/chain_singular.hpp), and
+// top-k singular values of B_l and P_l and ‖B_l − I‖₂ by Lanczos through JVP/VJP (matrix_free/chain_singular.hpp), and
 // Frobenius norms ‖P_l‖_F, ‖B_l‖_F by Hutchinson probes in one batched backward sweep (matrix_free/hutchinson.hpp).
 // σ_min and the numerical rank need the whole spectrum: null here (docs/scaling.md says why).
 #include <algorithm>
@@ -54,6 +54,7 @@ void put_hutchinson(Json& o, const FrobeniusEstimate& f, double sqrtN) {
 void put_methods(Json& o, bool spectral, bool frobenius, bool product) {
   Json m = Json::object();
   if (spectral) m["spectral_norm"] = "lanczos";
+  if (spectral && !product) m["minus_identity_spectral_norm"] = "lanczos";
   if (frobenius) m["frobenius_norm"] = "hutchinson";
   if (product) {
     m["min_singular_value"] = "unavailable: needs the full spectrum (--mode explicit)";
@@ -85,7 +86,7 @@ class MatrixFreeNorms final : public Analysis {
     const Index K = o.hutchinson_probes, k = std::min<Index>(o.top_k, N);
     // progress in units of one tangent through one block
     Index total = K > 0 ? 2 * K * L : 0;
-    if (!spectral.empty()) total += 2 * kExpectedLanczosOps * L;
+    if (!spectral.empty()) total += 4 * kExpectedLanczosOps * L;  // ‖B_l‖₂ and ‖B_l − I‖₂
     for (Index l : spectral) total += 2 * kExpectedLanczosOps * (L - l);
     Progress progress("matrix-free Jacobians", total, o.progress);
 
@@ -97,8 +98,14 @@ class MatrixFreeNorms final : public Analysis {
     if (!spectral.empty())
       for (Index l = L - 1; l >= 0; --l) {
         const JacobianChain B(ctx, l, l + 1, block_name(l));
-        put_lanczos(blocks[static_cast<size_t>(l)], chain_top_singular(B, k, o.probe_seed), B, k);
-        progress.step(2 * kExpectedLanczosOps);
+        Json& b = blocks[static_cast<size_t>(l)];
+        put_lanczos(b, chain_top_singular(B, k, o.probe_seed), B, k);
+        const ChainSingular shifted = chain_top_singular_minus_identity(B, 1, o.probe_seed);
+        b["minus_identity_spectral_norm"] = shifted.values.size() ? number_or_null(shifted.values(0)) : Json(nullptr);
+        b["minus_identity_lanczos"] = Json{{"converged", shifted.solver.converged},
+                                           {"iterations", shifted.solver.iterations},
+                                           {"operations", shifted.solver.operations}};
+        progress.step(4 * kExpectedLanczosOps);
       }
     for (Index l : spectral) {
       const JacobianChain P(ctx, l, L, product_name(l));

@@ -13,6 +13,7 @@ Prints a Markdown table to paste into docs/benchmarks.md.
 import json, os, platform, subprocess, sys, time
 
 build = sys.argv[1] if len(sys.argv) > 1 else "build"
+load0 = os.getloadavg()[0]  # other work on the machine skews every number: recorded with the results
 threads = "2"
 env = dict(os.environ, OMP_NUM_THREADS=threads)
 
@@ -40,7 +41,7 @@ subprocess.run([os.path.join(build, "gradflow"), "analyze", "--placement", "post
 headline = time.perf_counter() - t
 
 cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), platform.processor())
-print(f"machine: {cpu}, {os.cpu_count()} cores, OMP_NUM_THREADS={threads}, torch {torch.__version__} ({torch.get_num_threads()} threads)")
+print(f"machine: {cpu}, {os.cpu_count()} cores, OMP_NUM_THREADS={threads}, torch {torch.__version__} ({torch.get_num_threads()} threads), load average at start {load0:.2f}, at end {os.getloadavg()[0]:.2f}")
 print("| benchmark | gradflow | reference | ratio |")
 print("|---|---|---|---|")
 print(f"| Post-LN block Jacobian, N = {g['N']} | {g['block_jacobian_seconds']*1e3:.1f} ms | torch jacobian(vectorize=True) {best*1e3:.1f} ms | {best / g['block_jacobian_seconds']:.1f}x faster |")

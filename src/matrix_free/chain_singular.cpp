@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "gradflow/error.hpp"
 #include "gradflow/model/init.hpp"
@@ -23,6 +24,32 @@ void unscale_into(const Scaled& r, long c, double* out, const std::string& what)
                     "); fix: lower --init-scale", ErrorKind::Numeric);
 }
 
+// σ(J) = 2^c · σ(J / 2^c) from the solver's values, and their log10 (finite even beyond a double's range).
+void finish(ChainSingular& out, long c) {
+  out.scale_exp2 = c;
+  if (!out.solver.converged) return;
+  const Vec& sv = out.solver.values;  // σ(J / 2^c)
+  out.values.resize(sv.size());
+  out.log10_values.resize(sv.size());
+  for (Index i = 0; i < sv.size(); ++i) {
+    out.values(i) = std::ldexp(sv(i), static_cast<int>(std::max(-4000L, std::min(4000L, c))));
+    out.log10_values(i) = std::log10(sv(i)) + static_cast<double>(c) * std::log10(2.0);
+  }
+}
+
+// J·v = 0 exactly for a random Gaussian v means J = 0 with probability one (a proper null space has measure
+// zero). Lanczos would break down on the zero operator (0/0 normalizing its first residual), so report
+// σ_1..k = 0 directly, as converged with no restarts.
+ChainSingular zero_operator(Index k, Index N) {
+  ChainSingular out;
+  out.solver.values = Vec::Zero(std::min(k, N));
+  out.solver.converged = true;
+  out.solver.operations = 1;
+  out.values = out.solver.values;
+  out.log10_values = Vec::Constant(out.values.size(), -std::numeric_limits<double>::infinity());
+  return out;
+}
+
 }  // namespace
 
 ChainSingular chain_top_singular(const JacobianChain& J, Index k, uint64_t seed, double tol) {
@@ -33,13 +60,13 @@ ChainSingular chain_top_singular(const JacobianChain& J, Index k, uint64_t seed,
   v0.m /= v0.m.norm();
   const Scaled r0 = J.jvp(v0);
   const double nrm = r0.m.norm();
+  if (nrm == 0) return zero_operator(k, N);
   long c = 0;
-  if (nrm > 0) {
+  {
     int e = 0;
     std::frexp(nrm, &e);
     c = r0.exp2 + e;
   }
-  out.scale_exp2 = c;
   const LinearMap A = [&](const double* x, double* y) {
     Scaled s{Eigen::Map<const Mat>(x, n, d), 0};
     unscale_into(J.jvp(std::move(s)), c, y, J.what());
@@ -49,15 +76,28 @@ ChainSingular chain_top_singular(const JacobianChain& J, Index k, uint64_t seed,
     unscale_into(J.vjp(std::move(s)), c, y, J.what());
   };
   out.solver = top_singular_values(A, At, N, N, k, tol);
-  if (out.solver.converged) {
-    const Vec& sv = out.solver.values;  // σ(J / 2^c)
-    out.values.resize(sv.size());
-    out.log10_values.resize(sv.size());
-    for (Index i = 0; i < sv.size(); ++i) {
-      out.values(i) = std::ldexp(sv(i), static_cast<int>(std::max(-4000L, std::min(4000L, c))));
-      out.log10_values(i) = std::log10(sv(i)) + static_cast<double>(c) * std::log10(2.0);
-    }
+  finish(out, c);
+  return out;
+}
+
+ChainSingular chain_top_singular_minus_identity(const JacobianChain& J, Index k, uint64_t seed, double tol) {
+  const Index n = J.tokens(), d = J.width(), N = J.size();
+  ChainSingular out;
+  const auto shifted = [&](bool transpose) -> LinearMap {
+    return [&, transpose](const double* x, double* y) {
+      Scaled s{Eigen::Map<const Mat>(x, n, d), 0};
+      unscale_into(transpose ? J.vjp(std::move(s)) : J.jvp(std::move(s)), 0, y, J.what() + " - I");
+      Eigen::Map<Mat>(y, n, d) -= Eigen::Map<const Mat>(x, n, d);
+    };
+  };
+  {
+    const Mat v0 = random_normal(seed, "lanczos-zero-test:" + J.what(), n, d);
+    Mat r0(n, d);
+    shifted(false)(v0.data(), r0.data());
+    if (r0.isZero(0.0)) return zero_operator(k, N);  // e.g. ReZero at alpha = 0: B_l = I exactly
   }
+  out.solver = top_singular_values(shifted(false), shifted(true), N, N, k, tol);
+  finish(out, 0);
   return out;
 }
 

@@ -51,3 +51,26 @@ TEST_CASE("Lanczos top-1 at N = 96 (beyond the dense fallback) equals the explic
   REQUIRE(got.solver.iterations >= 1);  // genuinely iterative (the dense fallback reports 0 restarts)
   REQUIRE(std::abs(got.values(0) - want) <= kLanczosTol * want);
 }
+
+TEST_CASE("Lanczos on B_l - I equals the explicit ||B_l - I||_2 (how far each block is from the identity)",
+          "[matrix_free]") {
+  for (const std::string placement : {"post", "pre", "rezero"}) {
+    auto s = make_small_context(placement, 3);
+    const AnalysisContext& ctx = *s.ctx;
+    ctx.for_each_product([&](Index l, const Mat& B, const Mat&) {
+      INFO(placement << " layer " << l);
+      const Mat BmI = B - Mat::Identity(B.rows(), B.cols());
+      const double want = singular_values(BmI)(0);
+      const ChainSingular got = chain_top_singular_minus_identity(JacobianChain(ctx, l, l + 1, "B"), 1, 4);
+      if (want == 0) {  // ReZero at alpha = 0: every block is exactly the identity
+        REQUIRE(placement == "rezero");
+        REQUIRE(got.solver.converged);
+        CHECK(got.values.size() == 1);
+        CHECK(got.values(0) == 0);
+        return;
+      }
+      REQUIRE(got.solver.converged);
+      CHECK(std::abs(got.values(0) - want) <= kLanczosTol * want);
+    });
+  }
+}

@@ -128,6 +128,10 @@ TEST_CASE("analyze: matrix-free agrees with explicit on a small model and says h
       CHECK(b[grp]["lanczos"]["converged"] == true);
       CHECK(b[grp]["top_singular_values"].size() == 2);
     }
+    const double me = a["block_jacobian"]["minus_identity_spectral_norm"];
+    const double mm = b["block_jacobian"]["minus_identity_spectral_norm"];
+    CHECK(std::abs(me - mm) <= kLanczosTol * me);
+    CHECK(b["block_jacobian"]["methods"]["minus_identity_spectral_norm"] == "lanczos");
     CHECK(b["product_jacobian"]["min_singular_value"].is_null());
     CHECK(b["product_jacobian"]["numerical_rank"].is_null());
   }
