@@ -155,3 +155,16 @@ TEST_CASE("train: bad options name the option and the fix", "[train][quick]") {
   c.save_every = 2;
   REQUIRE_THROWS_WITH(validate_train(c), Catch::Contains("--checkpoint-dir"));
 }
+
+TEST_CASE("train: every placement trains (loss falls, nothing diverges)", "[train][quick]") {
+  for (const std::string p : {"post", "pre", "sandwich", "deepnorm", "rezero", "mix", "admin", "b2t", "normformer",
+                              "sub-ln", "nonorm"}) {
+    INFO(p);
+    TrainConfig c = small(p, 30);
+    c.model.layers = 3;
+    c.log_every = 30;
+    const Json r = train(c);
+    REQUIRE(r["diverged"].is_null());
+    REQUIRE(r["final"]["eval_loss"].get<double>() < r["log"][0]["eval_loss"].get<double>());
+  }
+}

@@ -1,0 +1,85 @@
+#!/usr/bin/python3
+"""bench_train.py GRADFLOW — training steps per second, gradflow vs PyTorch (float64, 2 threads), side by side.
+
+For each configuration: `gradflow train --threads 2` for --steps updates (its report's updates_per_second: the
+training loop without evaluation time), then the same model in PyTorch (nn.TransformerEncoder float64, causal
+mask, token + positional embedding, output projection, cross-entropy on the same number of target positions,
+torch.optim.Adam(betas=(0.9, 0.98), eps=1e-9)) for the same number of updates with torch.set_num_threads(2),
+timed around the loop after 5 warm-up updates. Prints one line per configuration and the ratio
+gradflow/PyTorch (> 1: gradflow is faster). Measures; asserts nothing.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "pytorch"))
+import torch_reference as tr  # noqa: E402
+from test_train_against_torch import LM  # noqa: E402
+
+CONFIGS = [  # (placement, layers, d, heads, n, vocab, batch)
+    ("pre", 6, 32, 2, 16, 16, 16),
+    ("post", 12, 32, 2, 16, 16, 16),
+    ("pre", 6, 64, 4, 32, 32, 16),
+]
+
+
+def gradflow_rate(gf, cfg, steps):
+    p, L, d, h, n, V, B = cfg
+    with tempfile.TemporaryDirectory() as tmp:
+        js = os.path.join(tmp, "r.json")
+        subprocess.run([gf, "train", "--placement", p, "--layers", str(L), "--d-model", str(d), "--heads", str(h),
+                        "--seq-len", str(n), "--vocab", str(V), "--batch", str(B), "--task", "copy", "--steps",
+                        str(steps), "--log-every", str(steps), "--eval-size", "1", "--threads", "2", "--schedule",
+                        "constant", "-q", "--json", js], check=True, env=dict(os.environ, OMP_NUM_THREADS="2"))
+        return json.load(open(js))["timing_seconds"]["updates_per_second"]
+
+
+def torch_rate(cfg, steps):
+    p, L, d, h, n, V, B = cfg
+    torch.set_num_threads(2)
+    spec = tr.Spec(p, layers=L, d=d, heads=h, d_ff=4 * d, n=n, causal=True, final_norm=(p == "pre"))
+    model = LM(spec, V, False)
+    with torch.no_grad():
+        for prm in model.parameters():
+            prm.normal_(0, 0.1)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3, betas=(0.9, 0.98), eps=1e-9)
+    gen = torch.Generator().manual_seed(0)
+    tokens = torch.randint(2, V, (B, n + 1), generator=gen)
+    targets = tokens[:, 1:].clone()
+    targets[:, : n // 2] = -1  # copy: the answer half is the target
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        model.loss(tokens, targets).backward()
+        opt.step()
+
+    for _ in range(5):
+        step()
+    t = time.perf_counter()
+    for _ in range(steps):
+        step()
+    return steps / (time.perf_counter() - t)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("gradflow")
+    ap.add_argument("--steps", type=int, default=200)
+    a = ap.parse_args()
+    print(f"torch {torch.__version__}, float64, 2 threads; {a.steps} Adam updates per measurement")
+    print(f"{'placement':<9} {'L':>3} {'d':>4} {'n':>4} {'B':>4}  {'gradflow/s':>10}  {'torch/s':>9}  ratio")
+    for cfg in CONFIGS:
+        g = gradflow_rate(os.path.abspath(a.gradflow), cfg, a.steps)
+        t = torch_rate(cfg, a.steps)
+        p, L, d, h, n, V, B = cfg
+        print(f"{p:<9} {L:>3} {d:>4} {n:>4} {B:>4}  {g:>10.1f}  {t:>9.1f}  {g / t:.2f}x", flush=True)
+
+
+if __name__ == "__main__":
+    main()
