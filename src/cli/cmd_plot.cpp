@@ -38,6 +38,7 @@ void setup_plot(CLI::App& app) {
       ->check(CLI::Range(1, 1 << 20));
   sub->add_option("--title", opts->title, "a title above the plot");
   sub->add_option("--logy", opts->logy, "auto | on | off (auto: log when values span decades)")->capture_default_str();
+  sub->add_option("--logx", opts->logx, "loss-curves, grad-over-training: log step axis (on | off | auto)")->capture_default_str();
   sub->add_flag("--no-render", [opts](int64_t) { opts->render = false; }, "write the script and data, do not run gnuplot");
   sub->callback([opts] {
     std::string cl = "gradflow plot";  // recorded in the script's header

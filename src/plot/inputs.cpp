@@ -51,6 +51,9 @@ std::vector<PlotInput> load_inputs(const std::vector<std::string>& paths) {
     }
     if (in.json.is_object() && in.json.contains("groups") && in.json.contains("experiment")) {
       in.kind = InputKind::Experiment;
+    } else if (in.json.is_object() && ((in.json.contains("log") && in.json.contains("task")) ||
+                                       (in.json.contains("runs") && in.json.contains("grid")))) {
+      in.kind = InputKind::Train;
     } else if (in.json.is_object() && in.json.contains("layers") && in.json["layers"].is_array() &&
                in.json.contains("config")) {
       in.kind = InputKind::Analyze;

@@ -15,6 +15,7 @@ const std::vector<std::pair<std::string, Builder>>& registry() {
       {"grad-by-depth", plot_grad_by_depth}, {"jacobian-norms", plot_jacobian_norms},
       {"spectrum", plot_spectrum},           {"sensitivity", plot_sensitivity},
       {"heatmap", plot_heatmap},             {"claims", plot_claims},
+      {"loss-curves", plot_loss_curves},     {"grad-over-training", plot_grad_over_training},
   };
   return r;
 }
@@ -43,6 +44,12 @@ RenderedFiles make_plot(const PlotOptions& o, const std::string& command_line) {
   PlotOptions opts = o;
   if (!(opts.width > 0)) opts.width = o.kind == "claims" ? 7.0 : 3.5;
   const std::vector<PlotInput> inputs = load_inputs(opts.inputs);
+  const bool train_kind = o.kind == "loss-curves" || o.kind == "grad-over-training";
+  for (const auto& in : inputs)
+    require((in.kind == InputKind::Train) == train_kind,
+            train_kind ? "--kind " + o.kind + " reads train/train-sweep reports, not '" + in.path +
+                             "'; fix: pass the --json of gradflow train or train-sweep"
+                       : "'" + in.path + "' is a train report; fix: plot it with --kind loss-curves or grad-over-training");
   const Figure fig = (*build)(inputs, opts);
   return render_figure(fig, opts, command_line);
 }

@@ -38,4 +38,11 @@ cmp -s "$T/s1.json" "$T/s2.json" || fail "train-sweep report differs between 1 a
 "$G" train-sweep $SW --threads 2 --json "$T/s3.json" --resume "$T/res" || fail "train-sweep resumed"
 cmp -s "$T/s1.json" "$T/s3.json" || fail "resumed train-sweep report differs"
 [ "$(wc -l < "$T/s1.csv")" -eq 17 ] || fail "train-sweep CSV should hold 16 runs"
-echo "ok: bad options, train JSON/CSV, train-sweep thread-count independence and --resume"
+# figures (script and data only: no gnuplot needed)
+"$G" plot "$T/t.json" --kind loss-curves -o "$T/loss.pdf" --no-render >/dev/null 2>&1 || fail "plot loss-curves"
+[ -s "$T/loss.gp" ] && [ -s "$T/loss.dat" ] || fail "loss-curves wrote no script/data"
+"$G" plot "$T/s1.json" --kind grad-over-training -o "$T/grad.pdf" --logx on --no-render >/dev/null 2>&1 || fail "plot grad-over-training"
+[ -s "$T/grad.dat" ] || fail "grad-over-training wrote no data"
+"$G" plot "$T/t.json" --kind grad-by-depth -o "$T/x.pdf" --no-render >/dev/null 2>&1
+[ $? -eq 2 ] || fail "grad-by-depth should refuse a train report with exit 2"
+echo "ok: bad options, train JSON/CSV, train-sweep thread-count independence and --resume, loss-curves and grad-over-training figures"

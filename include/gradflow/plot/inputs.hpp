@@ -11,7 +11,7 @@ namespace gradflow {
 
 using PlotJson = nlohmann::ordered_json;
 
-enum class InputKind { Analyze, Experiment, Npy };
+enum class InputKind { Analyze, Experiment, Npy, Train };  // Train: a train or train-sweep report (docs/training.md)
 
 struct PlotInput {
   std::string path;

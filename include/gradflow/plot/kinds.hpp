@@ -24,6 +24,13 @@ Figure plot_heatmap(const std::vector<PlotInput>& in, const PlotOptions& o);
 // A compact multi-panel summary of claim experiments (one compare/sweep report per claim).
 Figure plot_claims(const std::vector<PlotInput>& in, const PlotOptions& o);
 
+// Train and eval loss against step: one pair of lines per train report, one mean eval curve per cell of a
+// train-sweep report (--logx for a log step axis).
+Figure plot_loss_curves(const std::vector<PlotInput>& in, const PlotOptions& o);
+// ||dL/dx_l|| against step, one line per layer (at most 6 evenly spaced layers, bottom and top included) of each
+// train report; train-sweep reports: bottom and top layer of each run.
+Figure plot_grad_over_training(const std::vector<PlotInput>& in, const PlotOptions& o);
+
 // The kind names, in the order `--help` lists them.
 const std::vector<std::string>& plot_kinds();
 

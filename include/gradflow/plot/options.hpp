@@ -20,6 +20,7 @@ struct PlotOptions {
   int tokens = 0;                   // heatmap: tokens n of the Jacobian (marks the n x n blocks of size d)
   std::string title;                // optional title above the plot
   std::string logy = "auto";        // auto (log when values span more than a decade) | on | off
+  std::string logx = "off";         // loss-curves, grad-over-training: log step axis (on | off | auto)
   bool render = true;               // false: write the script and data only (--no-render)
 };
 
