@@ -6,7 +6,8 @@ training loop without evaluation time), then the same model in PyTorch (nn.Trans
 mask, token + positional embedding, output projection, cross-entropy on the same number of target positions,
 torch.optim.Adam(betas=(0.9, 0.98), eps=1e-9)) for the same number of updates with torch.set_num_threads(2),
 timed around the loop after 5 warm-up updates. Prints one line per configuration and the ratio
-gradflow/PyTorch (> 1: gradflow is faster). Measures; asserts nothing.
+gradflow/PyTorch (> 1: gradflow is faster). Measures; asserts nothing. --threads 1 gives a comparison that a
+loaded machine distorts less (PyTorch's OpenMP threads spin and collapse when the cores are oversubscribed).
 """
 import argparse
 import json
@@ -29,20 +30,20 @@ CONFIGS = [  # (placement, layers, d, heads, n, vocab, batch)
 ]
 
 
-def gradflow_rate(gf, cfg, steps):
+def gradflow_rate(gf, cfg, steps, threads):
     p, L, d, h, n, V, B = cfg
     with tempfile.TemporaryDirectory() as tmp:
         js = os.path.join(tmp, "r.json")
         subprocess.run([gf, "train", "--placement", p, "--layers", str(L), "--d-model", str(d), "--heads", str(h),
                         "--seq-len", str(n), "--vocab", str(V), "--batch", str(B), "--task", "copy", "--steps",
-                        str(steps), "--log-every", str(steps), "--eval-size", "1", "--threads", "2", "--schedule",
-                        "constant", "-q", "--json", js], check=True, env=dict(os.environ, OMP_NUM_THREADS="2"))
+                        str(steps), "--log-every", str(steps), "--eval-size", "1", "--threads", str(threads), "--schedule",
+                        "constant", "-q", "--json", js], check=True, env=dict(os.environ, OMP_NUM_THREADS=str(threads)))
         return json.load(open(js))["timing_seconds"]["updates_per_second"]
 
 
-def torch_rate(cfg, steps):
+def torch_rate(cfg, steps, threads):
     p, L, d, h, n, V, B = cfg
-    torch.set_num_threads(2)
+    torch.set_num_threads(threads)
     spec = tr.Spec(p, layers=L, d=d, heads=h, d_ff=4 * d, n=n, causal=True, final_norm=(p == "pre"))
     model = LM(spec, V, False)
     with torch.no_grad():
@@ -71,12 +72,14 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("gradflow")
     ap.add_argument("--steps", type=int, default=200)
+    ap.add_argument("--threads", type=int, default=2, help="threads of both sides (the issue's setting: 2)")
     a = ap.parse_args()
-    print(f"torch {torch.__version__}, float64, 2 threads; {a.steps} Adam updates per measurement")
+    print(f"torch {torch.__version__}, float64, {a.threads} thread(s); {a.steps} Adam updates per measurement; "
+          f"load average {os.getloadavg()[0]:.2f}")
     print(f"{'placement':<9} {'L':>3} {'d':>4} {'n':>4} {'B':>4}  {'gradflow/s':>10}  {'torch/s':>9}  ratio")
     for cfg in CONFIGS:
-        g = gradflow_rate(os.path.abspath(a.gradflow), cfg, a.steps)
-        t = torch_rate(cfg, a.steps)
+        g = gradflow_rate(os.path.abspath(a.gradflow), cfg, a.steps, a.threads)
+        t = torch_rate(cfg, a.steps, a.threads)
         p, L, d, h, n, V, B = cfg
         print(f"{p:<9} {L:>3} {d:>4} {n:>4} {B:>4}  {g:>10.1f}  {t:>9.1f}  {g / t:.2f}x", flush=True)
 
