@@ -59,9 +59,13 @@ def main():
     ap.add_argument("--gradients-only", action="store_true", help="skip the matrix-free run (part 3)")
     a = ap.parse_args()
     exe = os.path.abspath(a.gradflow)
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from same_kernels import use_gradflow_kernels
+    kernels = use_gradflow_kernels(exe)  # PyTorch on the same OpenBLAS kernels; torch is imported later
     model = ["--placement", "post", "--layers", str(a.layers), "--d-model", str(a.d_model), "--heads", str(a.heads),
              "--d-ff", str(a.d_ff), "--seq-len", str(a.seq_len)]
-    res = {"model": model, "nproc": os.cpu_count(), "loadavg_at_start": os.getloadavg()}
+    res = {"model": model, "nproc": os.cpu_count(), "loadavg_at_start": os.getloadavg(), "kernels": kernels}
+    print(f"both sides: OpenBLAS core {kernels['openblas_core']}, OMP_WAIT_POLICY={kernels['omp_wait_policy']}")
     torch_med, torch_all = torch_forward_backward(a.layers, a.d_model, a.heads, a.d_ff, a.seq_len)
     res["torch_forward_backward_s"] = {"median": torch_med, "runs": torch_all}
     print(f"pytorch float64 2 threads, one forward+backward: median {torch_med:.2f}s of {['%.2f' % t for t in torch_all]}")

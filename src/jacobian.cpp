@@ -29,7 +29,12 @@ Jacobian Jacobian::identity(Index n_tokens, Index d) {
 Index Jacobian::rows() const { return tokenwise_ ? (n_ ? n_ * blocks_[0].rows() : 0) : dense_.rows(); }
 Index Jacobian::cols() const { return tokenwise_ ? (n_ ? n_ * blocks_[0].cols() : 0) : dense_.cols(); }
 
-Mat Jacobian::to_dense() const {
+Mat Jacobian::to_dense() && {
+  if (!tokenwise_) return std::move(dense_);  // no copy of the (N, N) matrix
+  return static_cast<const Jacobian&>(*this).to_dense();
+}
+
+Mat Jacobian::to_dense() const& {
   if (!tokenwise_) return dense_;
   const Index ro = blocks_[0].rows(), co = blocks_[0].cols();
   Mat m = Mat::Zero(rows(), cols());
@@ -38,6 +43,7 @@ Mat Jacobian::to_dense() const {
 }
 
 Jacobian& Jacobian::scale(double s) {
+  if (s == 1.0) return *this;
   if (tokenwise_) {
     for (auto& b : blocks_) b *= s;
   } else {

@@ -24,7 +24,8 @@ class Jacobian {
   Index d_in() const { return cols() / n_; }
   const std::vector<Mat>& blocks() const { return blocks_; }  // tokenwise only
   const Mat& matrix() const { return dense_; }                 // dense only
-  Mat to_dense() const;
+  Mat to_dense() const&;
+  Mat to_dense() &&;  // a dense Jacobian gives up its matrix instead of copying it
 
   Jacobian& scale(double s);                // J <- s·J
   Jacobian& add_diagonal(const RowVec& a);  // J <- J + I_n ⊗ diag(a)   (square only)

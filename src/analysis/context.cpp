@@ -52,9 +52,9 @@ void AnalysisContext::for_each_product(const std::function<void(Index, const Mat
   const Index n = tokens();
   Mat P;
   for (Index l = model.layers() - 1; l >= 0; --l) {
-    const Jacobian B = layer_jacobian(l);
+    Jacobian B = layer_jacobian(l);
     P = l == model.layers() - 1 ? B.to_dense() : (Jacobian::dense(std::move(P), n) * B).to_dense();
-    Mat Bd = B.to_dense();
+    const Mat Bd = std::move(B).to_dense();
     if (!Bd.allFinite() || !P.allFinite())
       throw Error("NaN/Inf in the explicit " + std::string(Bd.allFinite() ? "product Jacobian P_" : "block Jacobian B_") +
                       std::to_string(l) + " (layers from the top down); fix: use --mode matrix-free, which rescales long "

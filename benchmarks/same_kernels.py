@@ -1,0 +1,22 @@
+"""same_kernels.py — makes a benchmark's PyTorch/NumPy side run on the same OpenBLAS kernels and OpenMP wait
+policy as gradflow. gradflow may choose both at start-up (src/cli/runtime_env.cpp); PyTorch and NumPy read them
+when they are imported, so call use_gradflow_kernels() before importing either."""
+import os
+import subprocess
+
+
+def gradflow_openblas_core(exe):
+    """The OpenBLAS core gradflow runs with (OPENBLAS_VERBOSE=2 prints one line per load; the last one counts)."""
+    r = subprocess.run([exe, "--version"], env=dict(os.environ, OPENBLAS_VERBOSE="2"), capture_output=True, text=True)
+    cores = [l.split(":", 1)[1].strip() for l in (r.stdout + r.stderr).splitlines() if l.startswith("Core:")]
+    return cores[-1] if cores else None
+
+
+def use_gradflow_kernels(exe):
+    """Sets OPENBLAS_CORETYPE and OMP_WAIT_POLICY for this process as gradflow sets them for itself; returns
+    {"openblas_core": ..., "omp_wait_policy": ...} to record beside the results."""
+    core = gradflow_openblas_core(exe)
+    if core and "OPENBLAS_CORETYPE" not in os.environ:
+        os.environ["OPENBLAS_CORETYPE"] = core
+    os.environ.setdefault("OMP_WAIT_POLICY", "passive")
+    return {"openblas_core": os.environ.get("OPENBLAS_CORETYPE", core), "omp_wait_policy": os.environ["OMP_WAIT_POLICY"]}
