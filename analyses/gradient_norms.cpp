@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "gradflow/analysis/analysis.hpp"
+#include "gradflow/linalg/svd.hpp"
 
 namespace gradflow {
 namespace {
@@ -33,7 +34,7 @@ class GradientNorms final : public Analysis {
     std::vector<double> log_g;
     for (Index l = 0; l < L; ++l) {
       Json& layer = report["layers"][static_cast<size_t>(l)];
-      const double g = ctx.dx[static_cast<size_t>(l)].stableNorm();
+      const double g = frobenius_norm(ctx.dx[static_cast<size_t>(l)]);
       layer["grad_norm"] = g;
       log_g.push_back(std::log(g));
       const std::string prefix = Model::layer_prefix(l);
@@ -41,15 +42,15 @@ class GradientNorms final : public Analysis {
       const auto& params = ctx.model.params().all();
       for (size_t i = 0; i < params.size(); ++i)
         if (params[i].name.rfind(prefix, 0) == 0)
-          pg[params[i].name.substr(prefix.size())] = ctx.grads[static_cast<int>(i)].stableNorm();
+          pg[params[i].name.substr(prefix.size())] = frobenius_norm(ctx.grads[static_cast<int>(i)]);
       layer["param_grad_norms"] = std::move(pg);
     }
     Json head = Json::object();
     const auto& params = ctx.model.params().all();
     for (size_t i = 0; i < params.size(); ++i)
-      if (params[i].name.rfind("layers.", 0) != 0) head[params[i].name] = ctx.grads[static_cast<int>(i)].stableNorm();
+      if (params[i].name.rfind("layers.", 0) != 0) head[params[i].name] = frobenius_norm(ctx.grads[static_cast<int>(i)]);
     report["head_param_grad_norms"] = std::move(head);
-    report["output_grad_norm"] = ctx.dL_dy.stableNorm();
+    report["output_grad_norm"] = frobenius_norm(ctx.dL_dy);
     report["loss"] = ctx.loss;
     const double top = report["layers"][static_cast<size_t>(L - 1)]["grad_norm"].get<double>();
     const double bottom = report["layers"][0]["grad_norm"].get<double>();

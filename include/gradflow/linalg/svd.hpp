@@ -23,7 +23,8 @@ struct SpectrumSummary {
 };
 SpectrumSummary summarize_spectrum(const Vec& sigma, double frobenius);
 
-// Frobenius norm with scaling against overflow/underflow (Eigen's stableNorm).
+// Frobenius norm, safe against overflow/underflow: the plain sum of squares when it is in range, Eigen's
+// rescaling stableNorm otherwise.
 double frobenius_norm(const Mat& A);
 
 }  // namespace gradflow
