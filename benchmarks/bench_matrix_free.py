@@ -2,7 +2,8 @@
 """bench_matrix_free.py — issue 5's full-scale benchmarks, measured side by side in one run:
   1. PyTorch (float64, 2 threads): one forward + backward of the same Post-LN encoder (d=512, h=8, d_ff=2048,
      n=128, L=24), median of 3 after a warm-up;
-  2. gradflow analyze --gradients-only (gradient norm per depth + every parameter-gradient norm);
+  2. gradflow analyze --gradients-only (gradient norm per depth + every parameter-gradient norm), one-shot; and
+     bench_forward_backward (built next to gradflow): the same forward + backward repeated in one process;
   3. gradflow analyze --mode matrix-free --hutchinson-probes 32 --spectral-layers bottom
      (Frobenius estimates of every P_l and B_l, spectral norms of P_0 and every B_l).
 Usage: /usr/bin/python3 benchmarks/bench_matrix_free.py build-mf/gradflow [--layers 24] [--out results.json]
@@ -80,6 +81,17 @@ def main():
               f"{tm['forward_backward']:.2f}s, norms {tm['analyses']:.2f}s), peak RSS {rss:.0f} MiB; "
               f"forward+backward+norms / pytorch = {(tm['forward_backward'] + tm['analyses']) / torch_med:.2f} (warm), "
               f"{(tm['forward_backward'] + tm['analyses']) / torch_cold:.2f} (pytorch's first run)")
+        # the same forward + backward repeated in one process (bench_forward_backward, next to gradflow): warm vs warm
+        fb = os.path.join(os.path.dirname(exe), "bench_forward_backward")
+        if os.path.exists(fb):
+            r = subprocess.run([fb, str(a.layers), str(a.d_model), str(a.heads), str(a.d_ff), str(a.seq_len), "3"],
+                               capture_output=True, text=True, env=dict(os.environ, OMP_NUM_THREADS="2"), check=True)
+            w = json.loads(r.stdout)
+            wmed = sorted(w["runs"])[len(w["runs"]) // 2]
+            res["gradflow_forward_backward_repeated"] = w
+            print(f"gradflow forward+backward repeated in one process: median {wmed:.2f}s of "
+                  f"{['%.2f' % t for t in w['runs']]} after a first run of {w['first_run']:.2f}s; "
+                  f"warm / pytorch warm = {wmed / torch_med:.2f}, first / pytorch first = {w['first_run'] / torch_cold:.2f}")
         if a.gradients_only:
             return
         args = model + ["--mode", "matrix-free", "--hutchinson-probes", str(a.probes), "--spectral-layers", "bottom"]
