@@ -35,7 +35,7 @@ nlohmann::ordered_json config_to_json(const Model& model, const InitConfig& init
   j["init_scale_value"] = init.scale;
   j["seed"] = init.seed;
   j["loss"] = opts.loss;
-  j["mode"] = opts.jacobians ? "explicit" : "gradients-only";
+  j["mode"] = opts.matrix_free ? "matrix-free" : opts.jacobians ? "explicit" : "gradients-only";
   j["parameters"] = model.params().numel();
   return j;
 }
