@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "gradflow/error.hpp"
+#include "io/file_bytes.hpp"
 
 namespace gradflow {
 namespace {
@@ -15,16 +16,7 @@ std::string temp_name(const std::string& path) { return path + ".tmp." + std::to
 }  // namespace
 
 void write_file_atomic(const std::string& path, const std::string& content) {
-  const std::string tmp = temp_name(path);
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) throw Error("cannot write '" + path + "': " + std::strerror(errno) + "; fix: choose a writable path");
-  const bool ok = std::fwrite(content.data(), 1, content.size(), f) == content.size();
-  const bool closed = std::fclose(f) == 0;
-  if (!ok || !closed || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const std::string why = std::strerror(errno);
-    std::remove(tmp.c_str());
-    throw Error("cannot write '" + path + "': " + why + "; fix: check free space and permissions");
-  }
+  io_detail::write_file_atomic(path, content);  // one implementation: EINTR-safe writes, fsync, rename
 }
 
 void check_writable(const std::string& path, const std::string& option) {
