@@ -5,7 +5,8 @@ For each configuration: `gradflow train --threads 2` for --steps updates (its re
 training loop without evaluation time), then the same model in PyTorch (nn.TransformerEncoder float64, causal
 mask, token + positional embedding, output projection, cross-entropy on the same number of target positions,
 torch.optim.Adam(betas=(0.9, 0.98), eps=1e-9)) for the same number of updates with torch.set_num_threads(2),
-timed around the loop after 5 warm-up updates. Prints one line per configuration and the ratio
+timed around the loop after 5 warm-up updates; PyTorch runs on the OpenBLAS kernels and OpenMP wait policy
+gradflow picks (benchmarks/same_kernels.py). Prints one line per configuration and the ratio
 gradflow/PyTorch (> 1: gradflow is faster). Measures; asserts nothing. --threads 1 gives a comparison that a
 loaded machine distorts less (PyTorch's OpenMP threads spin and collapse when the cores are oversubscribed).
 """
@@ -17,11 +18,10 @@ import sys
 import tempfile
 import time
 
-import torch
-
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "pytorch"))
-import torch_reference as tr  # noqa: E402
-from test_train_against_torch import LM  # noqa: E402
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "tests", "pytorch"))
+torch = tr = LM = None  # imported in main(), after use_gradflow_kernels (same OpenBLAS kernels and OpenMP waits)
 
 CONFIGS = [  # (placement, layers, d, heads, n, vocab, batch)
     ("pre", 6, 32, 2, 16, 16, 16),
@@ -74,6 +74,14 @@ def main():
     ap.add_argument("--steps", type=int, default=200)
     ap.add_argument("--threads", type=int, default=2, help="threads of both sides (the issue's setting: 2)")
     a = ap.parse_args()
+    global torch, tr, LM
+    from same_kernels import use_gradflow_kernels
+    kernels = use_gradflow_kernels(os.path.abspath(a.gradflow))
+    import torch as _torch
+    import torch_reference as _tr
+    from test_train_against_torch import LM as _LM
+    torch, tr, LM = _torch, _tr, _LM
+    print(f"both sides: OpenBLAS core {kernels['openblas_core']}, OMP_WAIT_POLICY {kernels['omp_wait_policy']}")
     print(f"torch {torch.__version__}, float64, {a.threads} thread(s); {a.steps} Adam updates per measurement; "
           f"load average {os.getloadavg()[0]:.2f}")
     print(f"{'placement':<9} {'L':>3} {'d':>4} {'n':>4} {'B':>4}  {'gradflow/s':>10}  {'torch/s':>9}  ratio")

@@ -147,7 +147,10 @@ Json train(const TrainConfig& c0) {
   }
   Adam adam(params, c.adam);
   const int threads = c.threads > 0 ? c.threads : omp_get_max_threads();
-  std::vector<LmGrads> per_seq(static_cast<size_t>(c.batch), lm.make_grads());
+  // one gradient buffer per thread (not per sequence): each sequence's gradient is computed fresh in its thread's
+  // buffer and added to the total in sequence order (omp ordered), so the sum is ((g_0 + g_1) + g_2) + ... whatever
+  // the thread count, with memory for `threads` copies of the parameters only
+  std::vector<LmGrads> per_thread(static_cast<size_t>(threads), lm.make_grads());
   LmGrads total = lm.make_grads();
   std::vector<Mat*> grad_ptrs;
   for (size_t i = 0; i < total.body.size(); ++i) grad_ptrs.push_back(&total.body[static_cast<int>(i)]);
@@ -178,17 +181,19 @@ Json train(const TrainConfig& c0) {
     }
     std::vector<SeqLoss> losses(batch.size());
     std::vector<SeqProbe> probes(batch.size());
-#pragma omp parallel for schedule(static) num_threads(threads)
-    for (long i = 0; i < c.batch; ++i) {
-      per_seq[static_cast<size_t>(i)].zero();
-      losses[static_cast<size_t>(i)] = lm.forward_backward(batch[static_cast<size_t>(i)], 1.0 / static_cast<double>(T),
-                                                           per_seq[static_cast<size_t>(i)], &probes[static_cast<size_t>(i)]);
-    }
     total.zero();
+#pragma omp parallel for ordered schedule(static, 1) num_threads(threads)
+    for (long i = 0; i < c.batch; ++i) {
+      LmGrads& g = per_thread[static_cast<size_t>(omp_get_thread_num())];
+      g.zero();
+      losses[static_cast<size_t>(i)] =
+          lm.forward_backward(batch[static_cast<size_t>(i)], 1.0 / static_cast<double>(T), g, &probes[static_cast<size_t>(i)]);
+#pragma omp ordered
+      total.add(g);  // in sequence order: bitwise identical whatever the thread count
+    }
     double loss_sum = 0;
     long correct = 0;
-    for (size_t i = 0; i < batch.size(); ++i) {  // fixed order: bitwise identical whatever the thread count
-      total.add(per_seq[i]);
+    for (size_t i = 0; i < batch.size(); ++i) {
       loss_sum += losses[i].loss_sum;
       correct += losses[i].correct;
     }

@@ -6,7 +6,7 @@
 // Steps: for s = 0..S: draw batch s, forward + backward (the loss of the current weights); log when s % log_every
 // == 0 or s == S; stop on divergence; when s < S apply update t = s + 1 with lr(t). So log entry s describes the
 // model after s updates, and its lr and update ratios are those of the update that follows (none at s = S).
-// Batches: the B sequences run in parallel (OpenMP) into per-sequence gradient buffers summed in sequence order,
+// Batches: the B sequences run in parallel (OpenMP); each gradient is added to the total in sequence order (omp ordered),
 // so results are bitwise identical whatever the thread count.
 #pragma once
 #include <cstdint>
