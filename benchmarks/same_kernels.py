@@ -1,5 +1,5 @@
-"""same_kernels.py — makes a benchmark's PyTorch/NumPy side run on the same OpenBLAS kernels and OpenMP wait
-policy as gradflow. gradflow may choose both at start-up (src/cli/runtime_env.cpp); PyTorch and NumPy read them
+"""same_kernels.py — makes a benchmark's PyTorch/NumPy side run on the same OpenBLAS kernels and OpenMP spin
+count as gradflow. gradflow may choose both at start-up (src/cli/runtime_env.cpp); PyTorch and NumPy read them
 when they are imported, so call use_gradflow_kernels() before importing either."""
 import os
 import subprocess
@@ -13,10 +13,12 @@ def gradflow_openblas_core(exe):
 
 
 def use_gradflow_kernels(exe):
-    """Sets OPENBLAS_CORETYPE and OMP_WAIT_POLICY for this process as gradflow sets them for itself; returns
+    """Sets OPENBLAS_CORETYPE and GOMP_SPINCOUNT for this process as gradflow sets them for itself; returns
     {"openblas_core": ..., "omp_wait_policy": ...} to record beside the results."""
     core = gradflow_openblas_core(exe)
     if core and "OPENBLAS_CORETYPE" not in os.environ:
         os.environ["OPENBLAS_CORETYPE"] = core
-    os.environ.setdefault("OMP_WAIT_POLICY", "passive")
-    return {"openblas_core": os.environ.get("OPENBLAS_CORETYPE", core), "omp_wait_policy": os.environ["OMP_WAIT_POLICY"]}
+    if "OMP_WAIT_POLICY" not in os.environ:
+        os.environ.setdefault("GOMP_SPINCOUNT", "3000")
+    return {"openblas_core": os.environ.get("OPENBLAS_CORETYPE", core),
+            "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY", "default, GOMP_SPINCOUNT=" + os.environ.get("GOMP_SPINCOUNT", "?"))}

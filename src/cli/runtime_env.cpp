@@ -1,7 +1,10 @@
 // runtime_env.cpp — see runtime_env.hpp.
 //
-// Why. (1) libgomp lets idle OpenMP threads spin before they sleep; on a 2-core machine that runs anything else
-// the spinning threads take the cores from the working ones (measured: analyze 5x slower at load average 5).
+// Why. (1) libgomp lets idle OpenMP threads spin 300 000 times before they sleep; on a 2-core machine that runs
+// anything else the spinning threads take the cores from the working ones (`analyze --layers 6` 29 s instead of
+// 3-5 s beside two busy processes). Sleeping at once (OMP_WAIT_POLICY=passive) fixes that but makes every one of
+// the many short parallel regions pay a wake-up: 3x slower on an idle machine (20.5 s against 6.7 s for the
+// headline run). A spin of 3000 iterations is as fast as spinning when idle and close to passive under load.
 // (2) OpenBLAS 0.3.21 (Debian 12) picks kernels by CPU model and falls back to "Prescott" (SSE3) on models it
 // does not know, such as newer Xeons: DGEMM then runs at a fifth of the AVX-512 rate. Both libraries read their
 // environment variable once, when they are loaded, hence the re-execution. (3) glibc's malloc serves blocks above
@@ -49,7 +52,8 @@ void tune_runtime_environment(char** argv) {
   const char* off = std::getenv("GRADFLOW_NO_TUNE");
   if (off != nullptr && *off != '\0' && *off != '0') return;
   bool changed = false;
-  if (std::getenv("OMP_WAIT_POLICY") == nullptr) changed |= ::setenv("OMP_WAIT_POLICY", "passive", 1) == 0;
+  if (std::getenv("OMP_WAIT_POLICY") == nullptr && std::getenv("GOMP_SPINCOUNT") == nullptr)
+    changed |= ::setenv("GOMP_SPINCOUNT", "3000", 1) == 0;
   if (std::getenv("OPENBLAS_CORETYPE") == nullptr)
     if (const char* core = better_openblas_core()) changed |= ::setenv("OPENBLAS_CORETYPE", core, 1) == 0;
   if (changed) ::execv("/proc/self/exe", argv);  // returns only if it failed: carry on unchanged
