@@ -81,7 +81,7 @@ def main():
     import torch_reference as _tr
     from test_train_against_torch import LM as _LM
     torch, tr, LM = _torch, _tr, _LM
-    print(f"both sides: OpenBLAS core {kernels['openblas_core']}, OMP_WAIT_POLICY {kernels['omp_wait_policy']}")
+    print(f"both sides: OpenBLAS core {kernels['openblas_core']}, OpenMP waits: {kernels['omp_wait_policy']}")
     print(f"torch {torch.__version__}, float64, {a.threads} thread(s); {a.steps} Adam updates per measurement; "
           f"load average {os.getloadavg()[0]:.2f}")
     print(f"{'placement':<9} {'L':>3} {'d':>4} {'n':>4} {'B':>4}  {'gradflow/s':>10}  {'torch/s':>9}  ratio")

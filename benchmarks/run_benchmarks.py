@@ -46,7 +46,7 @@ subprocess.run([os.path.join(build, "gradflow"), "analyze", "--placement", "post
 headline = time.perf_counter() - t
 
 cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), platform.processor())
-print(f"machine: {cpu}, {os.cpu_count()} cores, OMP_NUM_THREADS={threads}, torch {torch.__version__} ({torch.get_num_threads()} threads), load average at start {load0:.2f}, at end {os.getloadavg()[0]:.2f}; both sides on OpenBLAS core {kernels['openblas_core']}, OMP_WAIT_POLICY={kernels['omp_wait_policy']}")
+print(f"machine: {cpu}, {os.cpu_count()} cores, OMP_NUM_THREADS={threads}, torch {torch.__version__} ({torch.get_num_threads()} threads), load average at start {load0:.2f}, at end {os.getloadavg()[0]:.2f}; both sides on OpenBLAS core {kernels['openblas_core']}, OpenMP waits: {kernels['omp_wait_policy']}")
 print("| benchmark | gradflow | reference | ratio |")
 print("|---|---|---|---|")
 print(f"| Post-LN block Jacobian, N = {g['N']} | {g['block_jacobian_seconds']*1e3:.1f} ms | torch jacobian(vectorize=True) {best*1e3:.1f} ms | {best / g['block_jacobian_seconds']:.1f}x faster |")
