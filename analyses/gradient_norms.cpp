@@ -42,13 +42,13 @@ class GradientNorms final : public Analysis {
       const auto& params = ctx.model.params().all();
       for (size_t i = 0; i < params.size(); ++i)
         if (params[i].name.rfind(prefix, 0) == 0)
-          pg[params[i].name.substr(prefix.size())] = frobenius_norm(ctx.grads[static_cast<int>(i)]);
+          pg[params[i].name.substr(prefix.size())] = ctx.param_grad_norms[i];
       layer["param_grad_norms"] = std::move(pg);
     }
     Json head = Json::object();
     const auto& params = ctx.model.params().all();
     for (size_t i = 0; i < params.size(); ++i)
-      if (params[i].name.rfind("layers.", 0) != 0) head[params[i].name] = frobenius_norm(ctx.grads[static_cast<int>(i)]);
+      if (params[i].name.rfind("layers.", 0) != 0) head[params[i].name] = ctx.param_grad_norms[i];
     report["head_param_grad_norms"] = std::move(head);
     report["output_grad_norm"] = frobenius_norm(ctx.dL_dy);
     report["loss"] = ctx.loss;

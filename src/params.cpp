@@ -29,9 +29,18 @@ Index ParamStore::numel() const {
   return n;
 }
 
-ParamGrads::ParamGrads(const ParamStore& store) {
+ParamGrads::ParamGrads(const ParamStore& store, bool allocate) {
   g_.reserve(store.size());
-  for (const auto& p : store.all()) g_.push_back(Mat::Zero(p.value.rows(), p.value.cols()));
+  shapes_.reserve(store.size());
+  for (const auto& p : store.all()) {
+    shapes_.emplace_back(p.value.rows(), p.value.cols());
+    g_.push_back(allocate ? Mat::Zero(p.value.rows(), p.value.cols()) : Mat());
+  }
+}
+
+void ParamGrads::allocate(int i) {
+  const auto& [rows, cols] = shapes_[static_cast<size_t>(i)];
+  g_[static_cast<size_t>(i)].setZero(rows, cols);
 }
 
 void ParamGrads::zero() {

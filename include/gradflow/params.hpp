@@ -40,7 +40,12 @@ class ParamStore {
 // Gradient accumulators shaped like a ParamStore; rule: parameter gradients are ACCUMULATED (+=).
 class ParamGrads {
  public:
-  explicit ParamGrads(const ParamStore& store);
+  explicit ParamGrads(const ParamStore& store) : ParamGrads(store, true) {}
+  // allocate = false: every accumulator starts empty (0 x 0) until allocate(i) zero-fills it; release(i) frees
+  // it again. AnalysisContext keeps only one block's gradients at a time this way.
+  ParamGrads(const ParamStore& store, bool allocate);
+  void allocate(int i);
+  void release(int i) { g_[static_cast<size_t>(i)].resize(0, 0); }
   Mat& operator[](int i) { return g_[static_cast<size_t>(i)]; }
   const Mat& operator[](int i) const { return g_[static_cast<size_t>(i)]; }
   void zero();
@@ -48,6 +53,7 @@ class ParamGrads {
 
  private:
   std::vector<Mat> g_;
+  std::vector<std::pair<Index, Index>> shapes_;
 };
 
 }  // namespace gradflow

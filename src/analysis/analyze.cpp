@@ -46,6 +46,7 @@ nlohmann::ordered_json analyze(const RunConfig& rc) {
   AnalysisOptions opts = rc.analysis;
   apply_mode(mode, opts);
   opts.probe_seed = rc.init.seed;
+  opts.keep_param_grads = false;  // the report needs only their norms: never 600 MiB of gradients at once
   if (opts.spectrum && !opts.jacobians && opts.progress)
     std::fprintf(stderr, "gradflow: note: --spectrum skipped: %s\n", mode.reason.c_str());
   const auto t1 = std::chrono::steady_clock::now();

@@ -4,12 +4,13 @@
 #include <algorithm>
 
 #include "gradflow/error.hpp"
+#include "gradflow/linalg/svd.hpp"
 #include "gradflow/model/init.hpp"
 
 namespace gradflow {
 
 AnalysisContext::AnalysisContext(const Model& m, Mat x0, const AnalysisOptions& o, const Mat* cotangent, uint64_t seed)
-    : model(m), opts(o), grads(m.params()) {
+    : model(m), opts(o), grads(m.params(), o.keep_param_grads) {
   trace = model.forward(x0);
   if (!trace.y.allFinite()) {
     for (Index l = 1; l < static_cast<Index>(trace.x.size()); ++l)
@@ -35,11 +36,51 @@ AnalysisContext::AnalysisContext(const Model& m, Mat x0, const AnalysisOptions& 
   } else {
     throw Error("unknown --loss '" + opts.loss + "'; fix: use --loss dot or --loss half-sq");
   }
-  model.backward(trace, dL_dy, &grads, &dx);
+  backward_with_param_norms();
   for (Index l = model.layers(); l >= 0; --l)
     if (!dx[static_cast<size_t>(l)].allFinite())
       throw Error("backward pass produced NaN/Inf in dL/dx at layer " + std::to_string(l) +
                       "; fix: lower --init-scale or check the weights", ErrorKind::Numeric);
+}
+
+void AnalysisContext::backward_with_param_norms() {
+  const auto& params = model.params().all();
+  param_grad_norms.assign(params.size(), 0.0);
+  if (opts.keep_param_grads) {
+    model.backward(trace, dL_dy, &grads, &dx);
+    for (size_t i = 0; i < params.size(); ++i) param_grad_norms[i] = frobenius_norm(grads[static_cast<int>(i)]);
+    return;
+  }
+  // Block by block: allocate block l's accumulators, run its VJP, take their norms, free them (the allocator
+  // hands the same memory to block l − 1). Parameters outside the blocks live through the whole pass.
+  const Index L = model.layers();
+  std::vector<std::vector<int>> of_block(static_cast<size_t>(L));
+  std::vector<int> outside;
+  for (size_t i = 0; i < params.size(); ++i) {
+    bool placed = false;
+    for (Index l = 0; l < L && !placed; ++l)
+      if (params[i].name.rfind(Model::layer_prefix(l), 0) == 0) {
+        of_block[static_cast<size_t>(l)].push_back(static_cast<int>(i));
+        placed = true;
+      }
+    if (!placed) outside.push_back(static_cast<int>(i));
+  }
+  for (int i : outside) grads.allocate(i);
+  const Model::BackwardHook hook = [&](Index l, bool done) {
+    for (int i : of_block[static_cast<size_t>(l)]) {
+      if (!done) {
+        grads.allocate(i);
+      } else {
+        param_grad_norms[static_cast<size_t>(i)] = frobenius_norm(grads[i]);
+        grads.release(i);
+      }
+    }
+  };
+  model.backward(trace, dL_dy, &grads, &dx, &hook);
+  for (int i : outside) {
+    param_grad_norms[static_cast<size_t>(i)] = frobenius_norm(grads[i]);
+    grads.release(i);
+  }
 }
 
 Jacobian AnalysisContext::layer_jacobian(Index l) const {

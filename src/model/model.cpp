@@ -91,12 +91,15 @@ Trace Model::forward(const Mat& x0) const {
   return t;
 }
 
-Mat Model::backward(const Trace& t, const Mat& dy, ParamGrads* g, std::vector<Mat>* dx_layers) const {
+Mat Model::backward(const Trace& t, const Mat& dy, ParamGrads* g, std::vector<Mat>* dx_layers,
+                    const BackwardHook* hook) const {
   if (dx_layers) dx_layers->assign(blocks_.size() + 1, Mat());
   Mat dx = head_vjp(t.head, dy, g);
   if (dx_layers) (*dx_layers)[blocks_.size()] = dx;
   for (Index l = layers() - 1; l >= 0; --l) {
+    if (hook) (*hook)(l, false);
     dx = block_vjp(l, t.blocks[static_cast<size_t>(l)], dx, g);
+    if (hook) (*hook)(l, true);
     if (dx_layers) (*dx_layers)[static_cast<size_t>(l)] = dx;
   }
   return dx;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "gradflow/analysis/analyze.hpp"
+#include "gradflow/analysis/context.hpp"
 #include "gradflow/error.hpp"
 #include "gradflow/linalg/svd.hpp"
 #include "gradflow/linalg/top_singular.hpp"
@@ -201,4 +202,28 @@ TEST_CASE("init: torch defaults in distribution, gpt2 scaling, init-scale", "[an
   CHECK(std::sqrt(w1.squaredNorm() / double(w1.size())) == Approx(0.02).epsilon(0.05));
   init.scheme = "bogus";
   CHECK_THROWS_AS(initialize(g, init), Error);
+}
+
+TEST_CASE("analysis context: parameter-gradient norms streamed block by block equal those of the kept gradients",
+          "[analysis]") {
+  // opts.keep_param_grads = false (what `analyze` uses) frees each block's gradients once their norms are taken;
+  // the numbers must not change, bit for bit (same accumulation order), whatever the placement.
+  for (const char* p : {"post", "pre", "sandwich", "rezero", "admin", "b2t", "normformer", "deepnorm"}) {
+    INFO(p);
+    RunConfig rc = small(p);
+    Model model(rc.model);
+    initialize(model, rc.init);
+    const Mat x0 = random_normal(1, "input", rc.analysis.seq_len, rc.model.d_model);
+    AnalysisOptions kept = rc.analysis, streamed = rc.analysis;
+    kept.keep_param_grads = true;
+    streamed.keep_param_grads = false;
+    const AnalysisContext a(model, x0, kept, nullptr, 3), b(model, x0, streamed, nullptr, 3);
+    REQUIRE(a.param_grad_norms.size() == model.params().size());
+    REQUIRE(b.param_grad_norms == a.param_grad_norms);
+    for (size_t i = 0; i < a.param_grad_norms.size(); ++i) {
+      CHECK(a.param_grad_norms[i] == frobenius_norm(a.grads[static_cast<int>(i)]));
+      CHECK(b.grads[static_cast<int>(i)].size() == 0);  // nothing kept
+    }
+    for (size_t l = 0; l < a.dx.size(); ++l) CHECK(b.dx[l] == a.dx[l]);
+  }
 }

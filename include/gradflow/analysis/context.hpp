@@ -22,9 +22,11 @@ struct AnalysisContext {
   Mat dL_dy;              // (n, d) the output cotangent
   double loss = 0;
   std::vector<Mat> dx;    // dL/dx_l for l = 0..L (dx[L] = dL/dx_L, the gradient entering the head)
-  ParamGrads grads;       // dL/dθ for every parameter
+  ParamGrads grads;       // dL/dθ for every parameter (empty accumulators unless opts.keep_param_grads)
+  std::vector<double> param_grad_norms;  // ‖dL/dθ_i‖_F for every parameter i (ParamStore order)
 
   Index tokens() const { return trace.x[0].rows(); }
+  // the backward pass: dx, dL/dθ (kept or not, opts.keep_param_grads) and param_grad_norms
   Index width() const { return trace.x[0].cols(); }
 
   // B_l = dx_{l+1}/dx_l, where x_L is the network output y: the top block's Jacobian includes the
@@ -35,6 +37,9 @@ struct AnalysisContext {
   void for_each_product(const std::function<void(Index, const Mat&, const Mat&)>& visit) const;
   // dx_m/dx_l as a dense matrix (m = L means y).
   Mat jacobian_between(Index from, Index to) const;
+
+ private:
+  void backward_with_param_norms();
 };
 
 // Estimated peak memory (bytes) of the explicit Jacobian analysis of this model at n tokens.

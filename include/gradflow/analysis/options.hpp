@@ -16,6 +16,8 @@ struct AnalysisOptions {
   // Engine (matrix_free/mode.hpp): --mode auto | explicit | matrix-free; resolved into jacobians/matrix_free.
   std::string mode = "auto";
   bool matrix_free = false;         // JVP/VJP operators instead of dense Jacobians
+  bool keep_param_grads = true;     // AnalysisContext::grads holds every parameter gradient (false: only their
+                                    // norms, computed block by block, so the gradients are never resident at once)
   bool spectrum = false;            // --spectrum: full singular value spectra of B_l and P_l (explicit mode)
   Index top_k = 1;                  // --top-k: singular values per operator in matrix-free mode
   std::string spectral_layers = "all";  // --spectral-layers all | none | bottom | top | 0,6,12

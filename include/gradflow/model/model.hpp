@@ -3,6 +3,7 @@
 // Parameters are named as in a PyTorch nn.TransformerEncoder state_dict (layers.{l}.self_attn.in_proj_weight,
 // ..., norm.weight). Every block has forward, VJP (input and parameters), JVP and its explicit Jacobian.
 #pragma once
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -42,7 +43,11 @@ class Model {
   Trace forward(const Mat& x0) const;
   // Backward from dL/dy: returns dL/dx_0; fills dx_layers[l] = dL/dx_l (l = 0..L, the last = dL/dx_L)
   // when given, and accumulates parameter gradients into g when given.
-  Mat backward(const Trace& t, const Mat& dy, ParamGrads* g, std::vector<Mat>* dx_layers = nullptr) const;
+  // hook (optional) is called as hook(l, false) before and hook(l, true) after the VJP of block l, from the top
+  // block down; the head's VJP comes first and is not hooked.
+  using BackwardHook = std::function<void(Index block, bool done)>;
+  Mat backward(const Trace& t, const Mat& dy, ParamGrads* g, std::vector<Mat>* dx_layers = nullptr,
+               const BackwardHook* hook = nullptr) const;
   // Tangent through blocks l..L-1 and the head: P_l · v (v may hold stacked copies).
   Mat jvp_from(const Trace& t, Index l, const Mat& v) const;
   // Cotangent back through the head and blocks L-1..l: P_lᵀ · u (u may hold stacked copies).
