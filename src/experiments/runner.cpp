@@ -34,8 +34,8 @@ void prepare_dir(const std::string& dir) {
   }
 }
 
-// Loads a finished configuration, or returns null when there is none.
-Json load_finished(const std::string& path, const RunConfig& rc) {
+// Loads a finished job's report, or returns null when there is none.
+Json load_finished(const std::string& path, const std::function<Json()>& expected) {
   if (!fs::exists(path)) return Json();
   std::ifstream in(path);
   std::stringstream ss;
@@ -44,11 +44,11 @@ Json load_finished(const std::string& path, const RunConfig& rc) {
   try {
     j = Json::parse(ss.str());
   } catch (const std::exception&) {
-    throw Error("--resume: '" + path + "' is not a gradflow report; fix: delete it, or use a new --resume directory");
+    throw Error("--resume: '" + path + "' is not a gradflow result file; fix: delete it, or use a new --resume directory");
   }
   require(j.is_object() && j.contains("configuration") && j.contains("report"),
-          "--resume: '" + path + "' is not a gradflow configuration result; fix: delete it, or use a new --resume directory");
-  require(j["configuration"] == expected_config(rc),
+          "--resume: '" + path + "' is not a gradflow result file; fix: delete it, or use a new --resume directory");
+  require(j["configuration"] == expected(),
           "--resume: '" + path + "' was computed with other options than this run's; fix: use a new --resume " +
               "directory for a changed experiment (or delete the old one)");
   return j["report"];
@@ -61,36 +61,35 @@ Json expected_config(const RunConfig& rc) {
   return config_to_json(model, rc.init, rc.analysis);
 }
 
-std::vector<Json> run_configurations(const std::vector<Configuration>& configs, const RunnerOptions& opts,
-                                     RunnerStats* stats) {
-  const int n = static_cast<int>(configs.size());
-  std::vector<Json> out(configs.size());
+std::vector<Json> run_resumable(const std::vector<ResumableJob>& jobs, const RunnerOptions& opts, const std::string& noun,
+                                const std::function<std::string(const Json&)>& describe, RunnerStats* stats) {
+  const int n = static_cast<int>(jobs.size());
+  std::vector<Json> out(jobs.size());
   std::vector<int> todo;
   const bool resume = !opts.resume_dir.empty();
+  const auto path_of = [&](int i) { return (fs::path(opts.resume_dir) / (jobs[i].name + ".json")).string(); };
   if (resume) prepare_dir(opts.resume_dir);
   for (int i = 0; i < n; ++i) {
-    if (resume) out[i] = load_finished((fs::path(opts.resume_dir) / configs[i].file_name()).string(), configs[i].rc);
+    if (resume) out[i] = load_finished(path_of(i), jobs[i].configuration);
     if (out[i].is_null()) todo.push_back(i);
   }
   const int resumed = n - static_cast<int>(todo.size());
   if (opts.progress && resume)
-    std::cerr << "gradflow: " << resumed << " of " << n << " configurations already done in " << opts.resume_dir
+    std::cerr << "gradflow: " << resumed << " of " << n << " " << noun << "s already done in " << opts.resume_dir
               << "\n";
   const int threads = opts.threads > 0 ? opts.threads : omp_get_max_threads();
-  std::vector<std::string> errors(configs.size());
-  std::vector<int> error_code(configs.size(), 0);
+  std::vector<std::string> errors(jobs.size());
+  std::vector<int> error_code(jobs.size(), 0);
   int finished = 0;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
   for (int t = 0; t < static_cast<int>(todo.size()); ++t) {
     const int i = todo[static_cast<size_t>(t)];
     omp_set_num_threads(1);  // the engine inside runs serially (see the file comment)
     try {
-      RunConfig rc = configs[i].rc;
-      rc.analysis.progress = false;
-      Json report = analyze(rc);
+      Json report = jobs[i].compute();
       if (resume) {  // the configuration as planned (to check it on resume) and its report
-        const Json saved{{"configuration", expected_config(configs[i].rc)}, {"report", report}};
-        write_file_atomic((fs::path(opts.resume_dir) / configs[i].file_name()).string(), saved.dump(1) + "\n");
+        const Json saved{{"configuration", jobs[i].configuration()}, {"report", report}};
+        write_file_atomic(path_of(i), saved.dump(1) + "\n");
       }
       out[i] = std::move(report);
     } catch (const Error& e) {
@@ -104,17 +103,31 @@ std::vector<Json> run_configurations(const std::vector<Configuration>& configs, 
     {
       ++finished;
       if (opts.progress)
-        std::cerr << "gradflow: [" << finished << "/" << todo.size() << "] " << configs[i].file_name().substr(
-                         0, configs[i].file_name().size() - 5) << (errors[i].empty() ? "" : " FAILED") << "\n";
+        std::cerr << "gradflow: [" << finished << "/" << todo.size() << "] " << jobs[i].name
+                  << (describe && errors[i].empty() ? describe(out[i]) : "") << (errors[i].empty() ? "" : " FAILED")
+                  << "\n";
     }
   }
   for (int i = 0; i < n; ++i)
-    if (error_code[i])
-      throw Error("configuration " + configs[i].file_name().substr(0, configs[i].file_name().size() - 5) + ": " +
-                      errors[i],
-                  static_cast<ErrorKind>(error_code[i] - 1));
+    if (error_code[i]) throw Error(noun + " " + jobs[i].name + ": " + errors[i], static_cast<ErrorKind>(error_code[i] - 1));
   if (stats) *stats = RunnerStats{n, resumed, static_cast<int>(todo.size())};
   return out;
+}
+
+std::vector<Json> run_configurations(const std::vector<Configuration>& configs, const RunnerOptions& opts,
+                                     RunnerStats* stats) {
+  std::vector<ResumableJob> jobs;
+  jobs.reserve(configs.size());
+  for (const auto& c : configs) {
+    const std::string file = c.file_name();
+    jobs.push_back(ResumableJob{file.substr(0, file.size() - 5), [&c] { return expected_config(c.rc); },
+                                [&c] {
+                                  RunConfig rc = c.rc;
+                                  rc.analysis.progress = false;
+                                  return analyze(rc);
+                                }});
+  }
+  return run_resumable(jobs, opts, "configuration", nullptr, stats);
 }
 
 }  // namespace gradflow

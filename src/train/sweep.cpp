@@ -1,22 +1,17 @@
-// sweep.cpp — see sweep.hpp. The parallel loop and the --resume files follow src/experiments/runner.cpp: a worker
-// runs one configuration with its OpenMP team set to 1, and writes {"configuration", "report"} atomically.
+// sweep.cpp — see sweep.hpp. The parallel loop and the --resume files are src/experiments/runner.cpp's
+// (run_resumable): a worker runs one training with its OpenMP team set to 1 and writes {"configuration", "report"}
+// atomically.
 #include "gradflow/train/sweep.hpp"
-
-#include <omp.h>
 
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
-#include <iostream>
 #include <map>
 #include <sstream>
 
 #include "gradflow/error.hpp"
-#include "gradflow/report/atomic_file.hpp"
+#include "gradflow/experiments/runner.hpp"
 
 namespace gradflow {
-namespace fs = std::filesystem;
 using Json = nlohmann::ordered_json;
 
 namespace {
@@ -25,24 +20,6 @@ std::string short_num(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%g", v);
   return buf;
-}
-
-Json load_finished(const std::string& path, const Json& expected) {
-  if (!fs::exists(path)) return Json();
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  Json j;
-  try {
-    j = Json::parse(ss.str());
-  } catch (const std::exception&) {
-    throw Error("--resume: '" + path + "' is not a gradflow train report; fix: delete it, or use a new --resume directory");
-  }
-  require(j.is_object() && j.contains("configuration") && j.contains("report"),
-          "--resume: '" + path + "' is not a train-sweep result; fix: delete it, or use a new --resume directory");
-  require(j["configuration"] == expected, "--resume: '" + path + "' was computed with other options than this run's; "
-                                          "fix: use a new --resume directory for a changed grid (or delete the old one)");
-  return j["report"];
 }
 
 double mean(const std::vector<double>& v) {
@@ -100,63 +77,24 @@ std::vector<TrainRun> plan_train_runs(const TrainSweepOptions& o,
 }
 
 std::vector<Json> run_train_runs(const std::vector<TrainRun>& runs, const TrainSweepOptions& o) {
-  const int n = static_cast<int>(runs.size());
-  std::vector<Json> out(runs.size());
-  const bool resume = !o.resume_dir.empty();
-  if (resume) {
-    std::error_code ec;
-    fs::create_directories(o.resume_dir, ec);
-    require(fs::is_directory(o.resume_dir), "--resume '" + o.resume_dir + "' cannot be created; fix: choose a writable directory");
-    for (const auto& e : fs::directory_iterator(o.resume_dir))
-      if (e.path().filename().string().find(".json.tmp.") != std::string::npos) fs::remove(e.path(), ec);
+  std::vector<ResumableJob> jobs;
+  jobs.reserve(runs.size());
+  for (const auto& r : runs) {
+    const std::string file = r.file_name();
+    jobs.push_back(ResumableJob{file.substr(0, file.size() - 5), [&r] { return train_config_json(r.tc); },
+                                [&r] { return train(r.tc); }});
   }
-  std::vector<int> todo;
-  for (int i = 0; i < n; ++i) {
-    if (resume) out[i] = load_finished((fs::path(o.resume_dir) / runs[i].file_name()).string(), train_config_json(runs[i].tc));
-    if (out[i].is_null()) todo.push_back(i);
-  }
-  if (o.progress && resume)
-    std::cerr << "gradflow: " << n - static_cast<int>(todo.size()) << " of " << n << " runs already done in "
-              << o.resume_dir << "\n";
-  const int threads = o.threads > 0 ? o.threads : omp_get_max_threads();
-  std::vector<std::string> errors(runs.size());
-  std::vector<int> code(runs.size(), 0);
-  int finished = 0;
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
-  for (int t = 0; t < static_cast<int>(todo.size()); ++t) {
-    const int i = todo[static_cast<size_t>(t)];
-    omp_set_num_threads(1);
-    try {
-      Json report = train(runs[i].tc);
-      if (resume) {
-        const Json saved{{"configuration", train_config_json(runs[i].tc)}, {"report", report}};
-        write_file_atomic((fs::path(o.resume_dir) / runs[i].file_name()).string(), saved.dump() + "\n");
-      }
-      out[i] = std::move(report);
-    } catch (const Error& e) {
-      errors[i] = e.what();
-      code[i] = static_cast<int>(e.kind()) + 1;
-    } catch (const std::exception& e) {
-      errors[i] = e.what();
-      code[i] = static_cast<int>(ErrorKind::Internal) + 1;
-    }
-#pragma omp critical(gradflow_train_sweep_progress)
-    {
-      ++finished;
-      if (o.progress) {
-        const auto& r = out[i];
-        std::fprintf(stderr, "gradflow: [%d/%zu] %s  eval %.4f%s\n", finished, todo.size(),
-                     runs[i].file_name().substr(0, runs[i].file_name().size() - 5).c_str(),
-                     r.is_object() && r["final"]["eval_loss"].is_number() ? r["final"]["eval_loss"].get<double>() : NAN,
-                     !errors[i].empty() ? " FAILED" : (r.is_object() && !r["diverged"].is_null() ? " diverged" : ""));
-      }
-    }
-  }
-  for (int i = 0; i < n; ++i)
-    if (code[i])
-      throw Error("run " + runs[i].file_name().substr(0, runs[i].file_name().size() - 5) + ": " + errors[i],
-                  static_cast<ErrorKind>(code[i] - 1));
-  return out;
+  const auto describe = [](const Json& r) {
+    char buf[64];
+    const bool has = r.is_object() && r["final"]["eval_loss"].is_number();
+    std::snprintf(buf, sizeof buf, "  eval %.4f", has ? r["final"]["eval_loss"].get<double>() : NAN);
+    return std::string(buf) + (r.is_object() && !r["diverged"].is_null() ? " diverged" : "");
+  };
+  RunnerOptions ro;
+  ro.threads = o.threads;
+  ro.resume_dir = o.resume_dir;
+  ro.progress = o.progress;
+  return run_resumable(jobs, ro, "run", describe);
 }
 
 Json train_sweep_report(const TrainSweepOptions& o, const std::vector<TrainRun>& runs, const std::vector<Json>& reports) {

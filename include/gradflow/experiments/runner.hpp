@@ -5,6 +5,7 @@
 // "report": analyze report}) and a restarted run loads the files it finds (after checking "configuration" against
 // the plan) instead of recomputing them.
 #pragma once
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,20 @@ struct RunnerStats {
 
 std::vector<nlohmann::ordered_json> run_configurations(const std::vector<Configuration>& configs,
                                                        const RunnerOptions& opts, RunnerStats* stats = nullptr);
+
+// The engine under run_configurations and train-sweep: one job per result, computed in parallel (each job's own
+// OpenMP team set to 1 thread), resumable from opts.resume_dir as described above.
+struct ResumableJob {
+  std::string name;                                        // DIR/<name>.json; also the job's name in messages
+  std::function<nlohmann::ordered_json()> configuration;   // what a resumed file must have been computed with
+  std::function<nlohmann::ordered_json()> compute;         // the job's report
+};
+// noun names a job in messages ("configuration", "run"); describe(report) may add to a progress line (may be null).
+// The first failed job's Error is rethrown, naming the job, after every job has finished.
+std::vector<nlohmann::ordered_json> run_resumable(const std::vector<ResumableJob>& jobs, const RunnerOptions& opts,
+                                                  const std::string& noun,
+                                                  const std::function<std::string(const nlohmann::ordered_json&)>& describe,
+                                                  RunnerStats* stats = nullptr);
 
 // config_to_json of `rc`'s model and options: what a resumed file must have been computed with.
 nlohmann::ordered_json expected_config(const RunConfig& rc);
