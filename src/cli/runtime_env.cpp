@@ -28,7 +28,7 @@ namespace {
 
 // The OpenBLAS core to force when OpenBLAS chose its generic fallback, or nullptr to leave it alone.
 const char* better_openblas_core() {
-#ifdef GRADFLOW_HAVE_OPENBLAS
+#if defined(GRADFLOW_HAVE_OPENBLAS) && (defined(__x86_64__) || defined(__i386__))  // the fallback is x86's
   const char* core = openblas_get_corename();
   if (core == nullptr || ::strcasecmp(core, "prescott") != 0) return nullptr;  // a known CPU: its own choice
   __builtin_cpu_init();
