@@ -63,18 +63,7 @@ Figure plot_loss_curves(const std::vector<PlotInput>& in, const PlotOptions& o) 
       }
   }
   require(!f.series.empty(), "no loss curve in the inputs; fix: pass gradflow train or train-sweep --json reports");
-  if (!logx) {  // at most ~5 step tics on a 3.5 in axis: 1, 2 or 5 times a power of ten
-    double hi = 0;
-    for (const auto& s : f.series)
-      for (double x : s.x) hi = std::max(hi, x);
-    if (hi > 0) {
-      const double raw = hi / 4, mag = std::pow(10.0, std::floor(std::log10(raw)));
-      const double step = raw / mag <= 1 ? mag : raw / mag <= 2 ? 2 * mag : raw / mag <= 5 ? 5 * mag : 10 * mag;
-      char buf[64];
-      std::snprintf(buf, sizeof buf, "set xtics %g\n", step);
-      f.extra += buf;
-    }
-  }
+  if (!logx) f.extra += round_xtics(f.series);
   return line_figure(f);
 }
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 
 #include "gradflow/error.hpp"
@@ -62,6 +63,18 @@ std::string emptiest_corner(const std::vector<Series>& series, bool logx, bool l
     if (count[k] < count[best]) best = k;
   if (count[best] > 0) return "outside top center horizontal font ',7'";  // every corner holds data: above the plot
   return names[best];
+}
+
+std::string round_xtics(const std::vector<Series>& series) {
+  double hi = 0;
+  for (const auto& s : series)
+    for (double x : s.x) hi = std::max(hi, x);
+  if (!(hi > 0)) return "";
+  const double raw = hi / 4, mag = std::pow(10.0, std::floor(std::log10(raw)));
+  const double step = raw / mag <= 1 ? mag : raw / mag <= 2 ? 2 * mag : raw / mag <= 5 ? 5 * mag : 10 * mag;
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "set xtics %g\n", step);
+  return buf;
 }
 
 Figure line_figure(const LineFigure& f, int first_block) {

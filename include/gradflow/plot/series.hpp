@@ -40,4 +40,8 @@ Figure line_figure(const LineFigure& f, int first_block = 0);
 // plot; coordinates are taken in log space on log axes.
 std::string emptiest_corner(const std::vector<Series>& series, bool logx, bool logy);
 
+// "set xtics STEP\n" for a linear x axis from 0 to the largest x: about 4-5 tics on a 3.5 in axis, STEP 1, 2 or 5
+// times a power of ten ("" when there is no positive x).
+std::string round_xtics(const std::vector<Series>& series);
+
 }  // namespace gradflow
