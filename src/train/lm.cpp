@@ -23,6 +23,31 @@ double cross_entropy_row(const Eigen::Ref<const RowVec>& z, int t, RowVec& p) {
   return (std::log(sum) + mx) - z(t);
 }
 
+namespace {
+
+// Cross-entropy, target count and argmax hits over the positions with a target; with dz, also
+// dL/dz_i = scale·(softmax(z_i) − e_t) for L = scale·Σ (lse(z_i) − z_i[t]) (rows without a target stay as given).
+SeqLoss score_targets(const Mat& z, const Sequence& s, double scale, Mat* dz) {
+  SeqLoss out;
+  RowVec p;
+  for (Index i = 0; i < z.rows(); ++i) {
+    const int target = s.targets[static_cast<size_t>(i)];
+    if (target < 0) continue;
+    out.loss_sum += cross_entropy_row(z.row(i), target, p);
+    ++out.targets;
+    Index arg = 0;
+    z.row(i).maxCoeff(&arg);
+    out.correct += arg == target;
+    if (dz) {
+      p(target) -= 1.0;
+      dz->row(i) = scale * p;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 LanguageModel::LanguageModel(const ModelConfig& cfg, Index vocab, Index positions, bool tie)
     : body_(cfg), vocab_(vocab), positions_(positions), tied_(tie) {
   require(cfg.causal, "training needs the causal mask (next-token prediction); fix: the train command sets --causal");
@@ -73,19 +98,7 @@ Mat LanguageModel::logits(const Mat& y) const { return y * output_weight().trans
 
 SeqLoss LanguageModel::evaluate(const Sequence& s) const {
   const Trace t = body_.forward(embed(s.tokens));
-  const Mat z = logits(t.y);
-  SeqLoss out;
-  RowVec p;
-  for (Index i = 0; i < positions_; ++i) {
-    const int target = s.targets[static_cast<size_t>(i)];
-    if (target < 0) continue;
-    out.loss_sum += cross_entropy_row(z.row(i), target, p);
-    ++out.targets;
-    Index arg = 0;
-    z.row(i).maxCoeff(&arg);
-    out.correct += arg == target;
-  }
-  return out;
+  return score_targets(logits(t.y), s, 0.0, nullptr);
 }
 
 SeqLoss LanguageModel::forward_backward(const Sequence& s, double scale, LmGrads& g, SeqProbe* probe, Trace* trace_out,
@@ -94,21 +107,8 @@ SeqLoss LanguageModel::forward_backward(const Sequence& s, double scale, LmGrads
   const Mat x0 = embed(s.tokens);
   Trace t = body_.forward(x0);
   const Mat z = logits(t.y);
-  SeqLoss out;
   Mat dz = Mat::Zero(n, vocab_);  // (n, V)
-  RowVec p;
-  for (Index i = 0; i < n; ++i) {
-    const int target = s.targets[static_cast<size_t>(i)];
-    if (target < 0) continue;
-    out.loss_sum += cross_entropy_row(z.row(i), target, p);
-    ++out.targets;
-    Index arg = 0;
-    z.row(i).maxCoeff(&arg);
-    out.correct += arg == target;
-    // in the forward pass: L += scale·(lse(z_i) − z_i[t]);  dL/dz_i = scale·(softmax(z_i) − e_t)
-    p(target) -= 1.0;
-    dz.row(i) = scale * p;
-  }
+  SeqLoss out = score_targets(z, s, scale, &dz);
   // in the forward pass: z = y·Wᵀ;  dL/dy = dz·W,  dL/dW += dzᵀ·y
   Mat dy = dz * output_weight();
   g.io[tied_ ? tok_ : head_].noalias() += dz.transpose() * t.y;
