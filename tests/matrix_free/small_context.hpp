@@ -6,6 +6,7 @@
 
 #include "gradflow/analysis/context.hpp"
 #include "gradflow/model/init.hpp"
+#include "small_model.hpp"
 
 namespace gradflow::test {
 
@@ -13,16 +14,6 @@ struct SmallContext {
   std::unique_ptr<Model> model;
   std::unique_ptr<AnalysisContext> ctx;
 };
-
-inline ModelConfig small_model(const std::string& placement, Index layers = 4) {
-  ModelConfig c;
-  c.placement = placement;
-  c.layers = layers;
-  c.d_model = 8;
-  c.heads = 2;
-  c.d_ff = 16;
-  return c;
-}
 
 inline SmallContext make_small_context(const std::string& placement, Index layers = 4, uint64_t seed = 5,
                                        Index tokens = 4) {

@@ -12,6 +12,7 @@
 #include "gradflow/ops/activation.hpp"
 #include "gradflow/ops/attention.hpp"
 #include "gradflow/ops/linear.hpp"
+#include "small_model.hpp"
 #include "tolerances.hpp"
 
 using namespace gradflow;
@@ -22,15 +23,9 @@ namespace {
 constexpr Index kTokens = 4;
 constexpr uint64_t kSeed = 7;
 
+// smooth (GELU) for finite differences
 ModelConfig small_config(const std::string& placement, Index layers = 3) {
-  ModelConfig c;
-  c.placement = placement;
-  c.layers = layers;
-  c.d_model = 8;
-  c.heads = 2;
-  c.d_ff = 16;
-  c.activation = Activation::Gelu;  // smooth, for finite differences
-  return c;
+  return small_model(placement, layers, Activation::Gelu);
 }
 
 InitConfig init_config(const std::string& scheme = "xavier") {
