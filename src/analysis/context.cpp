@@ -57,13 +57,8 @@ void AnalysisContext::backward_with_param_norms() {
   std::vector<std::vector<int>> of_block(static_cast<size_t>(L));
   std::vector<int> outside;
   for (size_t i = 0; i < params.size(); ++i) {
-    bool placed = false;
-    for (Index l = 0; l < L && !placed; ++l)
-      if (params[i].name.rfind(Model::layer_prefix(l), 0) == 0) {
-        of_block[static_cast<size_t>(l)].push_back(static_cast<int>(i));
-        placed = true;
-      }
-    if (!placed) outside.push_back(static_cast<int>(i));
+    const Index l = model.block_of_param(static_cast<int>(i));
+    (l >= 0 ? of_block[static_cast<size_t>(l)] : outside).push_back(static_cast<int>(i));
   }
   for (int i : outside) grads.allocate(i);
   const Model::BackwardHook hook = [&](Index l, bool done) {

@@ -75,8 +75,10 @@ Model::Model(ModelConfig cfg) : cfg_(std::move(cfg)) {
       units.push_back(std::move(u));
     }
     blocks_.push_back(std::move(units));
+    param_block_.resize(params_.size(), l);
   }
   if (cfg_.final_norm.value_or(placement.final_norm_default(cfg_))) head_ = make_norm("norm", d);
+  param_block_.resize(params_.size(), -1);
 }
 
 Trace Model::forward(const Mat& x0) const {

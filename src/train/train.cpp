@@ -134,8 +134,7 @@ Json train(const TrainConfig& c0) {
   for (auto& p : lm.body().params().all()) {
     params.push_back(&p.value);
     names.push_back(p.name);
-    int l = -1;
-    if (p.name.rfind("layers.", 0) == 0) l = std::stoi(p.name.substr(7));
+    const int l = static_cast<int>(lm.body().block_of_param(static_cast<int>(names.size()) - 1));
     layer_of.push_back(l);
     groups.push_back(l >= 0 ? "layers." + std::to_string(l) : p.name);
   }

@@ -219,6 +219,12 @@ TEST_CASE("analysis context: parameter-gradient norms streamed block by block eq
     streamed.keep_param_grads = false;
     const AnalysisContext a(model, x0, kept, nullptr, 3), b(model, x0, streamed, nullptr, 3);
     REQUIRE(a.param_grad_norms.size() == model.params().size());
+    for (size_t i = 0; i < model.params().size(); ++i) {  // the grouping the streaming relies on
+      const std::string& name = model.params().all()[i].name;
+      const Index l = model.block_of_param(static_cast<int>(i));
+      if (l >= 0) CHECK(name.rfind(Model::layer_prefix(l), 0) == 0);
+      else CHECK(name.rfind("layers.", 0) != 0);
+    }
     REQUIRE(b.param_grad_norms == a.param_grad_norms);
     for (size_t i = 0; i < a.param_grad_norms.size(); ++i) {
       CHECK(a.param_grad_norms[i] == frobenius_norm(a.grads[static_cast<int>(i)]));

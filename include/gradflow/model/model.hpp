@@ -36,6 +36,8 @@ class Model {
   Index d_model() const { return cfg_.d_model; }
   bool has_final_norm() const { return head_.has_value(); }
   static std::string layer_prefix(Index l) { return "layers." + std::to_string(l) + "."; }
+  // The block l whose parameter params()[i] is (its name starts with layer_prefix(l)), or -1 outside the blocks.
+  Index block_of_param(int i) const { return param_block_[static_cast<size_t>(i)]; }
   const std::vector<ResidualUnit>& block(Index l) const { return blocks_[static_cast<size_t>(l)]; }
   std::vector<ResidualUnit>& block(Index l) { return blocks_[static_cast<size_t>(l)]; }
 
@@ -71,6 +73,7 @@ class Model {
   ParamStore params_;
   std::vector<std::vector<ResidualUnit>> blocks_;
   std::optional<NormLayer> head_;
+  std::vector<Index> param_block_;  // block_of_param, recorded as the constructor adds each block's parameters
 };
 
 }  // namespace gradflow
