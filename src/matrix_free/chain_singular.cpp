@@ -61,12 +61,9 @@ ChainSingular chain_top_singular(const JacobianChain& J, Index k, uint64_t seed,
   const Scaled r0 = J.jvp(v0);
   const double nrm = r0.m.norm();
   if (nrm == 0) return zero_operator(k, N);
-  long c = 0;
-  {
-    int e = 0;
-    std::frexp(nrm, &e);
-    c = r0.exp2 + e;
-  }
+  int e = 0;
+  std::frexp(nrm, &e);
+  const long c = r0.exp2 + e;
   const LinearMap A = [&](const double* x, double* y) {
     Scaled s{Eigen::Map<const Mat>(x, n, d), 0};
     unscale_into(J.jvp(std::move(s)), c, y, J.what());
@@ -83,10 +80,11 @@ ChainSingular chain_top_singular(const JacobianChain& J, Index k, uint64_t seed,
 ChainSingular chain_top_singular_minus_identity(const JacobianChain& J, Index k, uint64_t seed, double tol) {
   const Index n = J.tokens(), d = J.width(), N = J.size();
   ChainSingular out;
+  const std::string what = J.what() + " - I";
   const auto shifted = [&](bool transpose) -> LinearMap {
     return [&, transpose](const double* x, double* y) {
       Scaled s{Eigen::Map<const Mat>(x, n, d), 0};
-      unscale_into(transpose ? J.vjp(std::move(s)) : J.jvp(std::move(s)), 0, y, J.what() + " - I");
+      unscale_into(transpose ? J.vjp(std::move(s)) : J.jvp(std::move(s)), 0, y, what);
       Eigen::Map<Mat>(y, n, d) -= Eigen::Map<const Mat>(x, n, d);
     };
   };
