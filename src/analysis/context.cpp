@@ -121,10 +121,12 @@ double streaming_memory_estimate(const ModelConfig& cfg, Index n_tokens, Index p
   const double ff = static_cast<double>(cfg.ff()), h = static_cast<double>(cfg.heads);
   const double L = static_cast<double>(cfg.layers), k = static_cast<double>(std::max<Index>(probes, 1));
   // per block, the forward trace: h (n, n) attention probabilities, ~12 (n, d) activations and norm caches,
-  // 3 (n, d_ff) FFN activations; the gradients dL/dx_l; parameters and their gradients; transient
-  // per-head (n, n) products of the backward pass; k stacked probes through the widest sublayer.
-  const double doubles = L * (h * n * n + 12 * n * d + 3 * n * ff) + (L + 1) * n * d +
-                         2 * L * (4 * d * d + 2 * d * ff) + 4 * h * n * n + 6 * k * n * (d + ff);
+  // 3 (n, d_ff) FFN activations; the gradients dL/dx_l; the parameters, and one block's parameter gradients
+  // (analyze frees each block's after taking their norms); transient per-head (n, n) products of the backward
+  // pass; k stacked probes through the widest sublayer.
+  const double block_params = 4 * d * d + 2 * d * ff;
+  const double doubles = L * (h * n * n + 12 * n * d + 3 * n * ff) + (L + 1) * n * d + (L + 1) * block_params +
+                         4 * h * n * n + 6 * k * n * (d + ff);
   return doubles * sizeof(double);
 }
 
