@@ -7,6 +7,7 @@
 
 #include "gradflow/analysis/analysis.hpp"
 #include "gradflow/linalg/svd.hpp"
+#include "gradflow/report/gradient_profile.hpp"
 
 namespace gradflow {
 namespace {
@@ -31,31 +32,20 @@ class GradientNorms final : public Analysis {
   }
   void run(const AnalysisContext& ctx, Json& report) const override {
     const Index L = ctx.model.layers();
-    std::vector<double> log_g;
+    std::vector<double> grad_norms, log_g;
     for (Index l = 0; l < L; ++l) {
-      Json& layer = report["layers"][static_cast<size_t>(l)];
-      const double g = frobenius_norm(ctx.dx[static_cast<size_t>(l)]);
-      layer["grad_norm"] = g;
-      log_g.push_back(std::log(g));
-      const std::string prefix = Model::layer_prefix(l);
-      Json pg = Json::object();
-      const auto& params = ctx.model.params().all();
-      for (size_t i = 0; i < params.size(); ++i)
-        if (params[i].name.rfind(prefix, 0) == 0)
-          pg[params[i].name.substr(prefix.size())] = ctx.param_grad_norms[i];
-      layer["param_grad_norms"] = std::move(pg);
+      grad_norms.push_back(frobenius_norm(ctx.dx[static_cast<size_t>(l)]));
+      log_g.push_back(std::log(grad_norms.back()));
     }
-    Json head = Json::object();
-    const auto& params = ctx.model.params().all();
-    for (size_t i = 0; i < params.size(); ++i)
-      if (params[i].name.rfind("layers.", 0) != 0) head[params[i].name] = ctx.param_grad_norms[i];
-    report["head_param_grad_norms"] = std::move(head);
+    std::vector<ParamGradNorm> params;
+    const auto& all = ctx.model.params().all();
+    for (size_t i = 0; i < all.size(); ++i)
+      params.push_back({&all[i].name, ctx.model.block_of_param(static_cast<int>(i)), ctx.param_grad_norms[i]});
+    report["head_param_grad_norms"] = write_gradient_profile(grad_norms, params, report["layers"]);
     report["output_grad_norm"] = frobenius_norm(ctx.dL_dy);
     report["loss"] = ctx.loss;
-    const double top = report["layers"][static_cast<size_t>(L - 1)]["grad_norm"].get<double>();
-    const double bottom = report["layers"][0]["grad_norm"].get<double>();
     Json& s = report["summary"];
-    s["bottom_to_top_grad_ratio"] = bottom / top;
+    s["bottom_to_top_grad_ratio"] = bottom_to_top_ratio(grad_norms);
     const double b = slope(log_g);
     s["grad_growth_rate_per_layer"] = b;
     s["grad_growth_factor_per_layer"] = std::exp(b);

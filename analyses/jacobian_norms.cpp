@@ -5,7 +5,6 @@
 
 #include "gradflow/analysis/analysis.hpp"
 #include "gradflow/linalg/svd.hpp"
-#include "gradflow/linalg/top_singular.hpp"
 #include "gradflow/report/progress.hpp"
 #include "spectrum.hpp"
 
@@ -18,25 +17,24 @@ class JacobianNorms final : public Analysis {
   std::string description() const override {
     return "spectral/Frobenius norms of B_l and P_l, ||B_l - I||_2, sigma_min and numerical rank of P_l";
   }
-  bool enabled(const AnalysisContext& ctx) const override { return ctx.opts.jacobians; }
+  bool enabled(const AnalysisContext& ctx) const override { return ctx.opts.engine == Engine::Explicit; }
   void run(const AnalysisContext& ctx, Json& report) const override {
     const Index L = ctx.model.layers();
     const double N = static_cast<double>(ctx.tokens() * ctx.width());
     Progress progress("explicit Jacobians", L, ctx.opts.progress);
     double log_gain_product = 0;
-    ctx.for_each_product([&](Index l, const Mat& B, const Mat& P) {
+    const Backend& be = ctx.backend();
+    ctx.for_each_product([&](Index l, const DenseBuffer& B, const DenseBuffer& P) {
       Json& layer = report["layers"][static_cast<size_t>(l)];
-      Mat BmI = B;
-      BmI.diagonal().array() -= 1.0;
-      const double fb = frobenius_norm(B);
-      layer["block_jacobian"] = Json{{"spectral_norm", spectral_norm(B)},
+      const double fb = be.frobenius_norm(B);
+      layer["block_jacobian"] = Json{{"spectral_norm", be.spectral_norm(B)},
                                      {"frobenius_norm", fb},
-                                     {"minus_identity_spectral_norm", spectral_norm(BmI)},
+                                     {"minus_identity_spectral_norm", be.spectral_norm_minus_identity(B)},
                                      {"rms_gain", fb / std::sqrt(N)},
                                      {"method", "explicit-lanczos"}};
-      if (ctx.opts.spectrum) layer["block_jacobian"]["spectrum"] = spectrum_json(singular_values(B));
-      const Vec sp = singular_values(P);
-      const SpectrumSummary s = summarize_spectrum(sp, frobenius_norm(P));
+      if (ctx.opts.spectrum) layer["block_jacobian"]["spectrum"] = spectrum_json(be.singular_values(B));
+      const Vec sp = be.singular_values(P);
+      const SpectrumSummary s = summarize_spectrum(sp, be.frobenius_norm(P));
       layer["product_jacobian"] = Json{{"spectral_norm", s.spectral_norm},
                                        {"frobenius_norm", s.frobenius_norm},
                                        {"min_singular_value", s.min_singular_value},

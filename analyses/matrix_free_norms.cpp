@@ -9,7 +9,7 @@
 #include "gradflow/analysis/analysis.hpp"
 #include "gradflow/matrix_free/chain_singular.hpp"
 #include "gradflow/matrix_free/hutchinson.hpp"
-#include "gradflow/matrix_free/mode.hpp"
+#include "gradflow/analysis/engine.hpp"
 #include "gradflow/report/progress.hpp"
 
 namespace gradflow {
@@ -77,7 +77,7 @@ class MatrixFreeNorms final : public Analysis {
   std::string description() const override {
     return "top-k singular values of B_l and P_l by Lanczos on JVP/VJP, Frobenius norms by Hutchinson probes";
   }
-  bool enabled(const AnalysisContext& ctx) const override { return ctx.opts.matrix_free; }
+  bool enabled(const AnalysisContext& ctx) const override { return ctx.opts.engine == Engine::MatrixFree; }
   void run(const AnalysisContext& ctx, Json& report) const override {
     const AnalysisOptions& o = ctx.opts;
     const Index L = ctx.model.layers(), N = ctx.tokens() * ctx.width();
@@ -91,13 +91,13 @@ class MatrixFreeNorms final : public Analysis {
     Progress progress("matrix-free Jacobians", total, o.progress);
 
     HutchinsonSweep h;
-    if (K > 0) h = hutchinson_frobenius(ctx, K, o.probe_seed, true, [&](Index) { progress.step(2 * K); });
+    if (K > 0) h = hutchinson_frobenius(ctx.model, ctx.trace, K, o.probe_seed, true, [&](Index) { progress.step(2 * K); });
 
     // B_l: every layer whenever any spectral layer is asked (all L together cost about one P_0)
     std::vector<Json> blocks(static_cast<size_t>(L), Json::object()), products(static_cast<size_t>(L), Json::object());
     if (!spectral.empty())
       for (Index l = L - 1; l >= 0; --l) {
-        const JacobianChain B(ctx, l, l + 1, block_name(l));
+        const JacobianChain B(ctx.model, ctx.trace, l, l + 1, block_name(l));
         Json& b = blocks[static_cast<size_t>(l)];
         put_lanczos(b, chain_top_singular(B, k, o.probe_seed), B, k);
         const ChainSingular shifted = chain_top_singular_minus_identity(B, 1, o.probe_seed);
@@ -108,7 +108,7 @@ class MatrixFreeNorms final : public Analysis {
         progress.step(4 * kExpectedLanczosOps);
       }
     for (Index l : spectral) {
-      const JacobianChain P(ctx, l, L, product_name(l));
+      const JacobianChain P(ctx.model, ctx.trace, l, L, product_name(l));
       put_lanczos(products[static_cast<size_t>(l)], chain_top_singular(P, k, o.probe_seed), P, k);
       progress.step(2 * kExpectedLanczosOps * (L - l));
     }

@@ -11,16 +11,39 @@
 
 namespace gradflow {
 
+// What a parameter is for, recorded when it is created (initialization rules and placements read it; nothing
+// re-derives it from the name).
+enum class ParamRole {
+  InProjWeight,    // (3d, d) packed q, k, v projections: self_attn.in_proj_weight
+  InProjBias,      // (3d)
+  OutProjWeight,   // (d, d) self_attn.out_proj.weight
+  OutProjBias,     // (d)
+  Linear1Weight,   // (d_ff, d) the feed-forward's first projection
+  Linear1Bias,     // (d_ff)
+  Linear2Weight,   // (d, d_ff) the feed-forward's second projection
+  Linear2Bias,     // (d)
+  NormWeight,      // a norm's gain (LayerNorm, RMSNorm, DyT)
+  NormBias,        // a norm's bias (LayerNorm, DyT)
+  NormAlpha,       // DyT's scalar α inside tanh(α·x)
+  Gate,            // ReZero's learnable scalar residual gate
+  SkipVector,      // a learnable (d) skip coefficient: Admin's ω, NormFormer's w_resid
+  HeadScale,       // NormFormer's per-head attention gain c_attn (h)
+  Embedding,       // training: token and position embeddings
+  OutputHead,      // training: the untied output projection
+};
+const char* to_string(ParamRole role);
+
 struct Param {
   std::string name;            // e.g. "layers.3.linear2.weight"
   std::vector<int64_t> shape;  // PyTorch shape, e.g. {64, 256}
   Mat value;                   // (rows, cols) as described above
+  ParamRole role;              // what it is for
 };
 
 class ParamStore {
  public:
   // Adds a zero-filled tensor; shape of 1 entry => stored (1, shape[0]); 2 entries => (shape[0], shape[1]).
-  int add(const std::string& name, std::vector<int64_t> shape);
+  int add(const std::string& name, std::vector<int64_t> shape, ParamRole role);
   int index(const std::string& name) const;  // throws Error naming the tensor when missing
   bool has(const std::string& name) const { return by_name_.count(name) != 0; }
   Mat& operator[](int i) { return params_[static_cast<size_t>(i)].value; }

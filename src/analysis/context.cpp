@@ -1,6 +1,8 @@
 // context.cpp — the shared forward/backward pass and the top-down products of explicit Jacobians.
 #include "gradflow/analysis/context.hpp"
 
+#include "backend/cpu_backend.hpp"
+
 #include <algorithm>
 
 #include "gradflow/error.hpp"
@@ -10,7 +12,7 @@
 namespace gradflow {
 
 AnalysisContext::AnalysisContext(const Model& m, Mat x0, const AnalysisOptions& o, const Mat* cotangent, uint64_t seed)
-    : model(m), opts(o), grads(m.params(), o.keep_param_grads) {
+    : model(m), opts(o), grads(m.params(), o.keep_param_grads), backend_(make_backend(o.backend)) {
   trace = model.forward(x0);
   if (!trace.y.allFinite()) {
     for (Index l = 1; l < static_cast<Index>(trace.x.size()); ++l)
@@ -84,19 +86,29 @@ Jacobian AnalysisContext::layer_jacobian(Index l) const {
   return B;
 }
 
-void AnalysisContext::for_each_product(const std::function<void(Index, const Mat&, const Mat&)>& visit) const {
-  const Index n = tokens();
-  Mat P;
+void AnalysisContext::for_each_product(
+    const std::function<void(Index, const DenseBuffer&, const DenseBuffer&)>& visit) const {
+  const Backend& be = *backend_;
+  std::unique_ptr<DenseBuffer> P;
   for (Index l = model.layers() - 1; l >= 0; --l) {
     Jacobian B = layer_jacobian(l);
-    P = l == model.layers() - 1 ? B.to_dense() : (Jacobian::dense(std::move(P), n) * B).to_dense();
-    const Mat Bd = std::move(B).to_dense();
-    if (!Bd.allFinite() || !P.allFinite())
-      throw Error("NaN/Inf in the explicit " + std::string(Bd.allFinite() ? "product Jacobian P_" : "block Jacobian B_") +
+    P = l == model.layers() - 1 ? be.upload(B.to_dense()) : be.multiply(std::move(P), B);
+    const std::unique_ptr<DenseBuffer> Bd = be.densify(std::move(B));
+    const bool b_finite = be.all_finite(*Bd);
+    if (!b_finite || !be.all_finite(*P))
+      throw Error("NaN/Inf in the explicit " + std::string(b_finite ? "product Jacobian P_" : "block Jacobian B_") +
                       std::to_string(l) + " (layers from the top down); fix: use --mode matrix-free, which rescales long "
                       "products, or lower --init-scale", ErrorKind::Numeric);
-    visit(l, Bd, P);
+    visit(l, *Bd, *P);
   }
+}
+
+void AnalysisContext::for_each_product(const std::function<void(Index, const Mat&, const Mat&)>& visit) const {
+  if (backend_->kind() != BackendKind::Cpu)
+    throw Error("internal: host matrices of the explicit products need the CPU backend", ErrorKind::Internal);
+  for_each_product([&](Index l, const DenseBuffer& B, const DenseBuffer& P) {
+    visit(l, static_cast<const CpuBuffer&>(B).mat(), static_cast<const CpuBuffer&>(P).mat());
+  });
 }
 
 Mat AnalysisContext::jacobian_between(Index from, Index to) const {
@@ -108,26 +120,6 @@ Mat AnalysisContext::jacobian_between(Index from, Index to) const {
   Jacobian J = Jacobian::identity(n, width());
   for (Index l = from; l < to; ++l) J = layer_jacobian(l) * J;
   return J.to_dense();
-}
-
-double explicit_memory_estimate(const ModelConfig& cfg, Index n_tokens) {
-  const double N = static_cast<double>(n_tokens) * static_cast<double>(cfg.d_model);
-  // live (N, N) matrices: P, B (dense + structured copy), the product's result, the SVD's copy and workspace
-  return 7.0 * N * N * sizeof(double);
-}
-
-double streaming_memory_estimate(const ModelConfig& cfg, Index n_tokens, Index probes) {
-  const double n = static_cast<double>(n_tokens), d = static_cast<double>(cfg.d_model);
-  const double ff = static_cast<double>(cfg.ff()), h = static_cast<double>(cfg.heads);
-  const double L = static_cast<double>(cfg.layers), k = static_cast<double>(std::max<Index>(probes, 1));
-  // per block, the forward trace: h (n, n) attention probabilities, ~12 (n, d) activations and norm caches,
-  // 3 (n, d_ff) FFN activations; the gradients dL/dx_l; the parameters, and one block's parameter gradients
-  // (analyze frees each block's after taking their norms); transient per-head (n, n) products of the backward
-  // pass; k stacked probes through the widest sublayer.
-  const double block_params = 4 * d * d + 2 * d * ff;
-  const double doubles = L * (h * n * n + 12 * n * d + 3 * n * ff) + (L + 1) * n * d + (L + 1) * block_params +
-                         4 * h * n * n + 6 * k * n * (d + ff);
-  return doubles * sizeof(double);
 }
 
 }  // namespace gradflow

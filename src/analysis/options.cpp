@@ -1,4 +1,4 @@
-// options.cpp — memory-size parsing and the default memory budget of explicit mode.
+// options.cpp — engine names, memory-size parsing and the default memory budget.
 #include "gradflow/analysis/options.hpp"
 
 #include <unistd.h>
@@ -10,6 +10,33 @@
 #include "gradflow/error.hpp"
 
 namespace gradflow {
+
+const char* to_string(Engine e) {
+  switch (e) {
+    case Engine::Explicit: return "explicit";
+    case Engine::MatrixFree: return "matrix-free";
+    case Engine::GradientsOnly: return "gradients-only";
+  }
+  return "?";
+}
+
+const char* to_string(EngineRequest r) {
+  switch (r) {
+    case EngineRequest::Auto: return "auto";
+    case EngineRequest::Explicit: return "explicit";
+    case EngineRequest::MatrixFree: return "matrix-free";
+    case EngineRequest::GradientsOnly: return "gradients-only";
+  }
+  return "?";
+}
+
+EngineRequest parse_engine_request(const std::string& mode, bool gradients_only) {
+  if (gradients_only) return EngineRequest::GradientsOnly;
+  if (mode == "auto") return EngineRequest::Auto;
+  if (mode == "explicit") return EngineRequest::Explicit;
+  if (mode == "matrix-free") return EngineRequest::MatrixFree;
+  throw Error("--mode '" + mode + "' is not a mode; fix: use --mode explicit, matrix-free or auto");
+}
 
 double parse_memory_size(const std::string& text, const std::string& option) {
   char* end = nullptr;

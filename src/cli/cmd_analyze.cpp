@@ -5,6 +5,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/model_options.hpp"
+#include "gradflow/analysis/engine.hpp"
 #include "gradflow/report/atomic_file.hpp"
 #include "gradflow/report/table.hpp"
 
@@ -13,15 +14,16 @@ namespace {
 struct AnalyzeOptions {
   ModelOptions model;
   std::string json;
+  std::string mode = "auto";
   bool gradients_only = false;
   bool quiet = false;
 };
 
 void run_analyze(const AnalyzeOptions& o) {
   RunConfig rc = resolve(o.model);
-  rc.analysis.jacobians = !o.gradients_only;
+  rc.analysis.engine_request = parse_engine_request(o.mode, o.gradients_only);
   rc.analysis.progress = !o.quiet;
-  check_memory(rc);
+  choose_engine(rc.model, rc.analysis);  // refuses bad engine options and runs that do not fit, before any work
   if (!o.json.empty()) check_writable(o.json, "--json");
   const auto report = analyze(rc);
   if (!o.quiet) print_report_table(std::cout, report, ::isatty(STDOUT_FILENO));
@@ -36,7 +38,7 @@ void setup_analyze(CLI::App& app) {
   sub->add_option("--json", opts->json, "write the report to this file (docs/report-schema.md)");
   sub->add_flag("--gradients-only", opts->gradients_only, "skip the explicit Jacobians (gradient norms only)");
   auto& an = opts->model.rc.analysis;
-  sub->add_option("--mode", an.mode, "explicit (dense Jacobians) | matrix-free (JVP/VJP) | auto (explicit if it fits in --max-memory)")
+  sub->add_option("--mode", opts->mode, "explicit (dense Jacobians) | matrix-free (JVP/VJP) | auto (explicit if it fits in --max-memory)")
       ->check(CLI::IsMember({"auto", "explicit", "matrix-free"}))->capture_default_str();
   sub->add_flag("--spectrum", an.spectrum, "explicit mode: every singular value of B_l and P_l, with summary statistics");
   sub->add_option("--top-k", an.top_k, "matrix-free: largest singular values per B_l and P_l (Lanczos)")

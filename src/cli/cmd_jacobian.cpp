@@ -2,6 +2,7 @@
 // dx_m/dx_l at the network's own forward pass (m = L: the output y), shape (n*d, n*d), row-major flattening.
 #include "cli/commands.hpp"
 #include "cli/model_options.hpp"
+#include "gradflow/analysis/engine.hpp"
 #include "gradflow/analysis/context.hpp"
 #include "gradflow/analysis/run_inputs.hpp"
 #include "gradflow/error.hpp"
@@ -21,7 +22,8 @@ struct JacobianOptions {
 
 void run_jacobian(const JacobianOptions& o) {
   RunConfig rc = resolve(o.model);
-  check_memory(rc);
+  rc.analysis.engine_request = EngineRequest::Explicit;  // dense Jacobians: refused up front when they do not fit
+  choose_engine(rc.model, rc.analysis);
   std::string format = o.format;
   if (format.empty()) format = o.out.size() >= 4 && o.out.substr(o.out.size() - 4) == ".csv" ? "csv" : "npy";
   require(format == "npy" || format == "csv", "--format '" + format + "' is unknown; fix: use --format npy or csv");

@@ -12,8 +12,8 @@ void setup_placements(CLI::App& app) {
   auto* sub = app.add_subcommand("placements", "list the normalization placements (--placement NAME)");
   sub->callback([] {
     for (const auto& p : placements()) {
-      std::cout << p.name << "\n  block:   " << p.equation << "\n  paper:   " << p.paper
-                << "\n  options: " << p.options << "\n";
+      std::cout << p->name() << "\n  block:   " << p->equation() << "\n  paper:   " << p->paper()
+                << "\n  options: " << p->options_summary() << "\n";
     }
     std::cout << "Not available (docs/placements.md says why): peri (Peri-LN: its block is sandwich's; the paper's\n"
                  "  extra embedding norm could not be confirmed), resi-dual (ResiDual: two streams per block).\n";

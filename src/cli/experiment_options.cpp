@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "gradflow/analysis/engine.hpp"
 #include "gradflow/error.hpp"
 #include "gradflow/experiments/experiment.hpp"
 #include "gradflow/experiments/runner.hpp"
@@ -96,7 +97,7 @@ RunConfig resolve_point(const CLI::App& sub, const std::vector<std::string>& ski
     throw Error("the point" + given + " is not a valid model: " + e.what() + "; fix: change --values or the model flags");
   }
   RunConfig rc = resolve(mo);
-  rc.analysis.jacobians = !o.gradients_only;
+  rc.analysis.engine_request = parse_engine_request("auto", o.gradients_only);
   rc.analysis.progress = false;
   return rc;
 }
@@ -104,7 +105,7 @@ RunConfig resolve_point(const CLI::App& sub, const std::vector<std::string>& ski
 void run_experiment(const CLI::App& sub, const std::string& kind, const PlanAxes& axes, const MakePoint& make,
                     const ExperimentOptions& o) {
   const std::vector<Configuration> configs = plan_configurations(axes, make);
-  for (const auto& c : configs) check_memory(c.rc);
+  for (const auto& c : configs) choose_engine(c.rc.model, c.rc.analysis);  // refuses what does not fit, up front
   if (!o.json.empty()) check_writable(o.json, "--json");
   if (!o.csv.empty()) check_writable(o.csv, "--csv");
   ExperimentInfo info;

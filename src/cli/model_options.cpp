@@ -20,12 +20,7 @@ void add_model_options(CLI::App& app, ModelOptions& o) {
   app.add_flag("--no-final-norm", o.no_final_norm, "drop the final norm of pre/sandwich/mix");
   app.add_option("--residual-scale", m.residual_scale, "x + LAMBDA*G(...): the residual branch weight")
       ->capture_default_str();
-  app.add_option("--deepnorm-alpha", o.deepnorm_alpha, "deepnorm: skip scale alpha (default (2L)^(1/4))");
-  app.add_option("--deepnorm-beta", o.deepnorm_beta, "deepnorm: init scale beta (default (8L)^(-1/4))");
-  app.add_option("--rezero-alpha", m.rezero_alpha, "rezero: initial residual gate alpha")->capture_default_str();
-  app.add_option("--mix-post-layers", o.mix_post_layers, "mix: number K of Post-LN layers (default round(L/4))");
-  app.add_option("--mix-order", m.mix_order, "mix: post-first (bottom K Post-LN) | pre-first (top K)")
-      ->capture_default_str();
+  add_scheme_options(app, o.scheme);
   app.add_option("--init", o.rc.init.scheme, "torch | xavier | xavier-normal | gpt2 | t-fixup")->capture_default_str();
   app.add_option("--init-scale", o.init_scale, "multiply out_proj and linear2 weights by C, or inv-sqrt-2L")
       ->capture_default_str();
@@ -47,9 +42,7 @@ RunConfig resolve(const ModelOptions& o) {
   rc.model.activation = parse_activation(o.activation);
   rc.model.norm = parse_norm_kind(o.norm);
   if (o.no_final_norm) rc.model.final_norm = false;
-  rc.model.deepnorm_alpha = o.deepnorm_alpha;
-  rc.model.deepnorm_beta = o.deepnorm_beta;
-  rc.model.mix_post_layers = o.mix_post_layers;
+  rc.model.scheme = scheme_values(o.scheme);
   find_placement(rc.model.placement);
   GivenSizes given;
   const auto explicit_value = [](const CLI::Option* f, Index v) {

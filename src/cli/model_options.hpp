@@ -3,6 +3,7 @@
 #pragma once
 #include <CLI/CLI.hpp>
 
+#include "cli/scheme_options.hpp"
 #include "gradflow/analysis/analyze.hpp"
 
 namespace gradflow::cli {
@@ -11,8 +12,7 @@ struct ModelOptions {
   RunConfig rc;
   std::string activation = "relu", norm = "layernorm", init_scale = "1", max_memory;
   bool no_final_norm = false;
-  std::optional<double> deepnorm_alpha, deepnorm_beta;
-  std::optional<Index> mix_post_layers;
+  SchemeFlags scheme;  // --deepnorm-alpha, --mix-order, ...: every placement's own options
   // The size flags, so resolve() knows which were given explicitly (checked against --weights/--input).
   CLI::Option *layers_flag = nullptr, *d_model_flag = nullptr, *d_ff_flag = nullptr, *seq_len_flag = nullptr;
 };

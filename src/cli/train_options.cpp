@@ -17,11 +17,7 @@ void add_train_flags(CLI::App& app, TrainFlags& f) {
   app.add_option("--norm", f.norm, "layernorm | rmsnorm | dyt")->capture_default_str();
   app.add_flag("--no-final-norm", f.no_final_norm, "drop the final norm of pre/sandwich/mix");
   app.add_option("--residual-scale", m.residual_scale, "x + LAMBDA*G(...): the residual branch weight")->capture_default_str();
-  app.add_option("--deepnorm-alpha", f.deepnorm_alpha, "deepnorm: skip scale alpha (default (2L)^(1/4))");
-  app.add_option("--deepnorm-beta", f.deepnorm_beta, "deepnorm: init scale beta (default (8L)^(-1/4))");
-  app.add_option("--rezero-alpha", m.rezero_alpha, "rezero: initial residual gate alpha")->capture_default_str();
-  app.add_option("--mix-post-layers", f.mix_post_layers, "mix: number K of Post-LN layers (default round(L/4))");
-  app.add_option("--mix-order", m.mix_order, "mix: post-first | pre-first")->capture_default_str();
+  add_scheme_options(app, f.scheme);
   app.add_option("--init", f.tc.init.scheme, "torch | xavier | xavier-normal | gpt2 | t-fixup")->capture_default_str();
   app.add_option("--init-scale", f.init_scale, "multiply out_proj and linear2 weights by C, or inv-sqrt-2L")
       ->capture_default_str();
@@ -55,9 +51,7 @@ TrainConfig resolve_train(const TrainFlags& f, const std::string& placement, Ind
   c.model.activation = parse_activation(f.activation);
   c.model.norm = parse_norm_kind(f.norm);
   if (f.no_final_norm) c.model.final_norm = false;
-  c.model.deepnorm_alpha = f.deepnorm_alpha;
-  c.model.deepnorm_beta = f.deepnorm_beta;
-  c.model.mix_post_layers = f.mix_post_layers;
+  c.model.scheme = scheme_values(f.scheme);
   find_placement(placement);
   c.init.scale_text = f.init_scale;
   c.init.scale = parse_init_scale(f.init_scale, layers);

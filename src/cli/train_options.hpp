@@ -3,6 +3,7 @@
 #pragma once
 #include <CLI/CLI.hpp>
 
+#include "cli/scheme_options.hpp"
 #include "gradflow/train/train.hpp"
 
 namespace gradflow::cli {
@@ -11,8 +12,7 @@ struct TrainFlags {
   TrainConfig tc;
   std::string activation = "relu", norm = "layernorm", init_scale = "1";
   bool no_final_norm = false, causal = true;
-  std::optional<double> deepnorm_alpha, deepnorm_beta;
-  std::optional<Index> mix_post_layers;
+  SchemeFlags scheme;  // --deepnorm-alpha, --mix-order, ...: every placement's own options
 };
 
 // Everything but --placement/--layers/--lr/--warmup (which train takes as one value, train-sweep as lists).

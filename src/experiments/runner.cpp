@@ -14,7 +14,7 @@
 #include "gradflow/error.hpp"
 #include "gradflow/model/model.hpp"
 #include "gradflow/report/atomic_file.hpp"
-#include "gradflow/report/config_json.hpp"
+#include "gradflow/analysis/run_config.hpp"
 
 namespace gradflow {
 namespace fs = std::filesystem;
@@ -58,7 +58,7 @@ Json load_finished(const std::string& path, const std::function<Json()>& expecte
 
 Json expected_config(const RunConfig& rc) {
   Model model(rc.model);
-  return config_to_json(model, rc.init, rc.analysis);
+  return run_config_json(model, rc, nullptr);
 }
 
 std::vector<Json> run_resumable(const std::vector<ResumableJob>& jobs, const RunnerOptions& opts, const std::string& noun,

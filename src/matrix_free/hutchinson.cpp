@@ -40,9 +40,9 @@ Mat rademacher(uint64_t seed, const std::string& stream, Index rows, Index cols)
   return z;
 }
 
-HutchinsonSweep hutchinson_frobenius(const AnalysisContext& ctx, Index K, uint64_t seed, bool with_blocks,
+HutchinsonSweep hutchinson_frobenius(const Model& model, const Trace& trace, Index K, uint64_t seed, bool with_blocks,
                                      const std::function<void(Index)>& after_block) {
-  const Index L = ctx.model.layers(), n = ctx.tokens(), d = ctx.width();
+  const Index L = model.layers(), n = trace.x[0].rows(), d = trace.x[0].cols();
   HutchinsonSweep out;
   out.product.resize(static_cast<size_t>(L));
   if (with_blocks) out.block.resize(static_cast<size_t>(L));
@@ -50,13 +50,13 @@ HutchinsonSweep hutchinson_frobenius(const AnalysisContext& ctx, Index K, uint64
   Scaled W{rademacher(seed, "hutchinson:product", K * n, d), 0};
   for (Index l = L - 1; l >= 0; --l) {
     // chain (l, l+1) is B_l, which for l = L−1 includes the head (jacobian_chain.hpp)
-    const JacobianChain B(ctx, l, l + 1, "P_" + std::to_string(l) + " = dy/dx_" + std::to_string(l) +
+    const JacobianChain B(model, trace, l, l + 1, "P_" + std::to_string(l) + " = dy/dx_" + std::to_string(l) +
                                              " (Hutchinson probes)");
     W = B.vjp(std::move(W));
     out.product[static_cast<size_t>(l)] = frobenius_from_probes(W.m, n, W.exp2);
     if (with_blocks) {
       Scaled Y{rademacher(seed, "hutchinson:block:" + std::to_string(l), K * n, d), 0};
-      const JacobianChain Bb(ctx, l, l + 1, "B_" + std::to_string(l) + " = dx_" + std::to_string(l + 1) + "/dx_" +
+      const JacobianChain Bb(model, trace, l, l + 1, "B_" + std::to_string(l) + " = dx_" + std::to_string(l + 1) + "/dx_" +
                                                 std::to_string(l) + " (Hutchinson probes)");
       Y = Bb.vjp(std::move(Y));
       out.block[static_cast<size_t>(l)] = frobenius_from_probes(Y.m, n, Y.exp2);

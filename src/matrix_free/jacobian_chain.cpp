@@ -19,9 +19,9 @@ void rebalance(Scaled& s) {
   }
 }
 
-JacobianChain::JacobianChain(const AnalysisContext& ctx, Index from, Index to, std::string what)
-    : ctx_(ctx), from_(from), to_(to), what_(std::move(what)) {
-  const Index L = ctx.model.layers();
+JacobianChain::JacobianChain(const Model& model, const Trace& trace, Index from, Index to, std::string what)
+    : model_(model), trace_(trace), from_(from), to_(to), what_(std::move(what)) {
+  const Index L = model.layers();
   if (from < 0 || to > L || from >= to)
     throw Error("internal: Jacobian chain " + std::to_string(from) + ".." + std::to_string(to) + " outside 0.." +
                     std::to_string(L), ErrorKind::Internal);
@@ -36,26 +36,26 @@ void JacobianChain::keep_in_range(Scaled& s, const char* dir, Index block) const
 }
 
 Scaled JacobianChain::jvp(Scaled v) const {
-  const Model& model = ctx_.model;
+  const Model& model = model_;
   for (Index l = from_; l < to_; ++l) {
-    v.m = model.block_jvp(l, ctx_.trace.blocks[static_cast<size_t>(l)], v.m);
+    v.m = model.block_jvp(l, trace_.blocks[static_cast<size_t>(l)], v.m);
     keep_in_range(v, "JVP", l);
   }
   if (to_ == model.layers()) {
-    v.m = model.head_jvp(ctx_.trace.head, v.m);
+    v.m = model.head_jvp(trace_.head, v.m);
     keep_in_range(v, "JVP", -1);
   }
   return v;
 }
 
 Scaled JacobianChain::vjp(Scaled u) const {
-  const Model& model = ctx_.model;
+  const Model& model = model_;
   if (to_ == model.layers()) {
-    u.m = model.head_vjp(ctx_.trace.head, u.m, nullptr);
+    u.m = model.head_vjp(trace_.head, u.m, nullptr);
     keep_in_range(u, "VJP", -1);
   }
   for (Index l = to_ - 1; l >= from_; --l) {
-    u.m = model.block_vjp(l, ctx_.trace.blocks[static_cast<size_t>(l)], u.m, nullptr);
+    u.m = model.block_vjp(l, trace_.blocks[static_cast<size_t>(l)], u.m, nullptr);
     keep_in_range(u, "VJP", l);
   }
   return u;

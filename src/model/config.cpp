@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "gradflow/error.hpp"
+#include "gradflow/model/placement.hpp"
 
 namespace gradflow {
 
@@ -18,12 +19,35 @@ void ModelConfig::validate() const {
   require(d_ff >= 0, "--d-ff must be positive (got " + std::to_string(d_ff) + "); fix: omit it for 4·d_model");
   require(std::isfinite(residual_scale), "--residual-scale must be a finite number; fix: e.g. --residual-scale 1");
   require(norm_eps > 0, "norm eps must be positive");
-  require(mix_order == "post-first" || mix_order == "pre-first",
-          "--mix-order '" + mix_order + "' is unknown; fix: use post-first or pre-first");
-  if (mix_post_layers)
-    require(*mix_post_layers >= 0 && *mix_post_layers <= layers,
-            "--mix-post-layers " + std::to_string(*mix_post_layers) + " is outside 0.." + std::to_string(layers) +
-                "; fix: choose K between 0 and --layers");
+  for (const auto& o : scheme_options()) {
+    if (o.type == SchemeOption::Type::Word) {
+      const std::string v = scheme.word(o.name, o.words.front());
+      std::string list;
+      bool known = false;
+      for (const auto& w : o.words) {
+        known = known || w == v;
+        list += (list.empty() ? "" : " or ") + w;
+      }
+      require(known, "--" + o.name + " '" + v + "' is unknown; fix: use " + list);
+    }
+    if (o.check && scheme.given(o.name)) o.check(*this);
+  }
+}
+
+double SchemeValues::number(const std::string& name, double fallback) const {
+  const auto it = numbers.find(name);
+  return it == numbers.end() ? fallback : it->second;
+}
+Index SchemeValues::count(const std::string& name, Index fallback) const {
+  const auto it = counts.find(name);
+  return it == counts.end() ? fallback : it->second;
+}
+std::string SchemeValues::word(const std::string& name, const std::string& fallback) const {
+  const auto it = words.find(name);
+  return it == words.end() ? fallback : it->second;
+}
+bool SchemeValues::given(const std::string& name) const {
+  return numbers.count(name) != 0 || counts.count(name) != 0 || words.count(name) != 0;
 }
 
 double parse_init_scale(const std::string& text, Index layers) {

@@ -12,33 +12,33 @@ NormLayer Model::make_norm(const std::string& prefix, Index width) {
   NormLayer n;
   n.kind = cfg_.norm;
   n.eps = cfg_.norm_eps;
-  if (cfg_.norm == NormKind::DyT) n.alpha = params_.add(prefix + ".alpha", {1});
-  n.weight = params_.add(prefix + ".weight", {width});
-  if (cfg_.norm != NormKind::RMSNorm) n.bias = params_.add(prefix + ".bias", {width});
+  if (cfg_.norm == NormKind::DyT) n.alpha = params_.add(prefix + ".alpha", {1}, ParamRole::NormAlpha);
+  n.weight = params_.add(prefix + ".weight", {width}, ParamRole::NormWeight);
+  if (cfg_.norm != NormKind::RMSNorm) n.bias = params_.add(prefix + ".bias", {width}, ParamRole::NormBias);
   return n;
 }
 
 Model::Model(ModelConfig cfg) : cfg_(std::move(cfg)) {
   cfg_.validate();
-  const PlacementInfo& placement = find_placement(cfg_.placement);
+  const Placement& placement = find_placement(cfg_.placement);
   const Index d = cfg_.d_model, dff = cfg_.ff();
   for (Index l = 0; l < cfg_.layers; ++l) {
     const std::string pre = layer_prefix(l);
     // PyTorch's state_dict order: self_attn, linear1, linear2, then the norms
     Sublayer attn;
     attn.kind = SublayerKind::Attention;
-    attn.in_w = params_.add(pre + "self_attn.in_proj_weight", {3 * d, d});
-    attn.in_b = params_.add(pre + "self_attn.in_proj_bias", {3 * d});
-    attn.out_w = params_.add(pre + "self_attn.out_proj.weight", {d, d});
-    attn.out_b = params_.add(pre + "self_attn.out_proj.bias", {d});
+    attn.in_w = params_.add(pre + "self_attn.in_proj_weight", {3 * d, d}, ParamRole::InProjWeight);
+    attn.in_b = params_.add(pre + "self_attn.in_proj_bias", {3 * d}, ParamRole::InProjBias);
+    attn.out_w = params_.add(pre + "self_attn.out_proj.weight", {d, d}, ParamRole::OutProjWeight);
+    attn.out_b = params_.add(pre + "self_attn.out_proj.bias", {d}, ParamRole::OutProjBias);
     attn.heads = cfg_.heads;
     attn.causal = cfg_.causal;
     Sublayer ffn;
     ffn.kind = SublayerKind::FeedForward;
-    ffn.w1 = params_.add(pre + "linear1.weight", {dff, d});
-    ffn.b1 = params_.add(pre + "linear1.bias", {dff});
-    ffn.w2 = params_.add(pre + "linear2.weight", {d, dff});
-    ffn.b2 = params_.add(pre + "linear2.bias", {d});
+    ffn.w1 = params_.add(pre + "linear1.weight", {dff, d}, ParamRole::Linear1Weight);
+    ffn.b1 = params_.add(pre + "linear1.bias", {dff}, ParamRole::Linear1Bias);
+    ffn.w2 = params_.add(pre + "linear2.weight", {d, dff}, ParamRole::Linear2Weight);
+    ffn.b2 = params_.add(pre + "linear2.bias", {d}, ParamRole::Linear2Bias);
     ffn.activation = cfg_.activation;
 
     std::vector<UnitSpec> specs = placement.block(cfg_, l);
@@ -53,9 +53,9 @@ Model::Model(ModelConfig cfg) : cfg_(std::move(cfg)) {
     for (const auto& [nm, width] : norm_widths) norms.emplace(nm, make_norm(pre + nm, width));
     // learnable scalars and vectors of the recipe, each named once per block
     std::map<std::string, int> extra;
-    auto param = [&](const std::string& nm, int64_t size) {
+    auto param = [&](const std::string& nm, int64_t size, ParamRole role) {
       auto it = extra.find(nm);
-      if (it == extra.end()) it = extra.emplace(nm, params_.add(pre + nm, {size})).first;
+      if (it == extra.end()) it = extra.emplace(nm, params_.add(pre + nm, {size}, role)).first;
       return it->second;
     };
 
@@ -69,9 +69,9 @@ Model::Model(ModelConfig cfg) : cfg_(std::move(cfg)) {
       if (!s.post_norm.empty()) u.post = norms.at(s.post_norm);
       if (!s.inner_norm.empty()) u.G.inner = norms.at(s.inner_norm);
       if (!s.mid_norm.empty()) u.G.mid = norms.at(s.mid_norm);
-      if (!s.head_scale.empty()) u.G.head_scale = param(s.head_scale, cfg_.heads);
-      if (!s.skip_param.empty()) u.skip = param(s.skip_param, d);
-      if (s.gate) u.gate = param("resweight", 1);
+      if (!s.head_scale.empty()) u.G.head_scale = param(s.head_scale, cfg_.heads, ParamRole::HeadScale);
+      if (!s.skip_param.empty()) u.skip = param(s.skip_param, d, ParamRole::SkipVector);
+      if (s.gate) u.gate = param("resweight", 1, ParamRole::Gate);
       units.push_back(std::move(u));
     }
     blocks_.push_back(std::move(units));

@@ -53,9 +53,9 @@ LanguageModel::LanguageModel(const ModelConfig& cfg, Index vocab, Index position
   require(cfg.causal, "training needs the causal mask (next-token prediction); fix: the train command sets --causal");
   require(vocab >= 2, "--vocab " + std::to_string(vocab) + " is too small; fix: --vocab >= 2");
   const int64_t d = cfg.d_model;
-  tok_ = io_.add("tok_embedding.weight", {vocab, d});
-  pos_ = io_.add("pos_embedding.weight", {positions, d});
-  if (!tied_) head_ = io_.add("lm_head.weight", {vocab, d});
+  tok_ = io_.add("tok_embedding.weight", {vocab, d}, ParamRole::Embedding);
+  pos_ = io_.add("pos_embedding.weight", {positions, d}, ParamRole::Embedding);
+  if (!tied_) head_ = io_.add("lm_head.weight", {vocab, d}, ParamRole::OutputHead);
   for (Index l = 0; l < body_.layers(); ++l) {
     for (const auto& u : body_.block(l))
       for (const auto* nm : {&u.spec.pre_norm, &u.spec.branch_norm, &u.spec.post_norm})

@@ -17,13 +17,13 @@
 #include "gradflow/model/init.hpp"
 #include "gradflow/model/placement.hpp"
 #include "gradflow/report/config_json.hpp"
+#include "gradflow/report/gradient_profile.hpp"
 #include "gradflow/train/lm.hpp"
 
 namespace gradflow {
 namespace {
 using Json = nlohmann::ordered_json;
 
-Json num(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); }  // JSON has no NaN/Inf
 
 std::string step_name(long s) {
   char buf[32];
@@ -73,12 +73,8 @@ Json train_config_json(const TrainConfig& c0) {
   c.model.causal = true;
   const LanguageModel lm(c.model, c.task.vocab, c.task.seq_len, c.tie_embeddings);
   const uint64_t seed = c.init.seed;
-  AnalysisOptions ao;
-  ao.seq_len = c.task.seq_len;
-  ao.loss = "cross-entropy";
-  ao.jacobians = false;
-  Json cfg = config_to_json(lm.body(), c.init, ao);
-  cfg.erase("mode");
+  Json cfg = model_config_json(lm.body(), c.init, c.task.seq_len);
+  cfg["loss"] = "cross-entropy";
   cfg["parameters"] = static_cast<Index>(lm.body().params().numel() + lm.io_params().numel());
   cfg["task"] = c.task.name;
   if (c.task.name == "markov") {
@@ -242,34 +238,27 @@ Json train(const TrainConfig& c0) {
       last_eval = esum / static_cast<double>(et);
       last_acc = static_cast<double>(ec) / static_cast<double>(et);
       entry["step"] = s;
-      entry["train_loss"] = num(train_loss);
-      entry["eval_loss"] = num(last_eval);
-      entry["lr"] = num(lr);
-      entry["accuracy"] = num(last_acc);
+      entry["train_loss"] = finite_or_null(train_loss);
+      entry["eval_loss"] = finite_or_null(last_eval);
+      entry["lr"] = finite_or_null(lr);
+      entry["accuracy"] = finite_or_null(last_acc);
       entry["train_accuracy"] = static_cast<double>(correct) / static_cast<double>(T);
       double gsq = 0;
       for (const Mat* g : grad_cptrs) gsq += g->squaredNorm();
-      entry["grad_norm_total"] = num(std::sqrt(gsq));
-      Json layers = Json::array();
+      entry["grad_norm_total"] = finite_or_null(std::sqrt(gsq));
+      std::vector<double> grad_norms;
       for (Index l = 0; l < L; ++l) {
         double sq = 0;
         for (const auto& p : probes) sq += p.dx_sq[static_cast<size_t>(l)];
-        Json layer;
-        layer["grad_norm"] = num(std::sqrt(sq));
-        Json pg = Json::object();
-        const std::string prefix = Model::layer_prefix(l);
-        for (size_t i = 0; i < names.size(); ++i)
-          if (layer_of[i] == l) pg[names[i].substr(prefix.size())] = num(grad_cptrs[i]->stableNorm());
-        layer["param_grad_norms"] = std::move(pg);
-        layers.push_back(std::move(layer));
+        grad_norms.push_back(std::sqrt(sq));
       }
-      Json head = Json::object();
-      for (size_t i = 0; i < names.size(); ++i)
-        if (layer_of[i] < 0) head[names[i]] = num(grad_cptrs[i]->stableNorm());
-      entry["head_param_grad_norms"] = std::move(head);
+      std::vector<ParamGradNorm> pnorms;
+      for (size_t i = 0; i < names.size(); ++i) pnorms.push_back({&names[i], layer_of[i], grad_cptrs[i]->stableNorm()});
+      Json layers = Json::array();
+      entry["head_param_grad_norms"] = write_gradient_profile(grad_norms, pnorms, layers);
       double top_sq = 0;
       for (const auto& p : probes) top_sq += p.dx_sq[static_cast<size_t>(L)];
-      entry["output_grad_norm"] = num(std::sqrt(top_sq));
+      entry["output_grad_norm"] = finite_or_null(std::sqrt(top_sq));
       // RMS of each norm's input over every token of the batch
       Json final_rms = nullptr;
       for (size_t k = 0; k < lm.norm_names().size(); ++k) {
@@ -281,18 +270,15 @@ Json train(const TrainConfig& c0) {
         const double rms = std::sqrt(sq / tok);
         const int l = lm.norm_layers()[k];
         if (l < 0) {
-          final_rms = num(rms);
+          final_rms = finite_or_null(rms);
         } else {
           const std::string nm = lm.norm_names()[k].substr(Model::layer_prefix(l).size());
-          layers[static_cast<size_t>(l)]["norm_input_rms"][nm] = num(rms);
+          layers[static_cast<size_t>(l)]["norm_input_rms"][nm] = finite_or_null(rms);
         }
       }
       entry["layers"] = std::move(layers);
       entry["final_norm_input_rms"] = final_rms;
-      const double top = entry["layers"][static_cast<size_t>(L - 1)]["grad_norm"].is_number()
-                             ? entry["layers"][static_cast<size_t>(L - 1)]["grad_norm"].get<double>() : NAN;
-      const double bottom = entry["layers"][0]["grad_norm"].is_number() ? entry["layers"][0]["grad_norm"].get<double>() : NAN;
-      entry["bottom_to_top_grad_ratio"] = num(bottom / top);
+      entry["bottom_to_top_grad_ratio"] = finite_or_null(bottom_to_top_ratio(grad_norms));
       entry["diverged"] = diverged;
       if (update) {
         before_sq.resize(params.size());
@@ -324,7 +310,7 @@ Json train(const TrainConfig& c0) {
         for (size_t i = 0; i < params.size(); ++i) {  // store order
           if (ratios.contains(groups[i])) continue;
           const auto& [d2, p2] = g[groups[i]];
-          ratios[groups[i]] = num(p2 > 0 ? std::sqrt(d2 / p2) : NAN);
+          ratios[groups[i]] = finite_or_null(p2 > 0 ? std::sqrt(d2 / p2) : NAN);
         }
         for (Index l = 0; l < L; ++l)
           entry["layers"][static_cast<size_t>(l)]["update_ratio"] = ratios["layers." + std::to_string(l)];
@@ -353,8 +339,8 @@ Json train(const TrainConfig& c0) {
   report["diverged"] = diverged;
   report["divergence_threshold"] = threshold;
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
-  report["final"] = Json{{"updates", done}, {"train_loss", num(last_train)}, {"eval_loss", num(last_eval)},
-                         {"accuracy", num(last_acc)}, {"eval_loss_above_floor", num(last_eval - task.loss_floor())}};
+  report["final"] = Json{{"updates", done}, {"train_loss", finite_or_null(last_train)}, {"eval_loss", finite_or_null(last_eval)},
+                         {"accuracy", finite_or_null(last_acc)}, {"eval_loss_above_floor", finite_or_null(last_eval - task.loss_floor())}};
   report["elapsed_seconds"] = elapsed;
   report["timing_seconds"] = Json{{"eval", eval_seconds}, {"train", elapsed - eval_seconds},
                                   {"updates_per_second", done > 0 ? Json(done / (elapsed - eval_seconds)) : Json(nullptr)}};

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "gradflow/analysis/analyze.hpp"
+#include "gradflow/analysis/engine.hpp"
 #include "gradflow/analysis/context.hpp"
 #include "gradflow/error.hpp"
 #include "gradflow/linalg/svd.hpp"
@@ -141,7 +142,7 @@ TEST_CASE("analyze: an explicit run too large for memory is refused before alloc
   rc.model.d_model = 1024;
   rc.model.heads = 8;
   rc.analysis.seq_len = 4096;
-  rc.analysis.mode = "explicit";
+  rc.analysis.engine_request = EngineRequest::Explicit;
   try {
     analyze(rc);
     FAIL("no error");
@@ -150,8 +151,8 @@ TEST_CASE("analyze: an explicit run too large for memory is refused before alloc
     CHECK(std::string(e.what()).find("--max-memory") != std::string::npos);
     CHECK(std::string(e.what()).find("TiB") != std::string::npos);
   }
-  rc.analysis.jacobians = false;  // gradients only: no (N, N) matrices, so no refusal
-  CHECK_NOTHROW(check_memory(rc));
+  rc.analysis.engine_request = EngineRequest::GradientsOnly;  // gradients only: no (N, N) matrices, so no refusal
+  CHECK_NOTHROW(choose_engine(rc.model, rc.analysis));
 }
 
 TEST_CASE("option parsing: init scale and memory sizes", "[analysis][options]") {

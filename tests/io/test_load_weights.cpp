@@ -129,7 +129,7 @@ TEST_CASE("load_weights: missing tensor, wrong shape and unknown names", "[io][l
 
   // A 0-d tensor fills a shape-[1] parameter.
   ParamStore store;
-  store.add("alpha", {1});
+  store.add("alpha", {1}, ParamRole::NormAlpha);
   CHECK(load_params(store, {{"alpha", "F64", {}, {2.5}}}, "s.safetensors").empty());
   CHECK(store.at("alpha")(0, 0) == 2.5);
 }

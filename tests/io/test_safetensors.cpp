@@ -171,9 +171,9 @@ TEST_CASE("safetensors: half and bfloat16 bit patterns convert exactly", "[io][s
 
 TEST_CASE("safetensors: to_tensors exports a ParamStore with PyTorch shapes", "[io][safetensors]") {
   ParamStore store;
-  store.add("linear.weight", {2, 3});
-  store.add("linear.bias", {3});
-  store.add("scale", {1});
+  store.add("linear.weight", {2, 3}, ParamRole::Linear1Weight);
+  store.add("linear.bias", {3}, ParamRole::Linear1Bias);
+  store.add("scale", {1}, ParamRole::Gate);
   store.at("linear.weight") << 1, 2, 3, 4, 5, 6;
   store.at("linear.bias") << 7, 8, 9;
   store.at("scale")(0, 0) = 0.5;

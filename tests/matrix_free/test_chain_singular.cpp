@@ -35,8 +35,8 @@ TEST_CASE("Lanczos top-3 of every P_l and B_l equals the explicit SVD", "[matrix
     const Index L = ctx.model.layers();
     ctx.for_each_product([&](Index l, const Mat& B, const Mat& P) {
       INFO(placement << " layer " << l);
-      require_top3(JacobianChain(ctx, l, L, "P_" + std::to_string(l)), P);
-      require_top3(JacobianChain(ctx, l, l + 1, "B_" + std::to_string(l)), B);
+      require_top3(JacobianChain(ctx.model, ctx.trace, l, L, "P_" + std::to_string(l)), P);
+      require_top3(JacobianChain(ctx.model, ctx.trace, l, l + 1, "B_" + std::to_string(l)), B);
     });
   }
 }
@@ -45,7 +45,7 @@ TEST_CASE("Lanczos top-1 at N = 96 (beyond the dense fallback) equals the explic
   auto s = make_small_context("post", 3, 8, /*tokens=*/12);
   const AnalysisContext& ctx = *s.ctx;
   const Mat P0 = ctx.jacobian_between(0, ctx.model.layers());
-  const ChainSingular got = chain_top_singular(JacobianChain(ctx, 0, ctx.model.layers(), "P_0"), 1, 3);
+  const ChainSingular got = chain_top_singular(JacobianChain(ctx.model, ctx.trace, 0, ctx.model.layers(), "P_0"), 1, 3);
   const double want = singular_values(P0)(0);
   REQUIRE(got.solver.converged);
   REQUIRE(got.solver.iterations >= 1);  // genuinely iterative (the dense fallback reports 0 restarts)
@@ -61,7 +61,7 @@ TEST_CASE("Lanczos on B_l - I equals the explicit ||B_l - I||_2 (how far each bl
       INFO(placement << " layer " << l);
       const Mat BmI = B - Mat::Identity(B.rows(), B.cols());
       const double want = singular_values(BmI)(0);
-      const ChainSingular got = chain_top_singular_minus_identity(JacobianChain(ctx, l, l + 1, "B"), 1, 4);
+      const ChainSingular got = chain_top_singular_minus_identity(JacobianChain(ctx.model, ctx.trace, l, l + 1, "B"), 1, 4);
       if (want == 0) {  // ReZero at alpha = 0: every block is exactly the identity
         REQUIRE(placement == "rezero");
         REQUIRE(got.solver.converged);

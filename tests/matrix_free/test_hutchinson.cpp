@@ -50,7 +50,7 @@ TEST_CASE("Hutchinson estimates are calibrated across 50 seeds", "[matrix_free]"
   int count[2] = {0, 0}, beyond1[2] = {0, 0}, beyond2[2] = {0, 0};
   double worst = 0;
   for (uint64_t seed = 1; seed <= 50; ++seed) {
-    const HutchinsonSweep h = hutchinson_frobenius(ctx, K, seed, true);
+    const HutchinsonSweep h = hutchinson_frobenius(ctx.model, ctx.trace, K, seed, true);
     for (Index l = 0; l < L; ++l)
       for (int kind = 0; kind < 2; ++kind) {
         const FrobeniusEstimate& est = (kind == 0 ? h.product : h.block)[static_cast<size_t>(l)];

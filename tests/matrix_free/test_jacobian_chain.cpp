@@ -28,7 +28,7 @@ TEST_CASE("chain J·V and Jᵀ·U equal the explicit Jacobians, for every (from,
     for (Index from = 0; from < L; ++from)
       for (Index to = from + 1; to <= L; ++to) {
         const Mat J = ctx.jacobian_between(from, to);  // (N, N)
-        const JacobianChain chain(ctx, from, to, "test");
+        const JacobianChain chain(ctx.model, ctx.trace, from, to, "test");
         const Scaled jv = chain.jvp({V, 0}), ju = chain.vjp({U, 0});
         INFO(placement << " from " << from << " to " << to);
         REQUIRE(jv.exp2 == 0);
@@ -63,7 +63,7 @@ TEST_CASE("rebalance rescales by exact powers of two, only out of range", "[matr
 TEST_CASE("a chain keeps a tangent of scale 2^1000 finite and exact", "[matrix_free]") {
   auto s = make_small_context("pre");
   const AnalysisContext& ctx = *s.ctx;
-  const JacobianChain P(ctx, 0, ctx.model.layers(), "P_0");
+  const JacobianChain P(ctx.model, ctx.trace, 0, ctx.model.layers(), "P_0");
   const Mat v = random_normal(4, "v", ctx.tokens(), ctx.width());
   const Scaled ref = P.jvp({v, 0});
   // the same tangent stored as 2^1000 · v: a double holds up to ~2^1024, so each block would overflow soon
@@ -80,7 +80,7 @@ TEST_CASE("a NaN inside the chain stops with a numeric error naming the block an
   auto& params = s.model->params();
   for (size_t i = 0; i < params.all().size(); ++i)
     if (params.all()[i].name == "layers.2.self_attn.out_proj.weight") params[static_cast<int>(i)](0, 0) = NAN;
-  const JacobianChain P(ctx, 0, ctx.model.layers(), "P_0 = dy/dx_0");
+  const JacobianChain P(ctx.model, ctx.trace, 0, ctx.model.layers(), "P_0 = dy/dx_0");
   try {
     P.jvp({random_normal(1, "v", ctx.tokens(), ctx.width()), 0});
     FAIL("no error");

@@ -33,7 +33,7 @@ TEST_CASE("analyze --spectrum writes the spectra of every B_l and P_l", "[matrix
   rc.model = small_model("pre", 3);
   rc.analysis.seq_len = 4;
   rc.analysis.progress = false;
-  rc.analysis.mode = "explicit";
+  rc.analysis.engine_request = EngineRequest::Explicit;
   rc.analysis.spectrum = true;
   const auto r = analyze(rc);
   const Index N = 4 * 8;

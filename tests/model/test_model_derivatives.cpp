@@ -34,10 +34,10 @@ std::vector<Case> cases() {
     // the full cross product on a small model ...
     for (NormKind nk : {NormKind::LayerNorm, NormKind::RMSNorm, NormKind::DyT})
       for (Activation a : {Activation::Relu, Activation::Gelu})
-        for (bool causal : {false, true}) v.push_back({p.name, nk, a, causal, 2, 3, 6, 2, 10, 1.0});
+        for (bool causal : {false, true}) v.push_back({p->name(), nk, a, causal, 2, 3, 6, 2, 10, 1.0});
     // ... and the edge sizes: one head, one token, d_ff != 4d, a residual scale
-    v.push_back({p.name, NormKind::LayerNorm, Activation::Gelu, false, 3, 4, 4, 1, 7, 0.7});
-    v.push_back({p.name, NormKind::LayerNorm, Activation::Relu, true, 2, 1, 6, 3, 5, 1.0});
+    v.push_back({p->name(), NormKind::LayerNorm, Activation::Gelu, false, 3, 4, 4, 1, 7, 0.7});
+    v.push_back({p->name(), NormKind::LayerNorm, Activation::Relu, true, 2, 1, 6, 3, 5, 1.0});
   }
   return v;
 }
@@ -55,7 +55,7 @@ Model make_model(const Case& c) {
   cfg.heads = c.h;
   cfg.d_ff = c.dff;
   cfg.residual_scale = c.residual_scale;
-  cfg.rezero_alpha = 0.3;
+  cfg.scheme.numbers["rezero-alpha"] = 0.3;
   Model m(cfg);
   InitConfig init;
   init.seed = 5;

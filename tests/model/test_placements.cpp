@@ -82,7 +82,7 @@ Mat ffn(const ParamStore& p, const std::string& pre, const Mat& x, bool mid_norm
 
 TEST_CASE("rezero with alpha = 0 is exactly the identity", "[placements]") {
   ModelConfig c = small_config("rezero", 4);
-  c.rezero_alpha = 0.0;
+  c.scheme.numbers["rezero-alpha"] = 0.0;
   Model m(c);
   initialize(m, init_config("torch"));
   const Mat x0 = input(c);
@@ -98,6 +98,17 @@ TEST_CASE("rezero with alpha = 0 is exactly the identity", "[placements]") {
   CHECK(m.backward(t, g, nullptr) == g);
 }
 
+namespace {
+// A constant the placement's entry reports (placement.hpp: constants), e.g. "deepnorm_alpha".
+double reported_constant(const ModelConfig& c, const std::string& key) {
+  nlohmann::ordered_json j;
+  find_placement(c.placement).constants(c, j);
+  return j.at(key).get<double>();
+}
+double deepnorm_alpha(const ModelConfig& c) { return reported_constant(c, "deepnorm_alpha"); }
+double deepnorm_beta(const ModelConfig& c) { return reported_constant(c, "deepnorm_beta"); }
+}  // namespace
+
 TEST_CASE("deepnorm alpha and beta follow DeepNet's encoder-only formulas", "[placements]") {
   for (Index L : {1, 6, 24, 100}) {
     ModelConfig c = small_config("deepnorm", L);
@@ -110,8 +121,8 @@ TEST_CASE("deepnorm alpha and beta follow DeepNet's encoder-only formulas", "[pl
   CHECK(deepnorm_beta(c6) == Approx(0.37991784282579627).epsilon(1e-15));  // 48^(-1/4)
   CHECK(deepnorm_alpha(c24) == Approx(2.6321480259049848).epsilon(1e-15));  // 48^(1/4)
   CHECK(deepnorm_beta(c24) == Approx(0.2686424829558855).epsilon(1e-15));  // 192^(-1/4)
-  c6.deepnorm_alpha = 2.0;
-  c6.deepnorm_beta = 0.5;
+  c6.scheme.numbers["deepnorm-alpha"] = 2.0;
+  c6.scheme.numbers["deepnorm-beta"] = 0.5;
   CHECK(deepnorm_alpha(c6) == 2.0);
   CHECK(deepnorm_beta(c6) == 0.5);
 
@@ -137,8 +148,8 @@ TEST_CASE("mix with K = 0 or K = L equals pure pre or pure post to the last bit"
   for (const std::string order : {"post-first", "pre-first"})
     for (Index K : {Index(0), L}) {
       ModelConfig cm = small_config("mix", L);
-      cm.mix_order = order;
-      cm.mix_post_layers = K;
+      cm.scheme.words["mix-order"] = order;
+      cm.scheme.counts["mix-post-layers"] = K;
       ModelConfig ct = small_config(K == 0 ? "pre" : "post", L);
       INFO("order " << order << ", K = " << K);
       Model mm(cm), mt(ct);
@@ -271,7 +282,7 @@ TEST_CASE("init presets: t-fixup, sub-ln gamma and b2t rescaling", "[placements]
   SECTION("sub-ln: gamma = sqrt(ln 2L) on v_proj, out_proj, linear1, linear2") {
     Model m(small_config("sub-ln", L));
     initialize(m, init_config("xavier"));
-    const double g = subln_gamma(m.config());
+    const double g = reported_constant(m.config(), "subln_gamma");
     CHECK(g == Approx(std::sqrt(std::log(12.0))).epsilon(1e-15));
     const Mat& W = m.params().at(pre + "self_attn.in_proj_weight");
     const Mat& Wx = px.at(pre + "self_attn.in_proj_weight");

@@ -13,10 +13,10 @@ struct NormFixture {
   NormLayer layer;
   NormFixture(NormKind k, Index d) {
     layer.kind = k;
-    if (k == NormKind::DyT) { layer.alpha = p.add("n.alpha", {1}); p[layer.alpha](0, 0) = 0.7; }
-    layer.weight = p.add("n.weight", {d});
+    if (k == NormKind::DyT) { layer.alpha = p.add("n.alpha", {1}, ParamRole::NormAlpha); p[layer.alpha](0, 0) = 0.7; }
+    layer.weight = p.add("n.weight", {d}, ParamRole::NormWeight);
     p[layer.weight] = Mat::Ones(1, d) + random_mat(1, d, 31, 0.3);
-    if (k != NormKind::RMSNorm) { layer.bias = p.add("n.bias", {d}); p[layer.bias] = random_mat(1, d, 32, 0.3); }
+    if (k != NormKind::RMSNorm) { layer.bias = p.add("n.bias", {d}, ParamRole::NormBias); p[layer.bias] = random_mat(1, d, 32, 0.3); }
   }
 };
 }  // namespace
@@ -69,8 +69,8 @@ TEST_CASE("layernorm Jacobian equals the closed form of Xiong et al. (eps = 0, g
   ParamStore p;
   NormLayer ln;
   ln.eps = 0.0;
-  ln.weight = p.add("w", {d});
-  ln.bias = p.add("b", {d});
+  ln.weight = p.add("w", {d}, ParamRole::NormWeight);
+  ln.bias = p.add("b", {d}, ParamRole::NormBias);
   p[ln.weight].setOnes();
   const Mat x = random_mat(1, d, 60);
   NormCache c;

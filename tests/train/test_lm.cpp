@@ -142,7 +142,7 @@ TEST_CASE("train lm: a training step's block gradient equals analyze's for the s
     // analyze's context on the same model, input and cotangent (loss "dot": L = Σ g ⊙ y, so dL/dy = g)
     AnalysisOptions opts;
     opts.loss = "dot";
-    opts.jacobians = false;
+    opts.engine = Engine::GradientsOnly;
     opts.seq_len = tc.seq_len;
     const AnalysisContext ctx(lm.body(), lm.embed(s.tokens), opts, &dy);
     REQUIRE(ctx.trace.y == trace.y);

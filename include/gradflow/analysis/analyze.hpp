@@ -21,12 +21,7 @@ struct RunConfig {
   std::string cotangent;  // --cotangent FILE.npy, the output's shape: replaces the seeded g of --loss dot
 };
 
-// Refuses (Error, exit code 2) a run whose estimated peak memory exceeds --max-memory (default half of RAM),
-// before allocating anything large: explicit_memory_estimate in explicit mode, streaming_memory_estimate
-// in matrix-free and gradients-only mode (context.hpp). Also validates --seq-len, --mode and its options.
-void check_memory(const RunConfig& rc);
-
-// The full report: {"config": ..., "layers": [...], "output_grad_norm": ..., "summary": {...}, ...}.
+// The full report (a run that does not fit in --max-memory is refused first: choose_engine, engine.hpp): {"config": ..., "layers": [...], "output_grad_norm": ..., "summary": {...}, ...}.
 nlohmann::ordered_json analyze(const RunConfig& rc);
 
 }  // namespace gradflow

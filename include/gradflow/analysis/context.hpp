@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "gradflow/analysis/options.hpp"
+#include "gradflow/backend/backend.hpp"
 #include "gradflow/jacobian.hpp"
 #include "gradflow/model/model.hpp"
 
@@ -32,20 +33,19 @@ struct AnalysisContext {
   // B_l = dx_{l+1}/dx_l, where x_L is the network output y: the top block's Jacobian includes the
   // final norm (so P_l = B_{L-1} ··· B_l and `jacobian --from l --to l+1` is always B_l).
   Jacobian layer_jacobian(Index l) const;
-  // Explicit Jacobians, top-down: calls visit(l, B_l, P_l) for l = L-1 .. 0 with B_l = dx_{l+1}/dx_l and
-  // P_l = dy/dx_l (dense, (N, N)), keeping only the current product in memory.
+  // Explicit Jacobians, top-down through the backend (opts.backend): calls visit(l, B_l, P_l) for l = L-1 .. 0
+  // with B_l = dx_{l+1}/dx_l and P_l = dy/dx_l (dense (N, N) buffers of the backend, which may live on a device),
+  // keeping only the current product in memory. NaN/Inf in B_l or P_l stops with Error(Numeric) naming it.
+  void for_each_product(const std::function<void(Index, const DenseBuffer&, const DenseBuffer&)>& visit) const;
+  // The same walk on the CPU backend with host matrices, for tests and benchmarks.
   void for_each_product(const std::function<void(Index, const Mat&, const Mat&)>& visit) const;
+  const Backend& backend() const { return *backend_; }
   // dx_m/dx_l as a dense matrix (m = L means y).
   Mat jacobian_between(Index from, Index to) const;
 
  private:
   void backward_with_param_norms();
+  std::shared_ptr<const Backend> backend_;
 };
-
-// Estimated peak memory (bytes) of the explicit Jacobian analysis of this model at n tokens.
-double explicit_memory_estimate(const ModelConfig& cfg, Index n_tokens);
-// Estimated peak memory (bytes) of the modes that never form an (N, N) matrix (matrix-free, gradients-only):
-// the forward trace (dominated by h·n² attention probabilities per block) plus `probes` stacked probe vectors.
-double streaming_memory_estimate(const ModelConfig& cfg, Index n_tokens, Index probes);
 
 }  // namespace gradflow

@@ -42,7 +42,7 @@ std::vector<nlohmann::ordered_json> run_resumable(const std::vector<ResumableJob
                                                   const std::function<std::string(const nlohmann::ordered_json&)>& describe,
                                                   RunnerStats* stats = nullptr);
 
-// config_to_json of `rc`'s model and options: what a resumed file must have been computed with.
+// run_config_json of `rc` before its engine is chosen: what a resumed file must have been computed with.
 nlohmann::ordered_json expected_config(const RunConfig& rc);
 
 }  // namespace gradflow

@@ -36,7 +36,7 @@ struct HutchinsonSweep {
 };
 
 // K probes; with_blocks adds the B_l estimates. after_block(l) is called as the sweep leaves block l.
-HutchinsonSweep hutchinson_frobenius(const AnalysisContext& ctx, Index K, uint64_t seed, bool with_blocks,
+HutchinsonSweep hutchinson_frobenius(const Model& model, const Trace& trace, Index K, uint64_t seed, bool with_blocks,
                                      const std::function<void(Index)>& after_block = {});
 
 }  // namespace gradflow

@@ -1,13 +1,13 @@
 // jacobian_chain.hpp — J = dx_to/dx_from = B_{to−1} ··· B_from as an operator built from JVPs and VJPs,
 // never formed: B_l = dx_{l+1}/dx_l, and when to = L the head (final norm) is included, so x_L ≡ y as in
-// AnalysisContext::layer_jacobian (P_l = chain(l, L), B_l = chain(l, l+1)).
+// the explicit engine's layer_jacobian (P_l = chain(l, L), B_l = chain(l, l+1)).
 // Long products are kept in range by exact power-of-two rescaling: an application returns (W, e) with
 // J·V = 2^e · W, so gains far beyond 1e±308 stay representable; a NaN/Inf stops with Error(Numeric)
 // naming the block and the quantity.
 #pragma once
 #include <string>
 
-#include "gradflow/analysis/context.hpp"
+#include "gradflow/model/model.hpp"
 
 namespace gradflow {
 
@@ -20,13 +20,14 @@ struct Scaled {
 class JacobianChain {
  public:
   // what: the quantity's name for error messages, e.g. "P_3 = dy/dx_3".
-  JacobianChain(const AnalysisContext& ctx, Index from, Index to, std::string what);
+  // model and trace: the model and one forward pass of it (Model::forward), whose caches the products linearize at.
+  JacobianChain(const Model& model, const Trace& trace, Index from, Index to, std::string what);
 
   Index from() const { return from_; }
   Index to() const { return to_; }
-  Index tokens() const { return ctx_.tokens(); }               // n
-  Index width() const { return ctx_.width(); }                 // d
-  Index size() const { return ctx_.tokens() * ctx_.width(); }  // N = n·d (square)
+  Index tokens() const { return trace_.x[0].rows(); }  // n
+  Index width() const { return trace_.x[0].cols(); }   // d
+  Index size() const { return tokens() * width(); }    // N = n·d (square)
   Index length() const { return to_ - from_; }                 // blocks applied per product
   const std::string& what() const { return what_; }
 
@@ -37,7 +38,8 @@ class JacobianChain {
 
  private:
   void keep_in_range(Scaled& s, const char* dir, Index block) const;
-  const AnalysisContext& ctx_;
+  const Model& model_;
+  const Trace& trace_;
   Index from_, to_;
   std::string what_;
 };

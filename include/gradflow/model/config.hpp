@@ -1,6 +1,7 @@
 // config.hpp — every option that shapes a model and its initialization (CLI flags in comments).
 #pragma once
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -9,6 +10,18 @@
 #include "gradflow/types.hpp"
 
 namespace gradflow {
+
+// The values of the options only some placements read (placement.hpp: SchemeOption), keyed by the option's name
+// ("deepnorm-alpha"); an option that was not given is absent and its scheme uses its default.
+struct SchemeValues {
+  std::map<std::string, double> numbers;      // Number options, e.g. {"deepnorm-alpha", 2.0}
+  std::map<std::string, Index> counts;        // Count options, e.g. {"mix-post-layers", 6}
+  std::map<std::string, std::string> words;   // Word options, e.g. {"mix-order", "pre-first"}
+  double number(const std::string& name, double fallback) const;
+  Index count(const std::string& name, Index fallback) const;
+  std::string word(const std::string& name, const std::string& fallback) const;
+  bool given(const std::string& name) const;
+};
 
 struct ModelConfig {
   Index layers = 6;                          // --layers L (e.g. 24)
@@ -22,14 +35,10 @@ struct ModelConfig {
   double norm_eps = 1e-5;                    // PyTorch's layer_norm_eps
   std::optional<bool> final_norm;            // unset => the placement's default; --no-final-norm => false
   double residual_scale = 1.0;               // --residual-scale λ: x + λ·G(...)
-  std::optional<double> deepnorm_alpha;      // --deepnorm-alpha (default (2L)^(1/4))
-  std::optional<double> deepnorm_beta;       // --deepnorm-beta  (default (8L)^(-1/4))
-  double rezero_alpha = 0.0;                 // --rezero-alpha (ReZero's init of every α)
-  std::optional<Index> mix_post_layers;      // --mix-post-layers K (default round(0.25·L))
-  std::string mix_order = "post-first";      // --mix-order post-first|pre-first
+  SchemeValues scheme;                       // the placements' own options (--deepnorm-alpha, --mix-order, ...)
 
   Index ff() const { return d_ff > 0 ? d_ff : 4 * d_model; }
-  void validate() const;  // throws Error naming the option and the fix
+  void validate() const;  // throws Error naming the option and the fix (the scheme options' checks included)
 };
 
 struct InitConfig {

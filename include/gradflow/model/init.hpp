@@ -12,6 +12,8 @@
 // β = (8L)^(-1/4); sub-ln the same ones by γ = sqrt(ln 2L); b2t every weight matrix by L^(-1/2). Last, --init-scale C
 // multiplies out_proj.weight and linear2.weight. DyT's α starts at 0.5, ReZero's gate at --rezero-alpha;
 // Admin's ω, NormFormer's w_resid and c_attn at 1.
+// Every rule reads the parameter's role (params.hpp), recorded when the model created it; the placement's own
+// rules are its entry's (placement.hpp: rescale_initial, initial_value, profile).
 // Admin's ω is data-dependent: call profile_initialization(model, x0) after initialize() (analyze and jacobian do).
 #pragma once
 #include <string>
@@ -24,11 +26,11 @@ namespace gradflow {
 
 const std::vector<std::string>& init_schemes();
 void initialize(Model& model, const InitConfig& init);
-// The data-dependent step of initialization, after initialize(): Admin (Liu et al. 2020) profiles ω by one
-// forward pass on x0 (Transformer-Clinic's adaptive-profiling); a no-op for every other placement.
-//   ω_1 = 1;  ω_{i+1} = sqrt(Var[ω_i ⊙ x_{i-1}] + Var[f_i(x_{i-1})])  over sublayers i in order, every entry
-// of sublayer i's ω set to ω_i before it runs; Var the population variance over all n·d entries (np.var).
+// The data-dependent step of initialization, after initialize(): the placement's profile() — Admin (Liu et al.
+// 2020) profiles ω by one forward pass on x0 (src/model/placements/admin.cpp); a no-op for every other placement.
 void profile_initialization(Model& model, const Mat& x0);
+// T-Fixup (Huang et al. 2020, encoder): 0.67·L^(-1/4) multiplies v_proj, out_proj, linear1, linear2 weights.
+double tfixup_scale(const ModelConfig& cfg);
 // Seeded N(0, 1) matrix from the named stream ("input", "cotangent", ...).
 Mat random_normal(uint64_t seed, const std::string& stream, Index rows, Index cols);
 

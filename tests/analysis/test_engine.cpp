@@ -1,5 +1,5 @@
-// test_mode.cpp — --mode auto picks explicit exactly up to the memory budget and matrix-free above it
-// (src/matrix_free/mode.cpp); --mode explicit above the budget is refused before allocating; --spectral-layers
+// test_engine.cpp — --mode auto picks explicit exactly up to the memory budget and matrix-free above it
+// (src/analysis/engine.cpp); an engine above the budget is refused before allocating; --mode and --spectral-layers
 // parsing; and the whole `analyze` in matrix-free mode agrees with explicit mode on a small model.
 #include <catch2/catch.hpp>
 
@@ -8,86 +8,83 @@
 #include "gradflow/analysis/analyze.hpp"
 #include "gradflow/analysis/context.hpp"
 #include "gradflow/error.hpp"
-#include "gradflow/matrix_free/mode.hpp"
-#include "small_context.hpp"
+#include "gradflow/analysis/engine.hpp"
+#include "small_model.hpp"
 #include "tolerances.hpp"
 
 using namespace gradflow;
 using namespace gradflow::test;
 
-TEST_CASE("auto chooses explicit up to the budget, matrix-free one byte above", "[matrix_free]") {
+TEST_CASE("auto chooses explicit up to the budget, matrix-free one byte above", "[engine]") {
   const ModelConfig cfg = small_model("post");
   AnalysisOptions o;
-  o.seq_len = 6;
+  o.seq_len = 64;  // N = 512: explicit (~15 MB) far above matrix-free (~0.5 MB), so one byte less still fits the latter
   const double need = explicit_memory_estimate(cfg, o.seq_len);
   o.max_memory_bytes = need;
-  ModeChoice c = choose_mode(cfg, o);
-  REQUIRE(c.mode == "explicit");
+  EngineChoice c = choose_engine(cfg, o);
+  REQUIRE(c.engine == Engine::Explicit);
   REQUIRE(c.reason.find("auto") != std::string::npos);
   o.max_memory_bytes = need - 1;
-  c = choose_mode(cfg, o);
-  REQUIRE(c.mode == "matrix-free");
+  c = choose_engine(cfg, o);
+  REQUIRE(c.engine == Engine::MatrixFree);
   REQUIRE(c.explicit_bytes == need);
   REQUIRE(c.budget_bytes == need - 1);
-  apply_mode(c, o);
-  REQUIRE(o.matrix_free);
-  REQUIRE(!o.jacobians);
   AnalysisOptions g;
-  g.jacobians = false;
-  REQUIRE(choose_mode(cfg, g).mode == "gradients-only");
+  g.engine_request = EngineRequest::GradientsOnly;
+  REQUIRE(choose_engine(cfg, g).engine == Engine::GradientsOnly);
 }
 
-TEST_CASE("mode: --mode explicit above the budget is refused with the size; matrix-free is not", "[matrix_free]") {
+TEST_CASE("mode: --mode explicit above the budget is refused with the size; matrix-free is not", "[engine]") {
   RunConfig rc;
   rc.model = small_model("post");
   rc.analysis.seq_len = 64;  // N = 512: explicit (~15 MB) far above the streaming modes (~0.5 MB)
   rc.analysis.max_memory_bytes = explicit_memory_estimate(rc.model, 64) / 2;
   REQUIRE(streaming_memory_estimate(rc.model, 64, rc.analysis.hutchinson_probes) < rc.analysis.max_memory_bytes);
-  rc.analysis.mode = "explicit";
+  rc.analysis.engine_request = EngineRequest::Explicit;
   try {
-    check_memory(rc);
+    choose_engine(rc.model, rc.analysis);
     FAIL("no refusal");
   } catch (const Error& e) {
     REQUIRE(e.kind() == ErrorKind::BadInput);
     REQUIRE(std::string(e.what()).find("need about") != std::string::npos);
   }
-  rc.analysis.mode = "matrix-free";
-  REQUIRE_NOTHROW(check_memory(rc));
-  rc.analysis.mode = "auto";
-  REQUIRE_NOTHROW(check_memory(rc));
-  rc.analysis.mode = "bogus";
-  REQUIRE_THROWS_AS(check_memory(rc), Error);
+  rc.analysis.engine_request = EngineRequest::MatrixFree;
+  REQUIRE_NOTHROW(choose_engine(rc.model, rc.analysis));
+  rc.analysis.engine_request = EngineRequest::Auto;
+  REQUIRE_NOTHROW(choose_engine(rc.model, rc.analysis));
+  REQUIRE_THROWS_AS(parse_engine_request("bogus", false), Error);
+  REQUIRE(parse_engine_request("explicit", true) == EngineRequest::GradientsOnly);  // --gradients-only wins
 }
 
-TEST_CASE("mode: matrix-free and gradients-only above their own (streaming) estimate are refused", "[matrix_free]") {
+TEST_CASE("mode: matrix-free and gradients-only above their own (streaming) estimate are refused", "[engine]") {
   RunConfig rc;
   rc.model = small_model("post");
   rc.analysis.seq_len = 6;
-  rc.analysis.mode = "matrix-free";
+  rc.analysis.engine_request = EngineRequest::MatrixFree;
   const double need = streaming_memory_estimate(rc.model, 6, rc.analysis.hutchinson_probes);
   // quadratic in n once the attention matrices dominate (n >> d)
   const double s1 = streaming_memory_estimate(rc.model, 1000, 0), s2 = streaming_memory_estimate(rc.model, 2000, 0);
   REQUIRE(s2 > 3.5 * s1);
   REQUIRE(s2 < 4.0 * s1);
   rc.analysis.max_memory_bytes = need;
-  REQUIRE_NOTHROW(check_memory(rc));
+  REQUIRE_NOTHROW(choose_engine(rc.model, rc.analysis));
   rc.analysis.max_memory_bytes = need - 1;
   try {
-    check_memory(rc);
+    choose_engine(rc.model, rc.analysis);
     FAIL("no refusal");
   } catch (const Error& e) {
     REQUIRE(e.kind() == ErrorKind::BadInput);
     REQUIRE(std::string(e.what()).find("matrix-free mode") != std::string::npos);
     REQUIRE(std::string(e.what()).find("fix:") != std::string::npos);
   }
-  rc.analysis.jacobians = false;  // --gradients-only keeps the trace but no probes
+  rc.analysis.engine_request = EngineRequest::GradientsOnly;  // --gradients-only keeps the trace but no probes
   rc.analysis.max_memory_bytes = streaming_memory_estimate(rc.model, 6, 0);
-  REQUIRE_NOTHROW(check_memory(rc));
+  REQUIRE_NOTHROW(choose_engine(rc.model, rc.analysis));
   rc.analysis.max_memory_bytes -= 1;
-  REQUIRE_THROWS_AS(check_memory(rc), Error);
+  REQUIRE_THROWS_AS(choose_engine(rc.model, rc.analysis), Error);
 }
 
-TEST_CASE("options: --spectral-layers parses all, none, bottom, top and lists; rejects the rest", "[matrix_free]") {
+TEST_CASE("options: --spectral-layers parses all, none, bottom, top and lists; rejects the rest", "[engine]") {
   using V = std::vector<Index>;
   REQUIRE(parse_spectral_layers("all", 3) == V{0, 1, 2});
   REQUIRE(parse_spectral_layers("none", 3).empty());
@@ -101,15 +98,15 @@ TEST_CASE("options: --spectral-layers parses all, none, bottom, top and lists; r
 }
 
 TEST_CASE("analyze: matrix-free agrees with explicit on a small model and says how each number was had",
-          "[matrix_free]") {
+          "[engine]") {
   RunConfig rc;
   rc.model = small_model("post", 3);
   rc.analysis.seq_len = 4;
   rc.analysis.progress = false;
   rc.init.seed = 3;
-  rc.analysis.mode = "explicit";
+  rc.analysis.engine_request = EngineRequest::Explicit;
   const auto ex = analyze(rc);
-  rc.analysis.mode = "matrix-free";
+  rc.analysis.engine_request = EngineRequest::MatrixFree;
   rc.analysis.top_k = 2;
   const auto mf = analyze(rc);
   REQUIRE(ex["config"]["mode"] == "explicit");

@@ -1,0 +1,50 @@
+// backend.hpp — the seam between the engine and the hardware its dense linear algebra runs on (the ceres DenseQR
+// pattern: one abstract interface, final backends, a factory that holds the only #ifdef). A backend owns its
+// buffers, which may live in device memory; nothing brings a buffer back to the host except what a report needs
+// (its norms and singular values, or to_host() when a caller asks for the matrix).
+// Today: the explicit engine's product walk P_l = P_{l+1}·B_l and everything the reports take from B_l and P_l
+// (Frobenius and spectral norms, ‖B_l − I‖₂, all singular values). The CPU backend is OpenBLAS/LAPACK/Eigen
+// (src/backend/cpu_backend.cpp) with the results the engine always had. The CUDA backend (cuBLAS/cuSOLVER)
+// plugs in here; the forward/VJP/JVP kernels and the matrix-free operators are the next operations to move
+// behind this interface (docs/architecture.md).
+#pragma once
+#include <memory>
+#include <string>
+
+#include "gradflow/jacobian.hpp"
+#include "gradflow/types.hpp"
+
+namespace gradflow {
+
+enum class BackendKind { Cpu, Cuda };
+const char* to_string(BackendKind k);  // "cpu" | "cuda"
+
+// A dense (rows, cols) float64 matrix owned by a backend.
+class DenseBuffer {
+ public:
+  virtual ~DenseBuffer() = default;
+  virtual Index rows() const = 0;
+  virtual Index cols() const = 0;
+  virtual Mat to_host() const = 0;  // a copy in host memory (the CPU backend's is a plain copy)
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual BackendKind kind() const = 0;
+  virtual std::unique_ptr<DenseBuffer> upload(Mat host) const = 0;
+  // The product walk's step: P·B for a dense P (N, N) and a structured B (token-wise or dense); consumes P.
+  virtual std::unique_ptr<DenseBuffer> multiply(std::unique_ptr<DenseBuffer> P, const Jacobian& B) const = 0;
+  // B as a dense buffer; consumes B (a dense Jacobian gives up its matrix without a copy).
+  virtual std::unique_ptr<DenseBuffer> densify(Jacobian&& B) const = 0;
+  virtual bool all_finite(const DenseBuffer& A) const = 0;
+  virtual double frobenius_norm(const DenseBuffer& A) const = 0;  // overflow-safe (linalg/svd.hpp)
+  virtual double spectral_norm(const DenseBuffer& A) const = 0;   // σ_max by Lanczos (linalg/top_singular.hpp)
+  virtual double spectral_norm_minus_identity(const DenseBuffer& A) const = 0;  // ‖A − I‖₂ (square A)
+  virtual Vec singular_values(const DenseBuffer& A) const = 0;    // all, descending
+};
+
+// The backend of that kind; Error (exit code 2) naming the build option when it was not built.
+std::unique_ptr<Backend> make_backend(BackendKind kind);
+
+}  // namespace gradflow

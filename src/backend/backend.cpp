@@ -1,0 +1,25 @@
+// backend.cpp — the backend factory: the one place that knows which backends were built (backend.hpp).
+#include "gradflow/backend/backend.hpp"
+
+#include "backend/cpu_backend.hpp"
+#include "gradflow/error.hpp"
+
+namespace gradflow {
+
+const char* to_string(BackendKind k) { return k == BackendKind::Cpu ? "cpu" : "cuda"; }
+
+std::unique_ptr<Backend> make_backend(BackendKind kind) {
+  switch (kind) {
+    case BackendKind::Cpu: return make_cpu_backend();
+    case BackendKind::Cuda:
+#ifdef GRADFLOW_HAVE_CUDA
+      return make_cuda_backend();
+#else
+      throw Error("this gradflow was built without the CUDA backend; fix: rebuild with -DGRADFLOW_CUDA=ON on a machine "
+                  "with nvcc, cuBLAS and cuSOLVER, or use --device cpu");
+#endif
+  }
+  throw Error("internal: unknown backend", ErrorKind::Internal);
+}
+
+}  // namespace gradflow

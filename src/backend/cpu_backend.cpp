@@ -1,0 +1,38 @@
+// cpu_backend.cpp — the CPU backend: Eigen products (routed to OpenBLAS's DGEMM), LAPACK's dgesdd for singular
+// values, Spectra's Lanczos for spectral norms; exactly the computations the explicit engine always ran.
+#include "backend/cpu_backend.hpp"
+
+#include "gradflow/error.hpp"
+#include "gradflow/linalg/svd.hpp"
+#include "gradflow/linalg/top_singular.hpp"
+
+namespace gradflow {
+namespace {
+
+const Mat& host(const DenseBuffer& b) { return static_cast<const CpuBuffer&>(b).mat(); }
+
+class CpuBackend final : public Backend {
+ public:
+  BackendKind kind() const override { return BackendKind::Cpu; }
+  std::unique_ptr<DenseBuffer> upload(Mat m) const override { return std::make_unique<CpuBuffer>(std::move(m)); }
+  std::unique_ptr<DenseBuffer> multiply(std::unique_ptr<DenseBuffer> P, const Jacobian& B) const override {
+    auto& p = static_cast<CpuBuffer&>(*P);
+    return upload((Jacobian::dense(std::move(p.mat()), B.tokens()) * B).to_dense());
+  }
+  std::unique_ptr<DenseBuffer> densify(Jacobian&& B) const override { return upload(std::move(B).to_dense()); }
+  bool all_finite(const DenseBuffer& A) const override { return host(A).allFinite(); }
+  double frobenius_norm(const DenseBuffer& A) const override { return gradflow::frobenius_norm(host(A)); }
+  double spectral_norm(const DenseBuffer& A) const override { return gradflow::spectral_norm(host(A)); }
+  double spectral_norm_minus_identity(const DenseBuffer& A) const override {
+    Mat AmI = host(A);
+    AmI.diagonal().array() -= 1.0;
+    return gradflow::spectral_norm(AmI);
+  }
+  Vec singular_values(const DenseBuffer& A) const override { return gradflow::singular_values(host(A)); }
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_cpu_backend() { return std::make_unique<CpuBackend>(); }
+
+}  // namespace gradflow
