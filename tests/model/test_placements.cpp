@@ -5,6 +5,7 @@
 // (The full derivative matrix over every placement × norm lives in test_model_derivatives.cpp.)
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 
 #include "gradflow/model/init.hpp"
@@ -376,4 +377,58 @@ TEST_CASE("new recipes: block Jacobian, JVP, VJP and new-parameter gradients vs 
       }
       if (placement != "b2t" && placement != "nonorm") CHECK(checked > 0);
     }
+}
+
+TEST_CASE("every parameter records its role when the model creates it", "[placements][init]") {
+  const std::vector<std::pair<std::string, ParamRole>> by_suffix = {
+      {"self_attn.in_proj_weight", ParamRole::InProjWeight}, {"self_attn.in_proj_bias", ParamRole::InProjBias},
+      {"out_proj.weight", ParamRole::OutProjWeight},        {"out_proj.bias", ParamRole::OutProjBias},
+      {"linear1.weight", ParamRole::Linear1Weight},         {"linear1.bias", ParamRole::Linear1Bias},
+      {"linear2.weight", ParamRole::Linear2Weight},         {"linear2.bias", ParamRole::Linear2Bias},
+      {"resweight", ParamRole::Gate},                       {"attn_omega", ParamRole::SkipVector},
+      {"ffn_omega", ParamRole::SkipVector},                 {"w_resid", ParamRole::SkipVector},
+      {"c_attn", ParamRole::HeadScale},                     {".alpha", ParamRole::NormAlpha},
+      {".weight", ParamRole::NormWeight},                   {".bias", ParamRole::NormBias}};
+  for (const auto& p : placements())
+    for (NormKind nk : {NormKind::LayerNorm, NormKind::DyT}) {
+      ModelConfig c = small_config(p->name(), 2);
+      c.norm = nk;
+      const Model m(c);
+      for (const auto& param : m.params().all()) {
+        INFO(p->name() << ": " << param.name);
+        const auto it = std::find_if(by_suffix.begin(), by_suffix.end(), [&](const auto& s) {
+          return param.name.size() >= s.first.size() &&
+                 param.name.compare(param.name.size() - s.first.size(), s.first.size(), s.first) == 0;
+        });
+        REQUIRE(it != by_suffix.end());
+        CHECK(param.role == it->second);
+      }
+    }
+}
+
+TEST_CASE("scheme options: declared by their placement, validated, reported as resolved", "[placements]") {
+  // each option once in the registry's list, and in its placement's summary line
+  for (const auto& p : placements())
+    for (const auto& o : p->options()) {
+      INFO(p->name() << " --" << o.name);
+      CHECK(p->options_summary().find("--" + o.name) != std::string::npos);
+      CHECK(std::count_if(scheme_options().begin(), scheme_options().end(),
+                          [&](const SchemeOption& q) { return q.name == o.name; }) == 1);
+    }
+  ModelConfig c = small_config("mix", 4);
+  c.scheme.words["mix-order"] = "sideways";
+  CHECK_THROWS_WITH(c.validate(), Catch::Contains("--mix-order 'sideways'") && Catch::Contains("fix:"));
+  c.scheme.words["mix-order"] = "pre-first";
+  c.scheme.counts["mix-post-layers"] = 5;
+  CHECK_THROWS_WITH(c.validate(), Catch::Contains("--mix-post-layers 5 is outside 0..4"));
+  c.scheme.counts["mix-post-layers"] = 1;
+  CHECK_NOTHROW(c.validate());
+  nlohmann::ordered_json j;
+  find_placement("mix").config_fields(c, j);
+  CHECK(j["mix_post_layers"] == 1);
+  CHECK(j["mix_order"] == "pre-first");
+  ModelConfig r = small_config("rezero", 3);
+  j = nlohmann::ordered_json::object();
+  find_placement("rezero").config_fields(r, j);
+  CHECK(j["rezero_alpha"] == 0.0);  // the default when --rezero-alpha is not given
 }

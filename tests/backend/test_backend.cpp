@@ -1,0 +1,77 @@
+// test_backend.cpp — the backend seam (include/gradflow/backend/backend.hpp): the CPU backend's operations against
+// direct Eigen/LAPACK computations, and the factory's refusal of a backend that was not built. One body per
+// operation; a device backend adds itself to kBuilt below and runs the same checks against the CPU's results.
+#include <catch2/catch.hpp>
+
+#include "gradflow/backend/backend.hpp"
+#include "gradflow/error.hpp"
+#include "gradflow/linalg/svd.hpp"
+#include "gradflow/linalg/top_singular.hpp"
+#include "gradflow/rng.hpp"
+#include "tolerances.hpp"
+
+using namespace gradflow;
+using gradflow::test::kCrossTol;
+
+namespace {
+
+Mat random_mat(Index r, Index c, const std::string& stream) {
+  Mat m(r, c);
+  Rng(11, stream).fill_normal(m, 1.0);
+  return m;
+}
+
+const std::vector<BackendKind> kBuilt = {BackendKind::Cpu};
+
+}  // namespace
+
+TEST_CASE("backend: P·B with a token-wise or dense B equals the dense product", "[backend]") {
+  const Index n = 3, d = 4, N = n * d;
+  std::vector<Mat> blocks;
+  for (Index i = 0; i < n; ++i) blocks.push_back(random_mat(d, d, "block" + std::to_string(i)));
+  const Jacobian Bt = Jacobian::tokenwise(blocks);
+  const Jacobian Bd = Jacobian::dense(random_mat(N, N, "dense"), n);
+  const Mat P = random_mat(N, N, "P");
+  for (BackendKind k : kBuilt) {
+    INFO(to_string(k));
+    const auto be = make_backend(k);
+    for (const Jacobian* B : {&Bt, &Bd}) {
+      const Mat want = P * B->to_dense();
+      const Mat got = be->multiply(be->upload(P), *B)->to_host();
+      CHECK((got - want).norm() <= kCrossTol * want.norm());
+      CHECK(be->densify(Jacobian(*B))->to_host() == B->to_dense());
+    }
+  }
+}
+
+TEST_CASE("backend: norms and singular values are the linear-algebra routines' own", "[backend]") {
+  const Mat A = random_mat(12, 12, "A");
+  Mat AmI = A;
+  AmI.diagonal().array() -= 1.0;
+  for (BackendKind k : kBuilt) {
+    INFO(to_string(k));
+    const auto be = make_backend(k);
+    const auto buf = be->upload(A);
+    CHECK(buf->rows() == 12);
+    CHECK(be->all_finite(*buf));
+    CHECK(be->frobenius_norm(*buf) == frobenius_norm(A));
+    CHECK(be->spectral_norm(*buf) == spectral_norm(A));
+    CHECK(be->spectral_norm_minus_identity(*buf) == spectral_norm(AmI));
+    CHECK(be->singular_values(*buf) == singular_values(A));
+    Mat bad = A;
+    bad(3, 4) = std::numeric_limits<double>::quiet_NaN();
+    CHECK(!be->all_finite(*be->upload(bad)));
+  }
+}
+
+TEST_CASE("backend: asking for a backend that was not built is a one-line error naming the build option", "[backend]") {
+#ifndef GRADFLOW_HAVE_CUDA
+  try {
+    make_backend(BackendKind::Cuda);
+    FAIL("no error");
+  } catch (const Error& e) {
+    CHECK(e.exit_code() == 2);
+    CHECK(std::string(e.what()).find("GRADFLOW_CUDA") != std::string::npos);
+  }
+#endif
+}
