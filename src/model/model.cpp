@@ -25,21 +25,14 @@ Model::Model(ModelConfig cfg) : cfg_(std::move(cfg)) {
   for (Index l = 0; l < cfg_.layers; ++l) {
     const std::string pre = layer_prefix(l);
     // PyTorch's state_dict order: self_attn, linear1, linear2, then the norms
-    Sublayer attn;
-    attn.kind = SublayerKind::Attention;
-    attn.in_w = params_.add(pre + "self_attn.in_proj_weight", {3 * d, d}, ParamRole::InProjWeight);
-    attn.in_b = params_.add(pre + "self_attn.in_proj_bias", {3 * d}, ParamRole::InProjBias);
-    attn.out_w = params_.add(pre + "self_attn.out_proj.weight", {d, d}, ParamRole::OutProjWeight);
-    attn.out_b = params_.add(pre + "self_attn.out_proj.bias", {d}, ParamRole::OutProjBias);
-    attn.heads = cfg_.heads;
-    attn.causal = cfg_.causal;
-    Sublayer ffn;
-    ffn.kind = SublayerKind::FeedForward;
-    ffn.w1 = params_.add(pre + "linear1.weight", {dff, d}, ParamRole::Linear1Weight);
-    ffn.b1 = params_.add(pre + "linear1.bias", {dff}, ParamRole::Linear1Bias);
-    ffn.w2 = params_.add(pre + "linear2.weight", {d, dff}, ParamRole::Linear2Weight);
-    ffn.b2 = params_.add(pre + "linear2.bias", {d}, ParamRole::Linear2Bias);
-    ffn.activation = cfg_.activation;
+    const int in_w = params_.add(pre + "self_attn.in_proj_weight", {3 * d, d}, ParamRole::InProjWeight);
+    const int in_b = params_.add(pre + "self_attn.in_proj_bias", {3 * d}, ParamRole::InProjBias);
+    const int out_w = params_.add(pre + "self_attn.out_proj.weight", {d, d}, ParamRole::OutProjWeight);
+    const int out_b = params_.add(pre + "self_attn.out_proj.bias", {d}, ParamRole::OutProjBias);
+    const int w1 = params_.add(pre + "linear1.weight", {dff, d}, ParamRole::Linear1Weight);
+    const int b1 = params_.add(pre + "linear1.bias", {dff}, ParamRole::Linear1Bias);
+    const int w2 = params_.add(pre + "linear2.weight", {d, dff}, ParamRole::Linear2Weight);
+    const int b2 = params_.add(pre + "linear2.bias", {d}, ParamRole::Linear2Bias);
 
     std::vector<UnitSpec> specs = placement.block(cfg_, l);
     // every norm of the block, named once (width d, or d_ff for a norm inside the feed-forward branch)
@@ -63,13 +56,19 @@ Model::Model(ModelConfig cfg) : cfg_(std::move(cfg)) {
     for (const auto& s : specs) {
       ResidualUnit u;
       u.spec = s;
-      u.G = s.kind == SublayerKind::Attention ? attn : ffn;
       if (!s.pre_norm.empty()) u.pre = norms.at(s.pre_norm);
       if (!s.branch_norm.empty()) u.branch = norms.at(s.branch_norm);
       if (!s.post_norm.empty()) u.post = norms.at(s.post_norm);
-      if (!s.inner_norm.empty()) u.G.inner = norms.at(s.inner_norm);
-      if (!s.mid_norm.empty()) u.G.mid = norms.at(s.mid_norm);
-      if (!s.head_scale.empty()) u.G.head_scale = param(s.head_scale, cfg_.heads, ParamRole::HeadScale);
+      if (s.kind == SublayerKind::Attention) {
+        auto a = std::make_shared<AttentionSublayer>(in_w, in_b, out_w, out_b, cfg_.heads, cfg_.causal, d);
+        if (!s.inner_norm.empty()) a->inner = norms.at(s.inner_norm);
+        if (!s.head_scale.empty()) a->head_scale = param(s.head_scale, cfg_.heads, ParamRole::HeadScale);
+        u.G = std::move(a);
+      } else {
+        auto f = std::make_shared<FeedForwardSublayer>(w1, b1, w2, b2, cfg_.activation);
+        if (!s.mid_norm.empty()) f->mid = norms.at(s.mid_norm);
+        u.G = std::move(f);
+      }
       if (!s.skip_param.empty()) u.skip = param(s.skip_param, d, ParamRole::SkipVector);
       if (s.gate) u.gate = param("resweight", 1, ParamRole::Gate);
       units.push_back(std::move(u));

@@ -16,7 +16,7 @@ Mat ResidualUnit::apply_skip(const ParamStore& p, const Mat& x) const {
 
 Mat ResidualUnit::forward(const ParamStore& p, const Mat& x, UnitCache& c, const Mat* block_input) const {
   const Mat u = pre ? pre->forward(p, x, c.pre) : x;
-  const Mat gx = G.forward(p, u, c.g);
+  const Mat gx = G->forward(p, u, c.g);
   c.b = branch ? branch->forward(p, gx, c.branch) : gx;
   if (skip >= 0) c.x = x;
   Mat z = apply_skip(p, x);
@@ -39,14 +39,14 @@ Mat ResidualUnit::vjp(const ParamStore& p, const UnitCache& c, const Mat& dy, Pa
   const Mat db = branch_coefficient(p) * dz;
   // in the forward pass this was: b = BranchNorm(G(u)), u = PreNorm(x)
   const Mat dgx = branch ? branch->vjp(p, c.branch, db, g) : db;
-  const Mat du = G.vjp(p, c.g, dgx, g);
+  const Mat du = G->vjp(p, c.g, dgx, g);
   dx += pre ? pre->vjp(p, c.pre, du, g) : du;
   return dx;
 }
 
 Mat ResidualUnit::jvp(const ParamStore& p, const UnitCache& c, const Mat& dx, const Mat* dx_block) const {
   const Mat du = pre ? pre->jvp(p, c.pre, dx) : dx;
-  const Mat dgx = G.jvp(p, c.g, du);
+  const Mat dgx = G->jvp(p, c.g, du);
   const Mat db = branch ? branch->jvp(p, c.branch, dgx) : dgx;
   Mat dz = apply_skip(p, dx);
   dz += branch_coefficient(p) * db;
@@ -59,7 +59,7 @@ Mat ResidualUnit::jvp(const ParamStore& p, const UnitCache& c, const Mat& dx, co
 
 Jacobian ResidualUnit::jacobian(const ParamStore& p, const UnitCache& c) const {
   // J_branch · J_G · J_pre, keeping token-wise structure where it exists
-  Jacobian J = G.jacobian(p, c.g);
+  Jacobian J = G->jacobian(p, c.g);
   if (pre) J = J * pre->jacobian(p, c.pre);
   if (branch) J = branch->jacobian(p, c.branch) * J;
   J.scale(branch_coefficient(p));

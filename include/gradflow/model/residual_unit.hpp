@@ -7,6 +7,7 @@
 //   Post-LN: PostNorm only.  Pre-LN: PreNorm only.  Sandwich: PreNorm + BranchNorm.  ReZero: gate, no norm.
 // Its Jacobian: J = J_post · (diag(s) + c · J_branch · J_G · J_pre)  (and ∂y/∂x_block = J_post for B2T).
 #pragma once
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -40,7 +41,7 @@ struct UnitCache {
 
 struct ResidualUnit {
   UnitSpec spec;
-  Sublayer G;
+  std::shared_ptr<const Sublayer> G;  // the branch: AttentionSublayer or FeedForwardSublayer
   std::optional<NormLayer> pre, branch, post;
   int gate = -1;  // index of the ReZero scalar, when spec.gate
   int skip = -1;  // index of the learnable (1, d) skip vector, when spec.skip_param is set

@@ -1,12 +1,13 @@
-// sublayer.hpp — the two residual branches G of a Transformer block, with their parameters' places:
-//   Attention:    G(x) = c_h ⊙ (InnerNorm(MHA_heads(x)) W_outᵀ + b_out)   (self_attn.in_proj_*, self_attn.out_proj.*)
-//   FeedForward:  G(x) = linear2(MidNorm(act(linear1(x))))               (linear1.*, linear2.*), token-wise
+// sublayer.hpp — the two residual branches G of a Transformer block, each its own class behind one interface:
+//   AttentionSublayer:    G(x) = c_h ⊙ (InnerNorm(MHA_heads(x)) W_outᵀ + b_out)   (self_attn.in_proj_*, self_attn.out_proj.*)
+//   FeedForwardSublayer:  G(x) = linear2(MidNorm(act(linear1(x))))               (linear1.*, linear2.*), token-wise
 // Optional extras (absent for post/pre/...): InnerNorm on the concatenated heads before out_proj (Sub-LN, Magneto:
 // torchscale's self_attn.inner_attn_ln); c_h a learnable gain per head applied to the attention output in
 // head-sized column groups (NormFormer's c_attn, applied after out_proj as fairseq's reference code does);
 // MidNorm of width d_ff before linear2 (NormFormer and Sub-LN: ffn_layernorm).
 #pragma once
 #include <optional>
+#include <variant>
 
 #include "gradflow/jacobian.hpp"
 #include "gradflow/ops/activation.hpp"
@@ -18,44 +19,74 @@ namespace gradflow {
 
 enum class SublayerKind { Attention, FeedForward };
 
-// What a sublayer's forward saves.
-struct SublayerCache {
-  ops::AttentionCache attn;  // Attention only (with an inner norm: of the heads, out_proj = I)
-  NormCache inner;           // Attention with an inner norm
-  Mat on;                    // (n, d)    Attention with an inner norm: InnerNorm(O), input of out_proj
-  Mat a_out;                 // (n, d)    Attention with a head scale: the output before c_h
-  Mat x;                     // (n, d)    FeedForward: input
-  Mat a;                     // (n, d_ff) FeedForward: act(z1)
-  Mat fprime;                // (n, d_ff) FeedForward: act'(z1)
-  NormCache mid;             // FeedForward with a mid norm
-  Mat an;                    // (n, d_ff) FeedForward with a mid norm: MidNorm(a), input of linear2
+// What the attention branch's forward saves.
+struct AttentionBranchCache {
+  ops::AttentionCache attn;  // with an inner norm: of the heads only (out_proj = I)
+  NormCache inner;           // with an inner norm
+  Mat on;                    // (n, d) with an inner norm: InnerNorm(O), input of out_proj
+  Mat a_out;                 // (n, d) with a head scale: the output before c_h
 };
 
-struct Sublayer {
-  SublayerKind kind = SublayerKind::Attention;
-  // Attention
-  int in_w = -1, in_b = -1, out_w = -1, out_b = -1;
-  Index heads = 1;
-  bool causal = false;
-  int head_scale = -1;                // (1, h) NormFormer's c_attn, or -1
-  std::optional<NormLayer> inner;     // Sub-LN's inner_attn_ln (width d), or none
-  // FeedForward
-  int w1 = -1, b1 = -1, w2 = -1, b2 = -1;
-  Activation activation = Activation::Relu;
-  std::optional<NormLayer> mid;       // ffn_layernorm (width d_ff), or none
+// What the feed-forward branch's forward saves.
+struct FeedForwardCache {
+  Mat x;          // (n, d)    input
+  Mat a;          // (n, d_ff) act(z1)
+  Mat fprime;     // (n, d_ff) act'(z1)
+  NormCache mid;  // with a mid norm
+  Mat an;         // (n, d_ff) with a mid norm: MidNorm(a), input of linear2
+};
 
-  Mat forward(const ParamStore& p, const Mat& x, SublayerCache& c) const;
-  Mat vjp(const ParamStore& p, const SublayerCache& c, const Mat& dy, ParamGrads* g) const;
-  Mat jvp(const ParamStore& p, const SublayerCache& c, const Mat& dx) const;
-  Jacobian jacobian(const ParamStore& p, const SublayerCache& c) const;
+// Each branch fills its own alternative in forward().
+using SublayerCache = std::variant<std::monostate, AttentionBranchCache, FeedForwardCache>;
+
+class Sublayer {
+ public:
+  virtual ~Sublayer() = default;
+  virtual SublayerKind kind() const = 0;
+  virtual Mat forward(const ParamStore& p, const Mat& x, SublayerCache& c) const = 0;
+  virtual Mat vjp(const ParamStore& p, const SublayerCache& c, const Mat& dy, ParamGrads* g) const = 0;
+  virtual Mat jvp(const ParamStore& p, const SublayerCache& c, const Mat& dx) const = 0;
+  virtual Jacobian jacobian(const ParamStore& p, const SublayerCache& c) const = 0;
+};
+
+class AttentionSublayer final : public Sublayer {
+ public:
+  // in_w (3d, d), in_b (3d), out_w (d, d), out_b (d): parameter indices; d the model width.
+  AttentionSublayer(int in_w, int in_b, int out_w, int out_b, Index heads, bool causal, Index d);
+  int head_scale = -1;             // (1, h) NormFormer's c_attn, or -1
+  std::optional<NormLayer> inner;  // Sub-LN's inner_attn_ln (width d), or none
+
+  SublayerKind kind() const override { return SublayerKind::Attention; }
+  Mat forward(const ParamStore& p, const Mat& x, SublayerCache& c) const override;
+  Mat vjp(const ParamStore& p, const SublayerCache& c, const Mat& dy, ParamGrads* g) const override;
+  Mat jvp(const ParamStore& p, const SublayerCache& c, const Mat& dx) const override;
+  Jacobian jacobian(const ParamStore& p, const SublayerCache& c) const override;
 
  private:
-  ops::AttentionWeights attention_weights(const ParamStore& p) const;
-  RowVec head_gains(const ParamStore& p) const;  // (d): c_h repeated over the head's d/h columns
-  Mat attention_forward(const ParamStore& p, const Mat& x, SublayerCache& c) const;
-  Mat attention_vjp(const ParamStore& p, const SublayerCache& c, const Mat& dy, ParamGrads* g) const;
-  Mat attention_jvp(const ParamStore& p, const SublayerCache& c, const Mat& dx) const;
-  Jacobian attention_jacobian(const ParamStore& p, const SublayerCache& c) const;
+  ops::AttentionWeights weights(const ParamStore& p) const;     // the whole attention, out_proj included
+  ops::AttentionWeights heads_only(const ParamStore& p) const;  // the heads before out_proj (out_proj = I, b = 0)
+  RowVec head_gains(const ParamStore& p) const;                 // (d): c_h repeated over the head's d/h columns
+  int in_w_, in_b_, out_w_, out_b_;
+  Index heads_;
+  bool causal_;
+  Mat identity_, zero_bias_;  // (d, d) and (1, d): out_proj of heads_only, built once
+};
+
+class FeedForwardSublayer final : public Sublayer {
+ public:
+  // w1 (d_ff, d), b1 (d_ff), w2 (d, d_ff), b2 (d): parameter indices.
+  FeedForwardSublayer(int w1, int b1, int w2, int b2, Activation activation);
+  std::optional<NormLayer> mid;  // ffn_layernorm (width d_ff), or none
+
+  SublayerKind kind() const override { return SublayerKind::FeedForward; }
+  Mat forward(const ParamStore& p, const Mat& x, SublayerCache& c) const override;
+  Mat vjp(const ParamStore& p, const SublayerCache& c, const Mat& dy, ParamGrads* g) const override;
+  Mat jvp(const ParamStore& p, const SublayerCache& c, const Mat& dx) const override;
+  Jacobian jacobian(const ParamStore& p, const SublayerCache& c) const override;
+
+ private:
+  int w1_, b1_, w2_, b2_;
+  Activation activation_;
 };
 
 }  // namespace gradflow

@@ -1,0 +1,102 @@
+// attention_sublayer.cpp — A = c_h ⊙ (InnerNorm(O) W_outᵀ + b_out), O the concatenated heads (sublayer.hpp).
+// With an inner norm, attention runs with out_proj = I (exactly O) so the norm can sit between the heads and
+// out_proj without changing the attention op; every extra is skipped when absent, so post/pre/... take exactly
+// the plain attention path.
+#include "gradflow/model/sublayer.hpp"
+#include "gradflow/ops/linear.hpp"
+
+namespace gradflow {
+namespace {
+
+// Multiplies every row of t (stacked copies allowed) by s element-wise.
+Mat scale_columns(const Mat& t, const RowVec& s) { return t.array().rowwise() * s.array(); }
+
+// Token-wise Jacobian of y = x ⊙ s: n copies of diag(s).
+Jacobian diagonal_jacobian(const RowVec& s, Index n) {
+  std::vector<Mat> blocks(static_cast<size_t>(n), Mat(s.transpose().asDiagonal()));
+  return Jacobian::tokenwise(std::move(blocks));
+}
+
+}  // namespace
+
+AttentionSublayer::AttentionSublayer(int in_w, int in_b, int out_w, int out_b, Index heads, bool causal, Index d)
+    : in_w_(in_w), in_b_(in_b), out_w_(out_w), out_b_(out_b), heads_(heads), causal_(causal),
+      identity_(Mat::Identity(d, d)), zero_bias_(Mat::Zero(1, d)) {}
+
+ops::AttentionWeights AttentionSublayer::weights(const ParamStore& p) const {
+  return ops::AttentionWeights{p[in_w_], p[in_b_], p[out_w_], p[out_b_], heads_, causal_};
+}
+
+ops::AttentionWeights AttentionSublayer::heads_only(const ParamStore& p) const {
+  return ops::AttentionWeights{p[in_w_], p[in_b_], identity_, zero_bias_, heads_, causal_};
+}
+
+RowVec AttentionSublayer::head_gains(const ParamStore& p) const {
+  const Index d = p[out_w_].rows(), e = d / heads_;
+  RowVec s(d);
+  for (Index h = 0; h < heads_; ++h) s.segment(h * e, e).setConstant(p[head_scale](0, h));
+  return s;
+}
+
+Mat AttentionSublayer::forward(const ParamStore& p, const Mat& x, SublayerCache& cache) const {
+  auto& c = cache.emplace<AttentionBranchCache>();
+  Mat a;
+  if (!inner) {
+    a = ops::attention_forward(weights(p), x, c.attn);
+  } else {
+    const Mat O = ops::attention_forward(heads_only(p), x, c.attn);  // (n, d)
+    c.on = inner->forward(p, O, c.inner);
+    a = ops::linear_forward(c.on, p[out_w_], &p[out_b_]);
+  }
+  if (head_scale < 0) return a;
+  c.a_out = a;
+  return scale_columns(a, head_gains(p));
+}
+
+Mat AttentionSublayer::vjp(const ParamStore& p, const SublayerCache& cache, const Mat& dy, ParamGrads* g) const {
+  const auto& c = std::get<AttentionBranchCache>(cache);
+  Mat da = dy;
+  if (head_scale >= 0) {
+    // in the forward pass this was: y = a ⊙ c_h (per head-sized column group)
+    if (g) {
+      const Index e = dy.cols() / heads_;
+      const RowVec col = dy.cwiseProduct(c.a_out).colwise().sum();
+      for (Index h = 0; h < heads_; ++h) (*g)[head_scale](0, h) += col.segment(h * e, e).sum();
+    }
+    da = scale_columns(dy, head_gains(p));
+  }
+  if (!inner) {
+    ops::AttentionGrads ag;
+    if (g) ag = {&(*g)[in_w_], &(*g)[in_b_], &(*g)[out_w_], &(*g)[out_b_]};
+    return ops::attention_vjp(weights(p), c.attn, da, ag);
+  }
+  // in the forward pass this was: a = InnerNorm(O) W_outᵀ + b_out
+  const Mat don = ops::linear_vjp(c.on, p[out_w_], da, g ? &(*g)[out_w_] : nullptr, g ? &(*g)[out_b_] : nullptr);
+  const Mat dO = inner->vjp(p, c.inner, don, g);
+  ops::AttentionGrads ag;
+  if (g) ag = {&(*g)[in_w_], &(*g)[in_b_], nullptr, nullptr};
+  return ops::attention_vjp(heads_only(p), c.attn, dO, ag);
+}
+
+Mat AttentionSublayer::jvp(const ParamStore& p, const SublayerCache& cache, const Mat& dx) const {
+  const auto& c = std::get<AttentionBranchCache>(cache);
+  Mat t;
+  if (!inner) t = ops::attention_jvp(weights(p), c.attn, dx);
+  else t = ops::linear_jvp(p[out_w_], inner->jvp(p, c.inner, ops::attention_jvp(heads_only(p), c.attn, dx)));
+  return head_scale < 0 ? t : scale_columns(t, head_gains(p));
+}
+
+Jacobian AttentionSublayer::jacobian(const ParamStore& p, const SublayerCache& cache) const {
+  const auto& c = std::get<AttentionBranchCache>(cache);
+  const Index n = c.attn.x.rows();
+  Jacobian J;
+  if (!inner) {
+    J = ops::attention_jacobian(weights(p), c.attn);
+  } else {
+    // (W_out · J_inner) token-wise first, then one product with the dense heads Jacobian
+    J = (ops::linear_jacobian(p[out_w_], n) * inner->jacobian(p, c.inner)) * ops::attention_jacobian(heads_only(p), c.attn);
+  }
+  return head_scale < 0 ? J : diagonal_jacobian(head_gains(p), n) * J;
+}
+
+}  // namespace gradflow
