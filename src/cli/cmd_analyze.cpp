@@ -12,7 +12,7 @@
 namespace gradflow::cli {
 namespace {
 struct AnalyzeOptions {
-  ModelOptions model;
+  ModelSettings model;
   std::string json;
   std::string mode = "auto";
   bool gradients_only = false;
@@ -37,7 +37,7 @@ void setup_analyze(CLI::App& app) {
   add_model_options(*sub, opts->model);
   sub->add_option("--json", opts->json, "write the report to this file (docs/report-schema.md)");
   sub->add_flag("--gradients-only", opts->gradients_only, "skip the explicit Jacobians (gradient norms only)");
-  auto& an = opts->model.rc.analysis;
+  auto& an = opts->model.rc.analysis;  // the engine options (analyze only)
   sub->add_option("--mode", opts->mode, "explicit (dense Jacobians) | matrix-free (JVP/VJP) | auto (explicit if it fits in --max-memory)")
       ->check(CLI::IsMember({"auto", "explicit", "matrix-free"}))->capture_default_str();
   sub->add_flag("--spectrum", an.spectrum, "explicit mode: every singular value of B_l and P_l, with summary statistics");

@@ -34,8 +34,7 @@ void run_compare(const CLI::App& sub, const CompareOptions& o) {
   axes.base_seed = o.exp.model.rc.init.seed;
   const MakePoint make = [&](const std::string& placement, Index depth, const std::string&) {
     PointConfig p;
-    p.rc = resolve_point(sub, {"placement", "layers"}, {"--placement", placement, "--layers", std::to_string(depth)},
-                         o.exp);
+    p.rc = resolve_point(o.exp, {{"placement", placement}, {"layers", std::to_string(depth)}});
     p.x = static_cast<double>(depth);
     return p;
   };

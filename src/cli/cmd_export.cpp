@@ -10,7 +10,7 @@
 namespace gradflow::cli {
 namespace {
 struct ExportOptions {
-  ModelOptions model;
+  ModelSettings model;
   std::string out;
 };
 

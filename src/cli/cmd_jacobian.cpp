@@ -14,7 +14,7 @@
 namespace gradflow::cli {
 namespace {
 struct JacobianOptions {
-  ModelOptions model;
+  ModelSettings model;
   Index from = 0;
   std::optional<Index> to;
   std::string out, format;

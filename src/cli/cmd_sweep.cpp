@@ -34,7 +34,7 @@ void run_sweep(const CLI::App& sub, const SweepOptions& o) {
   axes.base_seed = o.exp.model.rc.init.seed;
   const MakePoint make = [&](const std::string& placement, Index, const std::string& value) {
     PointConfig p;
-    p.rc = resolve_point(sub, {"placement", o.param}, {"--placement", placement, "--" + o.param, value}, o.exp);
+    p.rc = resolve_point(o.exp, {{"placement", placement}, {o.param, value}});
     p.x = numeric_value(o.param, value, p.rc);
     return p;
   };
@@ -49,16 +49,8 @@ void setup_sweep(CLI::App& app) {
   add_experiment_options(*sub, opts->exp);
   sub->get_option("--placement")->description("placement, or several comma-separated (ratios between them)");
   std::vector<std::string> sweepable;
-  {
-    CLI::App scratch;
-    ModelOptions mo;
-    add_model_options(scratch, mo);
-    for (const CLI::Option* opt : scratch.get_options())
-      if (!opt->get_lnames().empty()) {
-        const std::string& name = opt->get_lnames()[0];
-        if (name != "placement" && name != "seed" && name != "help" && name != "max-memory") sweepable.push_back(name);
-      }
-  }
+  for (const ModelOption& m : model_options())
+    if (m.name != "placement" && m.name != "seed" && m.name != "max-memory") sweepable.push_back(m.name);
   sub->add_option("--param", opts->param, "the model option to vary: init-scale | layers | d-model | residual-scale | "
                                           "seq-len | init | any model flag")
       ->required()

@@ -24,19 +24,6 @@ std::string long_name(const CLI::Option* opt) {
   return l.empty() ? std::string() : l.front();
 }
 
-// The long names (without dashes) of the model flags.
-const std::set<std::string>& model_flag_names() {
-  static const std::set<std::string> names = [] {
-    CLI::App scratch;
-    ModelOptions o;
-    add_model_options(scratch, o);
-    std::set<std::string> s;
-    for (const CLI::Option* opt : scratch.get_options()) s.insert(long_name(opt));
-    return s;
-  }();
-  return names;
-}
-
 // The options given explicitly on `sub`, as a spec's "options" object.
 Json given_options(const CLI::App& sub) {
   Json j = Json::object();
@@ -73,30 +60,16 @@ void add_experiment_options(CLI::App& sub, ExperimentOptions& o) {
       ->group("");
 }
 
-RunConfig resolve_point(const CLI::App& sub, const std::vector<std::string>& skip,
-                        const std::vector<std::string>& overrides, const ExperimentOptions& o) {
-  std::vector<std::string> words;
-  for (const CLI::Option* opt : sub.get_options()) {
-    const std::string name = long_name(opt);
-    if (opt->count() == 0 || !model_flag_names().count(name)) continue;
-    if (std::find(skip.begin(), skip.end(), name) != skip.end()) continue;
-    words.push_back("--" + name);
-    if (opt->get_expected_min() == 0) continue;
-    for (const auto& r : opt->results()) words.push_back(r);
+RunConfig resolve_point(const ExperimentOptions& o, const std::vector<std::pair<std::string, std::string>>& overrides) {
+  ModelSettings settings = o.model;
+  for (const auto& [name, value] : overrides) {
+    try {
+      set_model_option(settings, name, value);
+    } catch (const Error& e) {
+      throw Error("the point --" + name + " " + value + " is not a valid model: " + e.what());
+    }
   }
-  words.insert(words.end(), overrides.begin(), overrides.end());
-  CLI::App app;
-  ModelOptions mo;
-  add_model_options(app, mo);
-  std::vector<std::string> reversed(words.rbegin(), words.rend());
-  try {
-    app.parse(reversed);
-  } catch (const CLI::ParseError& e) {
-    std::string given;
-    for (const auto& w : overrides) given += " " + w;
-    throw Error("the point" + given + " is not a valid model: " + e.what() + "; fix: change --values or the model flags");
-  }
-  RunConfig rc = resolve(mo);
+  RunConfig rc = resolve(settings);
   rc.analysis.engine_request = parse_engine_request("auto", o.gradients_only);
   rc.analysis.progress = false;
   return rc;

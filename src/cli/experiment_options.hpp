@@ -1,5 +1,5 @@
 // experiment_options.hpp — what compare and sweep share: their flags (--seeds, --json, --csv, --resume,
-// --threads, ...), resolving one (placement, depth, swept value) point through the ordinary model flags, the
+// --threads, ...), resolving one (placement, depth, swept value) point through the model options by name, the
 // spec a report records, and running the experiment end to end.
 #pragma once
 #include <memory>
@@ -14,7 +14,7 @@
 namespace gradflow::cli {
 
 struct ExperimentOptions {
-  ModelOptions model;
+  ModelSettings model;
   int seeds = 3;
   int threads = 0;
   std::string json, csv, resume, spec_file;
@@ -24,10 +24,9 @@ struct ExperimentOptions {
 // Adds the model flags and the shared experiment flags to `sub`.
 void add_experiment_options(CLI::App& sub, ExperimentOptions& o);
 
-// The RunConfig of one point: the model flags given on `sub` (except those in `skip`), then `overrides`
-// ({"--placement", "pre", "--layers", "24"}), parsed and resolved exactly as `gradflow analyze` would.
-RunConfig resolve_point(const CLI::App& sub, const std::vector<std::string>& skip,
-                        const std::vector<std::string>& overrides, const ExperimentOptions& o);
+// The RunConfig of one point: the model options given, then `overrides` ({{"placement", "pre"}, {"layers", "24"}})
+// set by name (set_model_option) and resolved exactly as `gradflow analyze` would.
+RunConfig resolve_point(const ExperimentOptions& o, const std::vector<std::pair<std::string, std::string>>& overrides);
 
 // Plans, runs (parallel, resumable), aggregates, writes --json/--csv and prints the table.
 void run_experiment(const CLI::App& sub, const std::string& kind, const PlanAxes& axes, const MakePoint& make,

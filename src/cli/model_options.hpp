@@ -1,25 +1,14 @@
-// model_options.hpp — the model and analysis options shared by analyze, jacobian, export, compare, ...
-// One place defines each flag, its default and its help text.
+// model_options.hpp — the model options on the command line: every entry of the library's table
+// (analysis/model_settings.hpp) registered as a flag, so each is declared once for every command that builds a model.
 #pragma once
 #include <CLI/CLI.hpp>
 
-#include "cli/scheme_options.hpp"
-#include "gradflow/analysis/analyze.hpp"
+#include "gradflow/analysis/model_settings.hpp"
 
 namespace gradflow::cli {
 
-struct ModelOptions {
-  RunConfig rc;
-  std::string activation = "relu", norm = "layernorm", init_scale = "1", max_memory;
-  bool no_final_norm = false;
-  SchemeFlags scheme;  // --deepnorm-alpha, --mix-order, ...: every placement's own options
-  // The size flags, so resolve() knows which were given explicitly (checked against --weights/--input).
-  CLI::Option *layers_flag = nullptr, *d_model_flag = nullptr, *d_ff_flag = nullptr, *seq_len_flag = nullptr;
-};
-
-// Adds --layers, --d-model, ... to `app`; values land in `o`.
-void add_model_options(CLI::App& app, ModelOptions& o);
-// Resolves strings into enums and numbers; throws Error naming the option and the fix.
-RunConfig resolve(const ModelOptions& o);
+// Adds every model option to `app` (training: only those train and train-sweep take); values land in `s` through
+// set_model_option, so a flag given twice keeps the last value, as CLI11 does.
+void add_model_options(CLI::App& app, ModelSettings& s, bool training = false);
 
 }  // namespace gradflow::cli

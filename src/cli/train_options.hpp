@@ -3,16 +3,14 @@
 #pragma once
 #include <CLI/CLI.hpp>
 
-#include "cli/scheme_options.hpp"
+#include "cli/model_options.hpp"
 #include "gradflow/train/train.hpp"
 
 namespace gradflow::cli {
 
 struct TrainFlags {
   TrainConfig tc;
-  std::string activation = "relu", norm = "layernorm", init_scale = "1";
-  bool no_final_norm = false, causal = true;
-  SchemeFlags scheme;  // --deepnorm-alpha, --mix-order, ...: every placement's own options
+  ModelSettings model;  // the architecture and initialization options, declared once (analysis/model_settings.hpp)
 };
 
 // Everything but --placement/--layers/--lr/--warmup (which train takes as one value, train-sweep as lists).
