@@ -1,5 +1,5 @@
-// run_inputs.cpp — see run_inputs.hpp. The files are read twice (sizes first, before the model exists, then
-// the values); both reads go through the same checked readers.
+// run_inputs.cpp — see run_inputs.hpp. Each file is read once (load_run_files); its sizes are applied before the
+// model exists, its values after.
 #include "gradflow/analysis/run_inputs.hpp"
 
 #include <cstdio>
@@ -30,16 +30,29 @@ void warn_unused(const std::string& path, const std::vector<std::string>& extra)
 
 }  // namespace
 
+std::shared_ptr<const RunFiles> load_run_files(const RunConfig& rc) {
+  if (rc.files && rc.files->weights_path == rc.weights && rc.files->input_path == rc.input &&
+      rc.files->cotangent_path == rc.cotangent)
+    return rc.files;
+  auto f = std::make_shared<RunFiles>();
+  f->weights_path = rc.weights;
+  f->input_path = rc.input;
+  f->cotangent_path = rc.cotangent;
+  if (!rc.weights.empty()) f->weights = std::make_shared<const std::vector<SafeTensor>>(read_safetensors(rc.weights));
+  if (!rc.input.empty()) f->input = std::make_shared<const NpyArray>(read_npy(rc.input));
+  if (!rc.cotangent.empty()) f->cotangent = std::make_shared<const NpyArray>(read_npy(rc.cotangent));
+  return f;
+}
+
 void apply_file_sizes(RunConfig& rc, const GivenSizes& given) {
   require(rc.cotangent.empty() || rc.analysis.loss == "dot",
           "--cotangent gives the g of --loss dot, but --loss is '" + rc.analysis.loss +
               "'; fix: drop --cotangent or use --loss dot");
-  if (!rc.weights.empty()) {
-    const std::vector<SafeTensor> tensors = read_safetensors(rc.weights);
-    apply_checkpoint_sizes(checkpoint_sizes(tensors, rc.weights), given, rc.weights, rc.model);
-  }
+  rc.files = load_run_files(rc);
+  if (!rc.weights.empty())
+    apply_checkpoint_sizes(checkpoint_sizes(*rc.files->weights, rc.weights), given, rc.weights, rc.model);
   if (rc.input.empty()) return;
-  const NpyArray a = read_npy(rc.input);
+  const NpyArray& a = *rc.files->input;
   const auto& s = a.shape;
   const bool ok = (s.size() == 2 || (s.size() == 3 && s[0] == 1)) && s[s.size() - 2] > 0 && s.back() > 0;
   require(ok, "npy file '" + rc.input + "' (--input): shape " + shape_str(s) +
@@ -61,19 +74,20 @@ void apply_file_sizes(RunConfig& rc, const GivenSizes& given) {
 
 RunInputs prepare_run(const RunConfig& rc, Model& model) {
   const Index n = rc.analysis.seq_len, d = model.config().d_model;
+  const std::shared_ptr<const RunFiles> files = load_run_files(rc);
   RunInputs r;
   r.x0 = rc.input.empty() ? random_normal(rc.init.seed, "input", n, d)
-                          : npy_to_matrix(read_npy(rc.input), n, d, "--input tokens x_0");
+                          : npy_to_matrix(*files->input, n, d, "--input tokens x_0");
   if (rc.weights.empty()) {
     initialize(model, rc.init);
     profile_initialization(model, r.x0);  // Admin's ω (data-dependent init); no-op otherwise
   } else {
-    warn_unused(rc.weights, load_params(model.params(), read_safetensors(rc.weights), rc.weights));
+    warn_unused(rc.weights, load_params(model.params(), *files->weights, rc.weights));
   }
   if (!rc.cotangent.empty()) {
     require(rc.analysis.loss == "dot", "--cotangent gives the g of --loss dot, but --loss is '" + rc.analysis.loss +
                                            "'; fix: drop --cotangent or use --loss dot");
-    r.cotangent = npy_to_matrix(read_npy(rc.cotangent), n, d, "--cotangent dL/dy, the output's shape");
+    r.cotangent = npy_to_matrix(*files->cotangent, n, d, "--cotangent dL/dy, the output's shape");
   }
   return r;
 }

@@ -32,9 +32,11 @@ void run_sweep(const CLI::App& sub, const SweepOptions& o) {
   axes.values = split_list(o.values, "--values");
   axes.seeds = o.exp.seeds;
   axes.base_seed = o.exp.model.rc.init.seed;
+  ExperimentOptions exp = o.exp;
+  read_files_once(exp);
   const MakePoint make = [&](const std::string& placement, Index, const std::string& value) {
     PointConfig p;
-    p.rc = resolve_point(o.exp, {{"placement", placement}, {o.param, value}});
+    p.rc = resolve_point(exp, {{"placement", placement}, {o.param, value}});
     p.x = numeric_value(o.param, value, p.rc);
     return p;
   };

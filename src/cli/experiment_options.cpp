@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "gradflow/analysis/engine.hpp"
+#include "gradflow/analysis/run_inputs.hpp"
 #include "gradflow/error.hpp"
 #include "gradflow/experiments/experiment.hpp"
 #include "gradflow/experiments/runner.hpp"
@@ -59,6 +60,8 @@ void add_experiment_options(CLI::App& sub, ExperimentOptions& o) {
   sub.add_option("--spec-file", o.spec_file, "(set by `gradflow run`) the spec file this run comes from")
       ->group("");
 }
+
+void read_files_once(ExperimentOptions& o) { o.model.rc.files = load_run_files(o.model.rc); }
 
 RunConfig resolve_point(const ExperimentOptions& o, const std::vector<std::pair<std::string, std::string>>& overrides) {
   ModelSettings settings = o.model;

@@ -24,6 +24,8 @@ struct ExperimentOptions {
 // Adds the model flags and the shared experiment flags to `sub`.
 void add_experiment_options(CLI::App& sub, ExperimentOptions& o);
 
+// Reads --weights, --input and --cotangent once, so every point shares their contents (resolve_point).
+void read_files_once(ExperimentOptions& o);
 // The RunConfig of one point: the model options given, then `overrides` ({{"placement", "pre"}, {"layers", "24"}})
 // set by name (set_model_option) and resolved exactly as `gradflow analyze` would.
 RunConfig resolve_point(const ExperimentOptions& o, const std::vector<std::pair<std::string, std::string>>& overrides);

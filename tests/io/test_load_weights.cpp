@@ -199,11 +199,15 @@ TEST_CASE("run inputs: --weights, --input and --cotangent replace the seeded mod
   for (const auto& t : tensors)
     if (t.name == "layers.1.linear1.weight") CHECK(m.params().at(t.name) == ConstMatMap(t.data.data(), 12, 8));
 
-  // Wrong shapes of the data files, and a cotangent without --loss dot.
+  // Wrong shapes of the data files, and a cotangent without --loss dot. A RunConfig keeps the files as first read
+  // (rc.files: compare and sweep read them once), so the rewritten files are read again only without it.
+  CHECK(load_run_files(rc) == rc.files);
   write_npy(rc.cotangent, random_normal(1, "g", 4, 8));
+  rc.files.reset();
   CHECK_THAT(error_of([&] { Model m2(rc.model); prepare_run(rc, m2); }),
              Contains("'" + rc.cotangent + "'") && Contains("--cotangent") && Contains("(4, 8)"));
   write_npy(rc.input, random_normal(1, "x", 3, 6));
+  rc.files.reset();
   CHECK_THAT(error_of([&] { RunConfig r = rc; apply_file_sizes(r, GivenSizes{}); }),
              Contains("'" + rc.input + "'") && Contains("width d = 6 but d_model is 8"));
   RunConfig sq = rc;

@@ -17,7 +17,10 @@ struct RunInputs {
   const Mat* cotangent_or_null() const { return cotangent ? &*cotangent : nullptr; }
 };
 
-// Reads the sizes the files fix into rc: L, d, d_ff and the final norm from rc.weights; n (and d, when neither
+// Reads rc.weights, rc.input and rc.cotangent (those named) once; returns rc.files when it already holds these paths.
+std::shared_ptr<const RunFiles> load_run_files(const RunConfig& rc);
+
+// Reads the sizes the files fix into rc (reading them first when rc.files does not hold them): L, d, d_ff and the final norm from rc.weights; n (and d, when neither
 // --weights nor --d-model fixes it) from rc.input. An explicitly given size that differs is an Error naming
 // both values. Also refuses --cotangent without --loss dot. Call before rc.model.validate().
 void apply_file_sizes(RunConfig& rc, const GivenSizes& given);
