@@ -32,15 +32,7 @@ void run_compare(const CLI::App& sub, const CompareOptions& o) {
   for (const auto& s : split_list(o.layers, "--layers")) axes.depths.push_back(parse_depth(s));
   axes.seeds = o.exp.seeds;
   axes.base_seed = o.exp.model.rc.init.seed;
-  ExperimentOptions exp = o.exp;
-  read_files_once(exp);
-  const MakePoint make = [&](const std::string& placement, Index depth, const std::string&) {
-    PointConfig p;
-    p.rc = resolve_point(exp, {{"placement", placement}, {"layers", std::to_string(depth)}});
-    p.x = static_cast<double>(depth);
-    return p;
-  };
-  run_experiment(sub, "compare", axes, make, o.exp);
+  run_experiment_command(sub, "compare", axes, o.exp);
 }
 
 }  // namespace

@@ -16,14 +16,6 @@ struct SweepOptions {
   std::string param, values;
 };
 
-// The swept value as a number: --init-scale's resolved multiplier, else the value itself when it is one.
-double numeric_value(const std::string& param, const std::string& value, const RunConfig& rc) {
-  if (param == "init-scale") return rc.init.scale;
-  char* end = nullptr;
-  const double v = std::strtod(value.c_str(), &end);
-  return end && *end == '\0' && end != value.c_str() ? v : std::nan("");
-}
-
 void run_sweep(const CLI::App& sub, const SweepOptions& o) {
   PlanAxes axes;
   axes.placements = split_list(o.exp.model.rc.model.placement, "--placement");
@@ -32,15 +24,7 @@ void run_sweep(const CLI::App& sub, const SweepOptions& o) {
   axes.values = split_list(o.values, "--values");
   axes.seeds = o.exp.seeds;
   axes.base_seed = o.exp.model.rc.init.seed;
-  ExperimentOptions exp = o.exp;
-  read_files_once(exp);
-  const MakePoint make = [&](const std::string& placement, Index, const std::string& value) {
-    PointConfig p;
-    p.rc = resolve_point(exp, {{"placement", placement}, {o.param, value}});
-    p.x = numeric_value(o.param, value, p.rc);
-    return p;
-  };
-  run_experiment(sub, "sweep", axes, make, o.exp);
+  run_experiment_command(sub, "sweep", axes, o.exp);
 }
 
 }  // namespace

@@ -1,17 +1,11 @@
 // experiment_options.cpp — see experiment_options.hpp.
 #include "cli/experiment_options.hpp"
 
-#include <algorithm>
-#include <fstream>
 #include <iostream>
-#include <set>
-#include <sstream>
 
-#include "gradflow/analysis/engine.hpp"
-#include "gradflow/analysis/run_inputs.hpp"
 #include "gradflow/error.hpp"
 #include "gradflow/experiments/experiment.hpp"
-#include "gradflow/experiments/runner.hpp"
+#include "gradflow/experiments/run_experiment.hpp"
 #include "gradflow/experiments/spec.hpp"
 #include "gradflow/report/atomic_file.hpp"
 
@@ -61,48 +55,21 @@ void add_experiment_options(CLI::App& sub, ExperimentOptions& o) {
       ->group("");
 }
 
-void read_files_once(ExperimentOptions& o) { o.model.rc.files = load_run_files(o.model.rc); }
-
-RunConfig resolve_point(const ExperimentOptions& o, const std::vector<std::pair<std::string, std::string>>& overrides) {
-  ModelSettings settings = o.model;
-  for (const auto& [name, value] : overrides) {
-    try {
-      set_model_option(settings, name, value);
-    } catch (const Error& e) {
-      throw Error("the point --" + name + " " + value + " is not a valid model: " + e.what());
-    }
-  }
-  RunConfig rc = resolve(settings);
-  rc.analysis.engine_request = parse_engine_request("auto", o.gradients_only);
-  rc.analysis.progress = false;
-  return rc;
-}
-
-void run_experiment(const CLI::App& sub, const std::string& kind, const PlanAxes& axes, const MakePoint& make,
-                    const ExperimentOptions& o) {
-  const std::vector<Configuration> configs = plan_configurations(axes, make);
-  for (const auto& c : configs) choose_engine(c.rc.model, c.rc.analysis);  // refuses what does not fit, up front
+void run_experiment_command(const CLI::App& sub, const std::string& kind, const PlanAxes& axes,
+                            const ExperimentOptions& o) {
   if (!o.json.empty()) check_writable(o.json, "--json");
   if (!o.csv.empty()) check_writable(o.csv, "--csv");
-  ExperimentInfo info;
-  info.kind = kind;
-  info.axes = axes;
-  info.spec = Json{{"gradflow_spec", kSpecVersion}, {"command", kind}, {"options", given_options(sub)}};
-  RunnerOptions ro;
-  ro.threads = o.threads;
-  ro.resume_dir = o.resume;
-  ro.progress = !o.quiet;
-  if (!o.quiet)
-    std::cerr << "gradflow " << kind << ": " << configs.size() << " configurations (" << axes.seeds
-              << " seeds each)\n";
-  const auto reports = run_configurations(configs, ro);
-  Json report = experiment_report(info, configs, reports);
-  if (!o.spec_file.empty()) {  // the file as it was, beside the options it expanded to
-    std::ifstream in(o.spec_file);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    report["spec_file"] = Json{{"path", o.spec_file}, {"content", Json::parse(ss.str(), nullptr, false)}};
-  }
+  ExperimentSettings e;
+  e.kind = kind;
+  e.model = o.model;
+  e.axes = axes;
+  e.gradients_only = o.gradients_only;
+  e.runner.threads = o.threads;
+  e.runner.resume_dir = o.resume;
+  e.runner.progress = !o.quiet;
+  e.spec = Json{{"gradflow_spec", kSpecVersion}, {"command", kind}, {"options", given_options(sub)}};
+  e.spec_file = o.spec_file;
+  const Json report = run_experiment(std::move(e));
   if (!o.quiet) print_experiment_table(std::cout, report);
   if (!o.json.empty()) write_file_atomic(o.json, report.dump(1) + "\n");
   if (!o.csv.empty()) write_file_atomic(o.csv, experiment_csv(report));

@@ -1,6 +1,5 @@
-// experiment_options.hpp — what compare and sweep share: their flags (--seeds, --json, --csv, --resume,
-// --threads, ...), resolving one (placement, depth, swept value) point through the model options by name, the
-// spec a report records, and running the experiment end to end.
+// experiment_options.hpp — what compare and sweep share on the command line: their flags (--seeds, --json, --csv,
+// --resume, --threads, ...), the spec a report records, and the output of the experiment the library runs.
 #pragma once
 #include <memory>
 #include <string>
@@ -24,14 +23,9 @@ struct ExperimentOptions {
 // Adds the model flags and the shared experiment flags to `sub`.
 void add_experiment_options(CLI::App& sub, ExperimentOptions& o);
 
-// Reads --weights, --input and --cotangent once, so every point shares their contents (resolve_point).
-void read_files_once(ExperimentOptions& o);
-// The RunConfig of one point: the model options given, then `overrides` ({{"placement", "pre"}, {"layers", "24"}})
-// set by name (set_model_option) and resolved exactly as `gradflow analyze` would.
-RunConfig resolve_point(const ExperimentOptions& o, const std::vector<std::pair<std::string, std::string>>& overrides);
-
-// Plans, runs (parallel, resumable), aggregates, writes --json/--csv and prints the table.
-void run_experiment(const CLI::App& sub, const std::string& kind, const PlanAxes& axes, const MakePoint& make,
-                    const ExperimentOptions& o);
+// Runs the experiment through the library (experiments/run_experiment.hpp), then prints the table and writes
+// --json/--csv atomically; the spec recorded is the options given on `sub`.
+void run_experiment_command(const CLI::App& sub, const std::string& kind, const PlanAxes& axes,
+                            const ExperimentOptions& o);
 
 }  // namespace gradflow::cli

@@ -1,0 +1,32 @@
+// run_experiment.hpp — a compare or sweep end to end, callable without the command line: every configuration
+// resolved from the model options by name (analysis/model_settings.hpp), refused up front when one does not fit
+// in memory, run in parallel and resumable (runner.hpp), aggregated over seeds (experiment.hpp).
+#pragma once
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "gradflow/analysis/model_settings.hpp"
+#include "gradflow/experiments/plan.hpp"
+#include "gradflow/experiments/runner.hpp"
+
+namespace gradflow {
+
+struct ExperimentSettings {
+  std::string kind;             // "compare" (placements × depths) | "sweep" (placements × values of axes.param)
+  ModelSettings model;          // the model options given; each point sets its placement, depth or swept value
+  PlanAxes axes;
+  bool gradients_only = false;  // --gradients-only
+  RunnerOptions runner;         // threads, --resume, progress
+  nlohmann::ordered_json spec;  // the spec that reproduces the experiment (recorded in the report)
+  std::string spec_file;        // the spec file it came from ("" for none): recorded with its content
+};
+
+// The RunConfig of one point: the model options, then the point's placement and its depth (compare) or swept value
+// (sweep), set by name and resolved exactly as `gradflow analyze` would; Error naming the point otherwise.
+RunConfig resolve_point(const ExperimentSettings& e, const std::string& placement, Index depth, const std::string& value);
+
+// The experiment report (experiment.hpp); the files named by the model options are read once.
+nlohmann::ordered_json run_experiment(ExperimentSettings e);
+
+}  // namespace gradflow

@@ -1,0 +1,76 @@
+// run_experiment.cpp — see run_experiment.hpp.
+#include "gradflow/experiments/run_experiment.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "gradflow/analysis/engine.hpp"
+#include "gradflow/analysis/run_inputs.hpp"
+#include "gradflow/error.hpp"
+#include "gradflow/experiments/experiment.hpp"
+
+namespace gradflow {
+namespace {
+
+// The swept value as a number: --init-scale's resolved multiplier, else the value itself when it is one (NaN when not).
+double numeric_value(const std::string& param, const std::string& value, const RunConfig& rc) {
+  if (param == "init-scale") return rc.init.scale;
+  char* end = nullptr;
+  const double v = std::strtod(value.c_str(), &end);
+  return end && *end == '\0' && end != value.c_str() ? v : std::nan("");
+}
+
+}  // namespace
+
+RunConfig resolve_point(const ExperimentSettings& e, const std::string& placement, Index depth, const std::string& value) {
+  const bool compare = e.kind == "compare";
+  ModelSettings s = e.model;
+  const std::vector<std::pair<std::string, std::string>> overrides = {
+      {"placement", placement}, compare ? std::pair<std::string, std::string>{"layers", std::to_string(depth)}
+                                        : std::pair<std::string, std::string>{e.axes.param, value}};
+  for (const auto& [name, v] : overrides) {
+    try {
+      set_model_option(s, name, v);
+    } catch (const Error& err) {
+      throw Error("the point --" + name + " " + v + " is not a valid model: " + err.what());
+    }
+  }
+  RunConfig rc = resolve(s);
+  rc.analysis.engine_request = parse_engine_request("auto", e.gradients_only);
+  rc.analysis.progress = false;
+  return rc;
+}
+
+nlohmann::ordered_json run_experiment(ExperimentSettings e) {
+  e.model.rc.files = load_run_files(e.model.rc);  // --weights/--input/--cotangent read once for every point
+  const MakePoint make = [&](const std::string& placement, Index depth, const std::string& value) {
+    PointConfig p;
+    p.rc = resolve_point(e, placement, depth, value);
+    p.x = e.kind == "compare" ? static_cast<double>(depth) : numeric_value(e.axes.param, value, p.rc);
+    return p;
+  };
+  const std::vector<Configuration> configs = plan_configurations(e.axes, make);
+  for (const auto& c : configs) choose_engine(c.rc.model, c.rc.analysis);  // refuses what does not fit, up front
+  if (e.runner.progress)
+    std::fprintf(stderr, "gradflow %s: %zu configurations (%d seeds each)\n", e.kind.c_str(), configs.size(),
+                 e.axes.seeds);
+  const auto reports = run_configurations(configs, e.runner);
+  ExperimentInfo info;
+  info.kind = e.kind;
+  info.axes = e.axes;
+  info.spec = e.spec;
+  nlohmann::ordered_json report = experiment_report(info, configs, reports);
+  if (!e.spec_file.empty()) {  // the file as it was, beside the options it expanded to
+    std::ifstream in(e.spec_file);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    report["spec_file"] = nlohmann::ordered_json{{"path", e.spec_file},
+                                                 {"content", nlohmann::ordered_json::parse(ss.str(), nullptr, false)}};
+  }
+  return report;
+}
+
+}  // namespace gradflow
