@@ -30,8 +30,6 @@ void run_compare(const CLI::App& sub, const CompareOptions& o) {
   PlanAxes axes;
   axes.placements = split_list(o.placements, "--placements");
   for (const auto& s : split_list(o.layers, "--layers")) axes.depths.push_back(parse_depth(s));
-  axes.seeds = o.exp.seeds;
-  axes.base_seed = o.exp.model.rc.init.seed;
   run_experiment_command(sub, "compare", axes, o.exp);
 }
 

@@ -22,8 +22,6 @@ void run_sweep(const CLI::App& sub, const SweepOptions& o) {
   axes.depths = {o.exp.model.rc.model.layers};
   axes.param = o.param;
   axes.values = split_list(o.values, "--values");
-  axes.seeds = o.exp.seeds;
-  axes.base_seed = o.exp.model.rc.init.seed;
   run_experiment_command(sub, "sweep", axes, o.exp);
 }
 

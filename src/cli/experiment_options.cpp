@@ -63,6 +63,8 @@ void run_experiment_command(const CLI::App& sub, const std::string& kind, const 
   e.kind = kind;
   e.model = o.model;
   e.axes = axes;
+  e.axes.seeds = o.seeds;
+  e.axes.base_seed = o.model.rc.init.seed;
   e.gradients_only = o.gradients_only;
   e.runner.threads = o.threads;
   e.runner.resume_dir = o.resume;

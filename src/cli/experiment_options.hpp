@@ -24,7 +24,8 @@ struct ExperimentOptions {
 void add_experiment_options(CLI::App& sub, ExperimentOptions& o);
 
 // Runs the experiment through the library (experiments/run_experiment.hpp), then prints the table and writes
-// --json/--csv atomically; the spec recorded is the options given on `sub`.
+// --json/--csv atomically; the spec recorded is the options given on `sub`. axes: its placements, depths and swept
+// values (the seeds come from `o`).
 void run_experiment_command(const CLI::App& sub, const std::string& kind, const PlanAxes& axes,
                             const ExperimentOptions& o);
 
