@@ -21,7 +21,8 @@ segment stands for every element of a list, and a selector may match several ele
 <op> is one of < <= > >= ==. "env" (optional): environment variables for the gradflow run.
 
 Comparison of "values":
-  reduced: numbers written by --update with 17 significant digits; each measured value must agree to REL_TOL.
+  reduced: numbers as --update writes them (shortest round-trip form); each measured value must agree to REL_TOL
+           (relative; an expected 0 must be measured exactly 0).
   full:    strings exactly as docs/findings.md prints them ("0.733", "1.8", "6.4e-5"); the measured value must round
            to the printed one: |measured - printed| <= half a unit in the printed value's last digit. A JSON null
            means the report must hold null there (e.g. "no converging warmup" in a training grid).
@@ -31,7 +32,8 @@ Every "findings" check must hold in both. A spec change that moves a number or f
 check the findings. Use it after a change that is meant to move the numbers, and say why in the commit.
 --out keeps the report; --report checks an existing report instead of running gradflow (e.g. one written by
 `gradflow run examples/claims/*.json --out-dir results`).
-Exit codes: 0 pass, 1 a check failed, 2 bad usage or an unreadable file or path, 77 GRADFLOW missing (skip).
+Exit codes: 0 pass, 1 a check failed (or gradflow failed), 2 bad usage, a missing gradflow, an unreadable file,
+or a path the report does not have (a renamed field fails too).
 """
 import json
 import math
@@ -211,6 +213,8 @@ def run_spec(gradflow, spec, reduced, out, env):
     cmd = [gradflow, "run", spec, "-q", "--json", out]
     if reduced:
         cmd.insert(3, "--reduced")
+    if os.path.exists(out):
+        os.remove(out)  # never read a report left by an earlier run
     print("$ " + " ".join([f"{k}={v}" for k, v in env.items()] + cmd), flush=True)
     r = subprocess.run(cmd, env=dict(os.environ, **env))
     if r.returncode != 0:
@@ -236,8 +240,7 @@ def main(argv):
         return 2
     gradflow, spec, expected_path = args
     if not os.access(gradflow, os.X_OK):
-        print(f"SKIPPED: {gradflow} is not an executable")
-        return 77
+        raise UsageError(f"{gradflow} is not an executable (build gradflow first)")
     with open(expected_path) as f:
         expected = json.load(f)
     full = expected.get("run") == "full"
