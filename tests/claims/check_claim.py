@@ -57,6 +57,10 @@ class UsageError(Exception):
     pass
 
 
+class NullValue(UsageError):
+    """A path that exists but holds null where a number is needed: a failed check, not a usage error."""
+
+
 def parse_selector(seg):
     m = re.fullmatch(r"([^\[\]]*)\[([^\[\]]+)\]", seg)
     if not m:
@@ -138,6 +142,8 @@ def resolve_all(report, path, allow_null=False, many=False):
     for node in nodes:
         if node is None and allow_null:
             continue
+        if node is None:
+            raise NullValue(f"{path} is null")
         if isinstance(node, bool) or not isinstance(node, (int, float)):
             raise UsageError(f"{path}: is {json.dumps(node)[:80]}, not a number")
     return [None if n is None else float(n) for n in nodes]
@@ -195,8 +201,11 @@ def check_finding(report, check):
     m = re.fullmatch(r"(.+?)\s+(<=|>=|==|<|>)\s+(.+)", check.strip())
     if not m:
         raise UsageError(f"check '{check}' is not '<operand> <op> <operand>'")
-    a, b = operand(report, m.group(1)), operand(report, m.group(3))
-    return OPS[m.group(2)](a, b), a, b
+    try:
+        a, b = operand(report, m.group(1)), operand(report, m.group(3))
+    except NullValue as e:
+        return False, f"null ({e})", "-"
+    return OPS[m.group(2)](a, b), f"{a:.6g}", f"{b:.6g}"
 
 
 def printed_tolerance(text):
@@ -275,11 +284,10 @@ def main(argv):
             ok = got is None
             detail = f"measured {got}, findings.md: none (null)"
         elif full:
-            got = operand(report, path)
-            w = float(want)
+            got = operand(report, path, allow_null=True)
             tol = printed_tolerance(want) * (1 + 1e-9)
-            ok = abs(got - w) <= tol
-            detail = f"measured {got:.6g}, findings.md prints {want} (rounding tolerance {tol:.1g})"
+            ok = got is not None and abs(got - float(want)) <= tol
+            detail = f"measured {'null' if got is None else f'{got:.6g}'}, findings.md prints {want} (rounding tolerance {tol:.1g})"
         else:
             got = operand(report, path)
             if want is None:
@@ -294,7 +302,7 @@ def main(argv):
         ok, a, b = check_finding(report, finding["check"])
         if not ok:
             failures += 1
-        print(f"{'ok  ' if ok else 'FAIL'} finding: {finding['says']}\n       {finding['check']}  ({a:.6g} vs {b:.6g})")
+        print(f"{'ok  ' if ok else 'FAIL'} finding: {finding['says']}\n       {finding['check']}  ({a} vs {b})")
     if expected.get("not_shown"):
         print(f"note: not shown at this size: {expected['not_shown']}")
     n = len(values) + len(expected.get("findings", []))
