@@ -9,12 +9,19 @@ inline constexpr double kFdTol = 1e-6;
 inline constexpr double kFdStep = 1e-5;
 // Two exact forms of the same derivative (J·v vs jvp(v), uᵀJ vs vjp(u)).
 inline constexpr double kCrossTol = 1e-12;
+// The same terms summed in another order (tests/core: structured Jacobian products vs dense ones, BLAS blocking;
+// gradients accumulated over two passes vs twice one pass): a few ulps per entry; relative, on the whole matrix.
+inline constexpr double kAlgebraTol = 1e-13;
 // Backward-pass gradient norm vs ||P_lᵀ g|| from the explicit product of Jacobians.
 inline constexpr double kProductTol = 1e-10;
 // Matrix-free top singular values (Lanczos on JVP/VJP) vs the explicit SVD, relative (issue 5's bound).
 inline constexpr double kLanczosTol = 1e-8;
 // Hutchinson Frobenius estimates: every one within this many of its reported standard errors of the exact value.
 inline constexpr double kHutchinsonMaxZ = 4.0;
+
+// Statistical checks of the RNG streams (tests/core, fixed seeds, so deterministic): a sample mean, variance or
+// correlation within this many standard errors of its exact value (a fair stream fails 5 sigma with p < 1e-6).
+inline constexpr double kRngMaxZ = 5.0;
 
 // Training (tests/train): a trained copy model's final eval loss above the task floor (issue 8's learning test).
 inline constexpr double kLearnedLossMargin = 0.05;

@@ -34,7 +34,7 @@ TEST_CASE("auto chooses explicit up to the budget, matrix-free one byte above", 
   REQUIRE(choose_engine(cfg, g).engine == Engine::GradientsOnly);
 }
 
-TEST_CASE("mode: --mode explicit above the budget is refused with the size; matrix-free is not", "[engine]") {
+TEST_CASE("mode: --mode explicit above the budget is refused with the size, matrix-free is not", "[engine]") {
   RunConfig rc;
   rc.model = small_model("post");
   rc.analysis.seq_len = 64;  // N = 512: explicit (~15 MB) far above the streaming modes (~0.5 MB)
@@ -84,7 +84,7 @@ TEST_CASE("mode: matrix-free and gradients-only above their own (streaming) esti
   REQUIRE_THROWS_AS(choose_engine(rc.model, rc.analysis), Error);
 }
 
-TEST_CASE("options: --spectral-layers parses all, none, bottom, top and lists; rejects the rest", "[engine]") {
+TEST_CASE("options: --spectral-layers parses all, none, bottom, top and lists, rejects the rest", "[engine]") {
   using V = std::vector<Index>;
   REQUIRE(parse_spectral_layers("all", 3) == V{0, 1, 2});
   REQUIRE(parse_spectral_layers("none", 3).empty());

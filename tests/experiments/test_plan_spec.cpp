@@ -40,7 +40,7 @@ TEST_CASE("plan: placement-major groups, repetitions innermost, seed = base + r,
   REQUIRE(c[4].file_name() == "post_L4_s1.json");
 }
 
-TEST_CASE("plan: a swept layers value sets the depth; bad axes are refused") {
+TEST_CASE("plan: a swept layers value sets the depth, bad axes are refused") {
   PlanAxes axes;
   axes.placements = {"post"};
   axes.depths = {6};
@@ -60,7 +60,7 @@ TEST_CASE("split_list trims items and refuses empty ones") {
   REQUIRE(test::error_of([] { split_list("6,,12", "--layers"); }).find("--layers") != std::string::npos);
 }
 
-TEST_CASE("spec_to_args: strings, numbers, lists, flags; reduced overrides") {
+TEST_CASE("spec_to_args: strings, numbers, lists, flags, reduced overrides") {
   const Json spec = Json::parse(R"({"gradflow_spec": 1, "command": "compare",
       "options": {"placements": "post,pre", "layers": [6, 12], "seeds": 5, "init-scale": 0.5,
                   "gradients-only": true, "causal": false},

@@ -41,7 +41,7 @@ std::string without_timing(Json j) {
 
 }  // namespace
 
-TEST_CASE("runner: identical reports with 1 and 2 threads; repetition 0 is a plain analyze") {
+TEST_CASE("runner: identical reports with 1 and 2 threads, repetition 0 is a plain analyze") {
   const auto plan = tiny_plan(5);
   RunnerOptions one, two;
   one.threads = 1;

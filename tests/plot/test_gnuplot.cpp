@@ -78,11 +78,8 @@ TEST_CASE("gnuplot missing: one clean line naming the package, script and data s
   }
 }
 
-TEST_CASE("a failing gnuplot script: an error with gnuplot's message, no figure, no temporary file") {
-  if (!have_gnuplot()) {
-    WARN("gnuplot is not installed: not tested");
-    return;
-  }
+TEST_CASE("a failing gnuplot script: an error with gnuplot's message, no figure, no temporary file", "[gnuplot]") {
+  require_gnuplot();
   TempDir dir;
   PlotOptions o;
   o.output = dir.file("bad.png");
@@ -102,11 +99,8 @@ TEST_CASE("a failing gnuplot script: an error with gnuplot's message, no figure,
   REQUIRE(files == std::vector<std::string>{"bad.dat", "bad.gp"});
 }
 
-TEST_CASE("the script redraws the figure by itself, from its own folder") {
-  if (!have_gnuplot()) {
-    WARN("gnuplot is not installed: not tested");
-    return;
-  }
+TEST_CASE("the script redraws the figure by itself, from its own folder", "[gnuplot]") {
+  require_gnuplot();
   TempDir dir;
   PlotOptions o = simple_plot(dir, "again.svg");
   o.render = false;

@@ -56,11 +56,8 @@ void check_outputs(const Case& c, const TempDir& dir) {
 
 }  // namespace
 
-TEST_CASE("each kind writes a valid PDF, SVG and PNG with its script and data") {
-  if (!have_gnuplot()) {
-    WARN("gnuplot is not installed (apt-get install gnuplot-nox): rendering not tested");
-    return;
-  }
+TEST_CASE("each kind writes a valid PDF, SVG and PNG with its script and data", "[gnuplot]") {
+  require_gnuplot();
   TempDir dir;
   const std::string post = write_json(dir, "post.json", analyze_report("post", 6, 1.0, 0.7));
   const std::string pre = write_json(dir, "pre.json", analyze_report("pre", 6, 1.0, 1.0));

@@ -67,7 +67,7 @@ TEST_CASE("train: report contract", "[train][quick]") {
   REQUIRE(std::abs(r["log"][0]["lr"].get<double>() - 3e-3 / 5) < 1e-18);
 }
 
-TEST_CASE("train: same seed, same curve (bitwise); 1 and 2 threads identical", "[train][quick]") {
+TEST_CASE("train: same seed, same curve (bitwise), 1 and 2 threads identical", "[train][quick]") {
   TrainConfig c = small("pre", 12);
   c.threads = 1;
   const Json a = without_timing(train(c));
