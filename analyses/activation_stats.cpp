@@ -2,7 +2,7 @@
 // (Xiong et al. 2020, Lemma 2: Pre-LN's ‖x_l‖ grows with depth, Post-LN's stays put.)
 #include <cmath>
 
-#include "gradflow/analysis/analysis.hpp"
+#include "gradflow/run/analysis.hpp"
 
 namespace gradflow {
 namespace {

@@ -5,7 +5,7 @@
 //                                negative: the gradient shrinks towards the top; exp(b) is the factor per layer)
 #include <cmath>
 
-#include "gradflow/analysis/analysis.hpp"
+#include "gradflow/run/analysis.hpp"
 #include "gradflow/linalg/svd.hpp"
 #include "gradflow/report/gradient_profile.hpp"
 

@@ -3,10 +3,10 @@
 // and the RMS gains ‖·‖_F/√N that compare "the product of per-layer gains" with the true product.
 #include <cmath>
 
-#include "gradflow/analysis/analysis.hpp"
+#include "gradflow/run/analysis.hpp"
 #include "gradflow/linalg/svd.hpp"
 #include "gradflow/report/progress.hpp"
-#include "spectrum.hpp"
+#include "gradflow/report/spectrum_json.hpp"
 
 namespace gradflow {
 namespace {

@@ -6,10 +6,10 @@
 #include <cmath>
 #include <cstdio>
 
-#include "gradflow/analysis/analysis.hpp"
+#include "gradflow/run/analysis.hpp"
 #include "gradflow/matrix_free/chain_singular.hpp"
 #include "gradflow/matrix_free/hutchinson.hpp"
-#include "gradflow/analysis/engine.hpp"
+#include "gradflow/run/engine.hpp"
 #include "gradflow/report/progress.hpp"
 
 namespace gradflow {

@@ -2,7 +2,7 @@
 // constants, layer_constants): DeepNet's α and β, Sub-LN's γ, B2T's init scale, mix's K and order, and per block
 // ReZero's gate α_l, Admin's profiled ω (attn_omega, ffn_omega: one value per sublayer, every entry of the (d)
 // vector equal at initialization) and whether a mix block is Post-LN.
-#include "gradflow/analysis/analysis.hpp"
+#include "gradflow/run/analysis.hpp"
 #include "gradflow/model/placement.hpp"
 
 namespace gradflow {

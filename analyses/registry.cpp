@@ -1,5 +1,5 @@
 // registry.cpp — the one place where analyses are registered, in the order they run.
-#include "gradflow/analysis/analysis.hpp"
+#include "gradflow/run/analysis.hpp"
 
 namespace gradflow {
 

@@ -9,16 +9,16 @@
 #include <string>
 #include <vector>
 
-#include "cli/runtime_env.hpp"
+#include "process/runtime_env.hpp"
 #include "gradflow/model/init.hpp"
 #include "gradflow/model/model.hpp"
-#include "gradflow/rng.hpp"
+#include "gradflow/core/rng.hpp"
 
 using namespace gradflow;
 using Clock = std::chrono::steady_clock;
 
 int main(int argc, char** argv) {
-  gradflow::cli::tune_runtime_environment(argv);  // as the gradflow executable does
+  gradflow::process::tune_runtime_environment(argv);  // as the gradflow executable does
   if (argc != 7) {
     std::fprintf(stderr, "usage: bench_forward_backward LAYERS D_MODEL HEADS D_FF SEQ_LEN REPEATS\n");
     return 2;

@@ -5,12 +5,12 @@
 //             takes (for_each_product: build B_l, multiply, check), both against DGEMM
 //   dgemm     the machine's DGEMM rate on (N, N)·(N, N), measured in the same run
 // Prints one JSON object.
-#include "cli/runtime_env.hpp"
+#include "process/runtime_env.hpp"
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 
-#include "gradflow/analysis/context.hpp"
+#include "gradflow/run/context.hpp"
 #include "gradflow/model/init.hpp"
 
 using namespace gradflow;
@@ -19,7 +19,7 @@ using Clock = std::chrono::steady_clock;
 static double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 int main(int argc, char** argv) {
-  gradflow::cli::tune_runtime_environment(argv);  // as the gradflow executable does
+  gradflow::process::tune_runtime_environment(argv);  // as the gradflow executable does
   const Index layers = argc > 1 ? std::atol(argv[1]) : 24;
   const int reps = argc > 2 ? std::atoi(argv[2]) : 3;
   ModelConfig cfg;

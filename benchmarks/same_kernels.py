@@ -1,5 +1,5 @@
 """same_kernels.py — makes a benchmark's PyTorch/NumPy side run on the same OpenBLAS kernels and OpenMP spin
-count as gradflow. gradflow may choose both at start-up (src/cli/runtime_env.cpp); PyTorch and NumPy read them
+count as gradflow. gradflow may choose both at start-up (src/process/runtime_env.cpp); PyTorch and NumPy read them
 when they are imported, so call use_gradflow_kernels() before importing either."""
 import os
 import subprocess

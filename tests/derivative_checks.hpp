@@ -9,7 +9,7 @@
 #include <string>
 
 #include "gradflow/model/init.hpp"
-#include "gradflow/types.hpp"
+#include "gradflow/core/types.hpp"
 #include "tolerances.hpp"
 
 namespace gradflow::test {

@@ -2,7 +2,7 @@
 #include "gradflow/backend/backend.hpp"
 
 #include "backend/cpu_backend.hpp"
-#include "gradflow/error.hpp"
+#include "gradflow/core/error.hpp"
 
 namespace gradflow {
 

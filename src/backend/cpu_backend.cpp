@@ -2,7 +2,7 @@
 // values, Spectra's Lanczos for spectral norms; exactly the computations the explicit engine always ran.
 #include "backend/cpu_backend.hpp"
 
-#include "gradflow/error.hpp"
+#include "gradflow/core/error.hpp"
 #include "gradflow/linalg/svd.hpp"
 #include "gradflow/linalg/top_singular.hpp"
 

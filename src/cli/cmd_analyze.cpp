@@ -5,7 +5,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/model_options.hpp"
-#include "gradflow/analysis/engine.hpp"
+#include "gradflow/run/engine.hpp"
 #include "gradflow/report/atomic_file.hpp"
 #include "gradflow/report/table.hpp"
 

@@ -3,7 +3,7 @@
 // placements at equal depth, power-law fits against depth; a table on stdout, --json and --csv (long format).
 #include "cli/commands.hpp"
 #include "cli/experiment_options.hpp"
-#include "gradflow/error.hpp"
+#include "gradflow/core/error.hpp"
 
 namespace gradflow::cli {
 namespace {

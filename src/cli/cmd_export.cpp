@@ -3,7 +3,7 @@
 // state_dict naming, so `encoder.load_state_dict(tensors, strict=True)` reads them (docs/formats.md).
 #include "cli/commands.hpp"
 #include "cli/model_options.hpp"
-#include "gradflow/analysis/run_inputs.hpp"
+#include "gradflow/run/run_inputs.hpp"
 #include "gradflow/io/safetensors.hpp"
 #include "gradflow/report/atomic_file.hpp"
 

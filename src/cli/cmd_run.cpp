@@ -5,7 +5,7 @@
 #include <filesystem>
 
 #include "cli/commands.hpp"
-#include "gradflow/error.hpp"
+#include "gradflow/core/error.hpp"
 #include "gradflow/experiments/spec.hpp"
 
 namespace gradflow::cli {

@@ -6,7 +6,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/experiment_options.hpp"
-#include "gradflow/error.hpp"
+#include "gradflow/core/error.hpp"
 
 namespace gradflow::cli {
 namespace {

@@ -7,7 +7,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/train_options.hpp"
-#include "gradflow/error.hpp"
+#include "gradflow/core/error.hpp"
 #include "gradflow/experiments/plan.hpp"
 #include "gradflow/experiments/spec.hpp"
 #include "gradflow/report/atomic_file.hpp"

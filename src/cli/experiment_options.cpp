@@ -3,7 +3,7 @@
 
 #include <iostream>
 
-#include "gradflow/error.hpp"
+#include "gradflow/core/error.hpp"
 #include "gradflow/experiments/experiment.hpp"
 #include "gradflow/experiments/run_experiment.hpp"
 #include "gradflow/experiments/spec.hpp"

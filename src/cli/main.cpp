@@ -4,11 +4,11 @@
 #include <iostream>
 
 #include "cli/commands.hpp"
-#include "cli/runtime_env.hpp"
-#include "gradflow/error.hpp"
+#include "process/runtime_env.hpp"
+#include "gradflow/core/error.hpp"
 
 int main(int argc, char** argv) {
-  gradflow::cli::tune_runtime_environment(argv);  // may run gradflow again with OpenMP/OpenBLAS settings
+  gradflow::process::tune_runtime_environment(argv);  // may run gradflow again with OpenMP/OpenBLAS settings
   CLI::App app{"gradflow: exact gradient flow through a double-precision Transformer"};
   app.require_subcommand(1);
   app.set_version_flag("--version", GRADFLOW_VERSION);

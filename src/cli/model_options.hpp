@@ -1,9 +1,9 @@
 // model_options.hpp — the model options on the command line: every entry of the library's table
-// (analysis/model_settings.hpp) registered as a flag, so each is declared once for every command that builds a model.
+// (run/model_settings.hpp) registered as a flag, so each is declared once for every command that builds a model.
 #pragma once
 #include <CLI/CLI.hpp>
 
-#include "gradflow/analysis/model_settings.hpp"
+#include "gradflow/run/model_settings.hpp"
 
 namespace gradflow::cli {
 

@@ -10,7 +10,7 @@ namespace gradflow::cli {
 
 struct TrainFlags {
   TrainConfig tc;
-  ModelSettings model;  // the architecture and initialization options, declared once (analysis/model_settings.hpp)
+  ModelSettings model;  // the architecture and initialization options, declared once (run/model_settings.hpp)
 };
 
 // Everything but --placement/--layers/--lr/--warmup (which train takes as one value, train-sweep as lists).

@@ -3,7 +3,7 @@
 
 #include <cctype>
 
-#include "gradflow/error.hpp"
+#include "gradflow/core/error.hpp"
 
 namespace gradflow {
 namespace {

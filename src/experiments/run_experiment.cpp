@@ -7,9 +7,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "gradflow/analysis/engine.hpp"
-#include "gradflow/analysis/run_inputs.hpp"
-#include "gradflow/error.hpp"
+#include "gradflow/run/engine.hpp"
+#include "gradflow/run/run_inputs.hpp"
+#include "gradflow/core/error.hpp"
 #include "gradflow/experiments/experiment.hpp"
 
 namespace gradflow {

@@ -11,10 +11,10 @@
 #include <iostream>
 #include <sstream>
 
-#include "gradflow/error.hpp"
+#include "gradflow/core/error.hpp"
 #include "gradflow/model/model.hpp"
 #include "gradflow/report/atomic_file.hpp"
-#include "gradflow/analysis/run_config.hpp"
+#include "gradflow/run/run_config.hpp"
 
 namespace gradflow {
 namespace fs = std::filesystem;

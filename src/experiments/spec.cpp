@@ -4,7 +4,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "gradflow/error.hpp"
+#include "gradflow/core/error.hpp"
 
 namespace gradflow {
 using Json = nlohmann::ordered_json;

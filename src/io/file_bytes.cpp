@@ -10,7 +10,7 @@
 #include <cstring>
 #include <new>
 
-#include "gradflow/error.hpp"
+#include "gradflow/core/error.hpp"
 
 namespace gradflow::io_detail {
 

@@ -4,7 +4,7 @@
 
 #include <unordered_map>
 
-#include "gradflow/error.hpp"
+#include "gradflow/core/error.hpp"
 #include "io/file_bytes.hpp"
 
 namespace gradflow {

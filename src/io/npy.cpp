@@ -8,7 +8,7 @@
 #include <limits>
 #include <new>
 
-#include "gradflow/error.hpp"
+#include "gradflow/core/error.hpp"
 #include "io/file_bytes.hpp"
 
 namespace gradflow {

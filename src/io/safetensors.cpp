@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "gradflow/error.hpp"
+#include "gradflow/core/error.hpp"
 #include "io/file_bytes.hpp"
 
 namespace gradflow {

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <vector>
 
-#include "gradflow/error.hpp"
+#include "gradflow/core/error.hpp"
 
 #ifdef GRADFLOW_HAVE_LAPACK
 extern "C" void dgesdd_(const char* jobz, const int* m, const int* n, double* a, const int* lda, double* s, double* u,

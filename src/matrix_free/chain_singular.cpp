@@ -5,7 +5,7 @@
 #include <cmath>
 #include <limits>
 
-#include "gradflow/error.hpp"
+#include "gradflow/core/error.hpp"
 #include "gradflow/model/init.hpp"
 
 namespace gradflow {

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <limits>
 
-#include "gradflow/rng.hpp"
+#include "gradflow/core/rng.hpp"
 
 namespace gradflow {
 

@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "gradflow/error.hpp"
+#include "gradflow/core/error.hpp"
 
 namespace gradflow {
 

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 
-#include "gradflow/error.hpp"
+#include "gradflow/core/error.hpp"
 #include "gradflow/model/placement.hpp"
 
 namespace gradflow {

@@ -3,9 +3,9 @@
 
 #include <cmath>
 
-#include "gradflow/error.hpp"
+#include "gradflow/core/error.hpp"
 #include "gradflow/model/placement.hpp"
-#include "gradflow/rng.hpp"
+#include "gradflow/core/rng.hpp"
 
 namespace gradflow {
 namespace {

@@ -3,7 +3,7 @@
 
 #include <map>
 
-#include "gradflow/error.hpp"
+#include "gradflow/core/error.hpp"
 #include "gradflow/model/placement.hpp"
 
 namespace gradflow {

@@ -1,7 +1,7 @@
 // residual_unit.cpp — z = s ⊙ x + c·BranchNorm(G(PreNorm(x))) [+ x_block], y = PostNorm(z) (see residual_unit.hpp).
 #include "gradflow/model/residual_unit.hpp"
 
-#include "gradflow/error.hpp"
+#include "gradflow/core/error.hpp"
 
 namespace gradflow {
 

@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "gradflow/error.hpp"
+#include "gradflow/core/error.hpp"
 
 namespace gradflow {
 

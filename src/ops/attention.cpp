@@ -7,7 +7,7 @@
 #include <cmath>
 #include <limits>
 
-#include "gradflow/error.hpp"
+#include "gradflow/core/error.hpp"
 #include "gradflow/ops/linear.hpp"
 
 namespace gradflow::ops {

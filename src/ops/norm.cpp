@@ -1,7 +1,7 @@
 // norm.cpp — NormLayer: dispatch to layernorm / rmsnorm / dyt (see norm.hpp).
 #include "gradflow/ops/norm.hpp"
 
-#include "gradflow/error.hpp"
+#include "gradflow/core/error.hpp"
 
 namespace gradflow {
 

@@ -15,7 +15,7 @@
 #include <filesystem>
 #include <vector>
 
-#include "gradflow/error.hpp"
+#include "gradflow/core/error.hpp"
 #include "gradflow/plot/style.hpp"
 #include "gradflow/report/atomic_file.hpp"
 

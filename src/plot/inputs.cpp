@@ -6,7 +6,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "gradflow/error.hpp"
+#include "gradflow/core/error.hpp"
 
 namespace gradflow {
 namespace {

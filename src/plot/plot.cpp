@@ -2,7 +2,7 @@
 #include <functional>
 #include <map>
 
-#include "gradflow/error.hpp"
+#include "gradflow/core/error.hpp"
 #include "gradflow/plot/kinds.hpp"
 
 namespace gradflow {

@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <limits>
 
-#include "gradflow/error.hpp"
+#include "gradflow/core/error.hpp"
 #include "gradflow/plot/style.hpp"
 
 namespace gradflow {

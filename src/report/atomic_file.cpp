@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "gradflow/error.hpp"
+#include "gradflow/core/error.hpp"
 #include "io/file_bytes.hpp"
 
 namespace gradflow {

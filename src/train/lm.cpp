@@ -4,9 +4,9 @@
 
 #include <cmath>
 
-#include "gradflow/error.hpp"
+#include "gradflow/core/error.hpp"
 #include "gradflow/model/init.hpp"
-#include "gradflow/rng.hpp"
+#include "gradflow/core/rng.hpp"
 
 namespace gradflow {
 

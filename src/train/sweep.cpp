@@ -8,7 +8,7 @@
 #include <map>
 #include <sstream>
 
-#include "gradflow/error.hpp"
+#include "gradflow/core/error.hpp"
 #include "gradflow/experiments/runner.hpp"
 
 namespace gradflow {

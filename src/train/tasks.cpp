@@ -6,8 +6,8 @@
 #include <cmath>
 #include <numeric>
 
-#include "gradflow/error.hpp"
-#include "gradflow/rng.hpp"
+#include "gradflow/core/error.hpp"
+#include "gradflow/core/rng.hpp"
 
 namespace gradflow {
 namespace {

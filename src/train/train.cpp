@@ -11,7 +11,7 @@
 #include <iostream>
 #include <map>
 
-#include "gradflow/error.hpp"
+#include "gradflow/core/error.hpp"
 #include "gradflow/io/npy.hpp"
 #include "gradflow/io/safetensors.hpp"
 #include "gradflow/model/init.hpp"

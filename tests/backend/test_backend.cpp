@@ -4,10 +4,10 @@
 #include <catch2/catch.hpp>
 
 #include "gradflow/backend/backend.hpp"
-#include "gradflow/error.hpp"
+#include "gradflow/core/error.hpp"
 #include "gradflow/linalg/svd.hpp"
 #include "gradflow/linalg/top_singular.hpp"
-#include "gradflow/rng.hpp"
+#include "gradflow/core/rng.hpp"
 #include "tolerances.hpp"
 
 using namespace gradflow;

@@ -1,4 +1,4 @@
-// test_jacobian.cpp — the structured Jacobian algebra (include/gradflow/jacobian.hpp) against the same
+// test_jacobian.cpp — the structured Jacobian algebra (include/gradflow/core/jacobian.hpp) against the same
 // operations on plain dense Eigen matrices: the layout of to_dense, every structure combination of add and of
 // the product, scale/add_diagonal/add_identity, which structure each result keeps, the shape checks, and
 // results independent of the OpenMP thread count. Entry-wise operations must agree exactly; products only up
@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "derivative_checks.hpp"
-#include "gradflow/error.hpp"
-#include "gradflow/jacobian.hpp"
+#include "gradflow/core/error.hpp"
+#include "gradflow/core/jacobian.hpp"
 
 using namespace gradflow;
 using namespace gradflow::test;

@@ -1,4 +1,4 @@
-// test_params.cpp — ParamStore and ParamGrads (include/gradflow/params.hpp): PyTorch shapes and their stored
+// test_params.cpp — ParamStore and ParamGrads (include/gradflow/core/params.hpp): PyTorch shapes and their stored
 // (rows, cols), zero-filled tensors, roles kept as given, indices in insertion order, lookup by name and its errors, and gradient
 // accumulators laid out like the store (one index addresses a parameter and its gradient), allocated on demand,
 // released, zeroed, and accumulated (+=) by the model's backward pass.
@@ -8,10 +8,10 @@
 #include <string>
 
 #include "derivative_checks.hpp"
-#include "gradflow/error.hpp"
+#include "gradflow/core/error.hpp"
 #include "gradflow/model/init.hpp"
 #include "gradflow/model/model.hpp"
-#include "gradflow/params.hpp"
+#include "gradflow/core/params.hpp"
 #include "small_model.hpp"
 
 using namespace gradflow;

@@ -1,4 +1,4 @@
-// test_rng.cpp — the seeded random streams (include/gradflow/rng.hpp). Every report gradflow writes depends on
+// test_rng.cpp — the seeded random streams (include/gradflow/core/rng.hpp). Every report gradflow writes depends on
 // these exact numbers, so the streams are pinned: against a second, independent implementation of the documented
 // construction (SplitMix64 seeded with seed XOR FNV-1a(name)) and against literal values computed outside C++
 // (Python integers). Then the properties the rest of gradflow relies on: the same (seed, name) gives the same stream
@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "gradflow/rng.hpp"
+#include "gradflow/core/rng.hpp"
 #include "tolerances.hpp"
 
 using namespace gradflow;

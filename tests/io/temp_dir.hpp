@@ -11,7 +11,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "gradflow/error.hpp"
+#include "gradflow/core/error.hpp"
 
 namespace gradflow::test {
 

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 
-#include "gradflow/analysis/run_inputs.hpp"
+#include "gradflow/run/run_inputs.hpp"
 #include "gradflow/io/load_weights.hpp"
 #include "gradflow/io/npy.hpp"
 #include "gradflow/model/init.hpp"

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "gradflow/error.hpp"
+#include "gradflow/core/error.hpp"
 #include "gradflow/io/npy.hpp"
 #include "gradflow/io/safetensors.hpp"
 

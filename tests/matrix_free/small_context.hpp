@@ -4,7 +4,7 @@
 #include <memory>
 #include <string>
 
-#include "gradflow/analysis/context.hpp"
+#include "gradflow/run/context.hpp"
 #include "gradflow/model/init.hpp"
 #include "small_model.hpp"
 

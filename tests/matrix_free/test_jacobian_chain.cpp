@@ -5,7 +5,7 @@
 
 #include <cmath>
 
-#include "gradflow/error.hpp"
+#include "gradflow/core/error.hpp"
 #include "gradflow/matrix_free/jacobian_chain.hpp"
 #include "small_context.hpp"
 #include "tolerances.hpp"

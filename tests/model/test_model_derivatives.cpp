@@ -4,7 +4,7 @@
 //   every parameter gradient and the input gradient of the whole network vs finite differences;
 //   ||dL/dx_l|| from the backward pass vs ||P_lᵀ g|| from the explicit product of Jacobians.
 #include "derivative_checks.hpp"
-#include "gradflow/analysis/context.hpp"
+#include "gradflow/run/context.hpp"
 #include "gradflow/model/init.hpp"
 #include "gradflow/model/model.hpp"
 #include "gradflow/model/placement.hpp"

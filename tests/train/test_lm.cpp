@@ -7,7 +7,7 @@
 #include <cmath>
 
 #include "derivative_checks.hpp"
-#include "gradflow/analysis/context.hpp"
+#include "gradflow/run/context.hpp"
 #include "gradflow/train/lm.hpp"
 #include "gradflow/train/tasks.hpp"
 #include "tolerances.hpp"

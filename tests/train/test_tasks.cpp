@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "gradflow/error.hpp"
+#include "gradflow/core/error.hpp"
 #include "gradflow/train/tasks.hpp"
 
 using namespace gradflow;

@@ -11,8 +11,8 @@
 #include <memory>
 #include <string>
 
-#include "gradflow/jacobian.hpp"
-#include "gradflow/types.hpp"
+#include "gradflow/core/jacobian.hpp"
+#include "gradflow/core/types.hpp"
 
 namespace gradflow {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "gradflow/analysis/analyze.hpp"
+#include "gradflow/run/analyze.hpp"
 
 namespace gradflow {
 

@@ -1,12 +1,12 @@
 // run_experiment.hpp — a compare or sweep end to end, callable without the command line: every configuration
-// resolved from the model options by name (analysis/model_settings.hpp), refused up front when one does not fit
+// resolved from the model options by name (run/model_settings.hpp), refused up front when one does not fit
 // in memory, run in parallel and resumable (runner.hpp), aggregated over seeds (experiment.hpp).
 #pragma once
 #include <string>
 
 #include <nlohmann/json.hpp>
 
-#include "gradflow/analysis/model_settings.hpp"
+#include "gradflow/run/model_settings.hpp"
 #include "gradflow/experiments/plan.hpp"
 #include "gradflow/experiments/runner.hpp"
 

@@ -3,7 +3,7 @@
 #pragma once
 #include <string>
 
-#include "gradflow/types.hpp"
+#include "gradflow/core/types.hpp"
 
 namespace gradflow {
 

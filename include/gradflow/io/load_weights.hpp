@@ -9,7 +9,7 @@
 
 #include "gradflow/io/safetensors.hpp"
 #include "gradflow/model/config.hpp"
-#include "gradflow/params.hpp"
+#include "gradflow/core/params.hpp"
 
 namespace gradflow {
 

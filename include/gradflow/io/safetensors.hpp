@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "gradflow/params.hpp"
+#include "gradflow/core/params.hpp"
 
 namespace gradflow {
 

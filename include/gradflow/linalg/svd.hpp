@@ -2,7 +2,7 @@
 // Uses LAPACK's dgesdd (from OpenBLAS) when CMake found it, else Eigen's BDCSVD; both are backward stable:
 // each σ_i is exact for a matrix within ~ε·σ_max of the input, so values below ~1e-13·σ_max are noise.
 #pragma once
-#include "gradflow/types.hpp"
+#include "gradflow/core/types.hpp"
 
 namespace gradflow {
 

@@ -4,7 +4,7 @@
 #pragma once
 #include <functional>
 
-#include "gradflow/types.hpp"
+#include "gradflow/core/types.hpp"
 
 namespace gradflow {
 

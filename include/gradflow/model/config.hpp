@@ -7,7 +7,7 @@
 
 #include "gradflow/ops/activation.hpp"
 #include "gradflow/ops/norm.hpp"
-#include "gradflow/types.hpp"
+#include "gradflow/core/types.hpp"
 
 namespace gradflow {
 

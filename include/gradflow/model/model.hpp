@@ -9,7 +9,7 @@
 
 #include "gradflow/model/config.hpp"
 #include "gradflow/model/residual_unit.hpp"
-#include "gradflow/params.hpp"
+#include "gradflow/core/params.hpp"
 
 namespace gradflow {
 

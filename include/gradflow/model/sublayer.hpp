@@ -9,11 +9,11 @@
 #include <optional>
 #include <variant>
 
-#include "gradflow/jacobian.hpp"
+#include "gradflow/core/jacobian.hpp"
 #include "gradflow/ops/activation.hpp"
 #include "gradflow/ops/attention.hpp"
 #include "gradflow/ops/norm.hpp"
-#include "gradflow/params.hpp"
+#include "gradflow/core/params.hpp"
 
 namespace gradflow {
 

@@ -4,8 +4,8 @@
 #pragma once
 #include <string>
 
-#include "gradflow/jacobian.hpp"
-#include "gradflow/types.hpp"
+#include "gradflow/core/jacobian.hpp"
+#include "gradflow/core/types.hpp"
 
 namespace gradflow {
 enum class Activation { Relu, Gelu };

@@ -6,8 +6,8 @@
 #pragma once
 #include <vector>
 
-#include "gradflow/jacobian.hpp"
-#include "gradflow/types.hpp"
+#include "gradflow/core/jacobian.hpp"
+#include "gradflow/core/types.hpp"
 
 namespace gradflow::ops {
 

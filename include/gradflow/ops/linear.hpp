@@ -3,8 +3,8 @@
 // Gradient rule (everywhere in gradflow): parameter gradients are accumulated (+=), activation
 // gradients are returned fresh.
 #pragma once
-#include "gradflow/jacobian.hpp"
-#include "gradflow/types.hpp"
+#include "gradflow/core/jacobian.hpp"
+#include "gradflow/core/types.hpp"
 
 namespace gradflow::ops {
 

@@ -6,9 +6,9 @@
 #pragma once
 #include <string>
 
-#include "gradflow/jacobian.hpp"
-#include "gradflow/params.hpp"
-#include "gradflow/types.hpp"
+#include "gradflow/core/jacobian.hpp"
+#include "gradflow/core/params.hpp"
+#include "gradflow/core/types.hpp"
 
 namespace gradflow {
 

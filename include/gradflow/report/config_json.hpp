@@ -1,6 +1,6 @@
 // config_json.hpp — the model part of a report's "config": every option that shaped the model and its
 // initialization, keys as the command-line flags (with underscores), so a run can be repeated. analyze adds its
-// engine's options (analysis/run_config.hpp), train its task and optimizer (train/train.cpp).
+// engine's options (run/run_config.hpp), train its task and optimizer (train/train.cpp).
 #pragma once
 #include <nlohmann/json.hpp>
 

@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gradflow/types.hpp"
+#include "gradflow/core/types.hpp"
 
 namespace gradflow {
 

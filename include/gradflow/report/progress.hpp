@@ -4,7 +4,7 @@
 #include <chrono>
 #include <string>
 
-#include "gradflow/types.hpp"
+#include "gradflow/core/types.hpp"
 
 namespace gradflow {
 

@@ -16,7 +16,7 @@
 
 #include "gradflow/model/config.hpp"
 #include "gradflow/model/model.hpp"
-#include "gradflow/params.hpp"
+#include "gradflow/core/params.hpp"
 #include "gradflow/train/tasks.hpp"
 
 namespace gradflow {

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "gradflow/types.hpp"
+#include "gradflow/core/types.hpp"
 
 namespace gradflow {
 

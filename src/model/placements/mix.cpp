@@ -3,7 +3,7 @@
 // zero); a final LN when the top block is Pre-LN.
 #include <cmath>
 
-#include "gradflow/error.hpp"
+#include "gradflow/core/error.hpp"
 #include "gradflow/model/model.hpp"
 #include "model/placements/recipes.hpp"
 

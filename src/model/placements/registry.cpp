@@ -1,7 +1,7 @@
 // registry.cpp — the one list of normalization placements. Adding a scheme: its own file in this folder (a final
 // class deriving from Placement, see placement.hpp), one declaration and one line in the table below, and its
 // section in docs/placements.md.
-#include "gradflow/error.hpp"
+#include "gradflow/core/error.hpp"
 #include "gradflow/model/placement.hpp"
 
 namespace gradflow {

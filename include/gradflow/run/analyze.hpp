@@ -1,0 +1,41 @@
+// analyze.hpp — the library entry point behind `gradflow analyze`: build a model from options, initialize
+// it, run it on its input and return the whole report (config + every registered analysis).
+// compare, sweep and the API example call this too.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "gradflow/run/options.hpp"
+#include "gradflow/model/config.hpp"
+
+namespace gradflow {
+
+struct SafeTensor;
+struct NpyArray;
+
+// The contents of a run's files, read once (run_inputs.hpp: load_run_files) and shared by every configuration
+// built from the same options (compare and sweep read --weights once, not once per configuration).
+struct RunFiles {
+  std::string weights_path, input_path, cotangent_path;  // what was read
+  std::shared_ptr<const std::vector<SafeTensor>> weights;  // --weights, or null
+  std::shared_ptr<const NpyArray> input, cotangent;        // --input, --cotangent, or null
+};
+
+struct RunConfig {
+  ModelConfig model;
+  InitConfig init;
+  AnalysisOptions analysis;
+  // Files (empty: none). Call apply_file_sizes (run_inputs.hpp) first so the sizes above match them.
+  std::string weights;    // --weights FILE.safetensors: parameters of an nn.TransformerEncoder state_dict
+  std::string input;      // --input FILE.npy, (n, d) or (1, n, d): replaces the seeded input x_0
+  std::string cotangent;  // --cotangent FILE.npy, the output's shape: replaces the seeded g of --loss dot
+  std::shared_ptr<const RunFiles> files;  // their contents once read (null: read them when needed)
+};
+
+// The full report (a run that does not fit in --max-memory is refused first: choose_engine, engine.hpp): {"config": ..., "layers": [...], "output_grad_norm": ..., "summary": {...}, ...}.
+nlohmann::ordered_json analyze(const RunConfig& rc);
+
+}  // namespace gradflow

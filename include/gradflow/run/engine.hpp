@@ -1,0 +1,39 @@
+// engine.hpp — which engine `analyze` runs, chosen in one place with its memory estimate (options.hpp: Engine):
+// explicit Jacobians (dense (N, N) matrices, N = n·d, exact SVDs), matrix-free operators (JVP/VJP only) or
+// gradients only. auto picks explicit when its estimated peak memory (~7·N²·8 bytes) fits in --max-memory,
+// matrix-free above it. A run whose chosen engine does not fit is refused here, before anything is allocated.
+// docs/scaling.md gives the costs of each engine.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "gradflow/run/options.hpp"
+#include "gradflow/model/config.hpp"
+
+namespace gradflow {
+
+struct EngineChoice {
+  Engine engine = Engine::Explicit;
+  std::string reason;        // one sentence for config.mode_reason
+  double explicit_bytes = 0;  // explicit_memory_estimate of this model
+  double budget_bytes = 0;    // --max-memory, or half of RAM
+};
+
+// Decides the engine for opts.engine_request, validates the engine options (--seq-len, --top-k,
+// --hutchinson-probes, --spectral-layers, --spectrum with matrix-free) and refuses (Error, exit code 2) a run whose
+// chosen engine needs more than the budget: explicit_memory_estimate for explicit, streaming_memory_estimate for
+// matrix-free and gradients-only. No allocation. auto: explicit iff explicit_memory_estimate <= budget (ties go
+// to explicit).
+EngineChoice choose_engine(const ModelConfig& cfg, const AnalysisOptions& opts);
+
+// Estimated peak memory (bytes) of the explicit Jacobian analysis of this model at n tokens.
+double explicit_memory_estimate(const ModelConfig& cfg, Index n_tokens);
+// Estimated peak memory (bytes) of the engines that never form an (N, N) matrix (matrix-free, gradients-only):
+// the forward trace (dominated by h·n² attention probabilities per block) plus `probes` stacked probe vectors.
+double streaming_memory_estimate(const ModelConfig& cfg, Index n_tokens, Index probes);
+
+// --spectral-layers: "all" | "none" | "bottom" | "top" | comma-separated indices "0,6,12" (each in 0..L-1).
+// Returns the ascending, de-duplicated layer list; Error(BadInput) naming the option otherwise.
+std::vector<Index> parse_spectral_layers(const std::string& text, Index layers);
+
+}  // namespace gradflow

@@ -1,0 +1,46 @@
+// options.hpp — options of an analysis run that are not part of the model (CLI flags in comments).
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "gradflow/backend/backend.hpp"
+#include "gradflow/core/types.hpp"
+
+namespace gradflow {
+
+// The engine an analysis runs (engine.hpp chooses it):
+//   Explicit       dense (N, N) Jacobians B_l and P_l (N = n·d), exact norms and SVDs
+//   MatrixFree     JVP/VJP operators only: Lanczos for top singular values, Hutchinson for Frobenius norms
+//   GradientsOnly  one forward and one backward pass: exact gradient norms, no Jacobians
+enum class Engine { Explicit, MatrixFree, GradientsOnly };
+// What was asked for: --mode auto | explicit | matrix-free, or --gradients-only (which wins over --mode).
+enum class EngineRequest { Auto, Explicit, MatrixFree, GradientsOnly };
+const char* to_string(Engine e);          // "explicit" | "matrix-free" | "gradients-only" (the report's config.mode)
+const char* to_string(EngineRequest r);   // "auto" | "explicit" | "matrix-free" | "gradients-only"
+// --mode TEXT (auto | explicit | matrix-free), or GradientsOnly when gradients_only; Error for an unknown mode.
+EngineRequest parse_engine_request(const std::string& mode, bool gradients_only);
+
+struct AnalysisOptions {
+  Index seq_len = 16;               // --seq-len n (tokens of the random input)
+  std::string loss = "dot";         // --loss dot (L = Σ g ⊙ y, g seeded N(0,1)) | half-sq (L = ½ Σ y²)
+  double max_memory_bytes = 0;      // --max-memory; 0 => half of physical memory
+  bool progress = true;             // progress lines on stderr for long runs
+  EngineRequest engine_request = EngineRequest::Auto;  // --mode / --gradients-only
+  Engine engine = Engine::Explicit;  // the engine that runs: analyze() sets it from choose_engine (engine.hpp)
+  BackendKind backend = BackendKind::Cpu;  // where the engine's dense linear algebra runs (backend/backend.hpp)
+  bool keep_param_grads = true;     // AnalysisContext::grads holds every parameter gradient (false: only their
+                                    // norms, computed block by block, so the gradients are never resident at once)
+  bool spectrum = false;            // --spectrum: full singular value spectra of B_l and P_l (explicit engine)
+  Index top_k = 1;                  // --top-k: singular values per operator in matrix-free mode
+  std::string spectral_layers = "all";  // --spectral-layers all | none | bottom | top | 0,6,12
+  Index hutchinson_probes = 32;     // --hutchinson-probes K (0: no Frobenius estimates)
+  uint64_t probe_seed = 0;          // random probes of matrix-free mode (analyze() sets it from --seed)
+};
+
+// Parses sizes like "512M", "8G", "1.5G", "1048576" (bytes); Error on anything else.
+double parse_memory_size(const std::string& text, const std::string& option);
+// Half of this machine's physical memory, in bytes.
+double default_max_memory();
+std::string format_bytes(double bytes);
+
+}  // namespace gradflow

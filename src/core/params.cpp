@@ -1,0 +1,72 @@
+// params.cpp — ParamStore / ParamGrads (see params.hpp).
+#include "gradflow/core/params.hpp"
+
+#include "gradflow/core/error.hpp"
+
+namespace gradflow {
+
+const char* to_string(ParamRole role) {
+  switch (role) {
+    case ParamRole::InProjWeight: return "in_proj_weight";
+    case ParamRole::InProjBias: return "in_proj_bias";
+    case ParamRole::OutProjWeight: return "out_proj_weight";
+    case ParamRole::OutProjBias: return "out_proj_bias";
+    case ParamRole::Linear1Weight: return "linear1_weight";
+    case ParamRole::Linear1Bias: return "linear1_bias";
+    case ParamRole::Linear2Weight: return "linear2_weight";
+    case ParamRole::Linear2Bias: return "linear2_bias";
+    case ParamRole::NormWeight: return "norm_weight";
+    case ParamRole::NormBias: return "norm_bias";
+    case ParamRole::NormAlpha: return "norm_alpha";
+    case ParamRole::Gate: return "gate";
+    case ParamRole::SkipVector: return "skip_vector";
+    case ParamRole::HeadScale: return "head_scale";
+    case ParamRole::Embedding: return "embedding";
+    case ParamRole::OutputHead: return "output_head";
+  }
+  return "?";
+}
+
+int ParamStore::add(const std::string& name, std::vector<int64_t> shape, ParamRole role) {
+  if (by_name_.count(name)) throw Error("internal: parameter '" + name + "' added twice", ErrorKind::Internal);
+  Index rows = 1, cols = 1;
+  if (shape.size() == 1) cols = shape[0];
+  else if (shape.size() == 2) { rows = shape[0]; cols = shape[1]; }
+  else throw Error("internal: parameter '" + name + "' must be 1-D or 2-D", ErrorKind::Internal);
+  params_.push_back(Param{name, std::move(shape), Mat::Zero(rows, cols), role});
+  const int i = static_cast<int>(params_.size()) - 1;
+  by_name_[name] = i;
+  return i;
+}
+
+int ParamStore::index(const std::string& name) const {
+  auto it = by_name_.find(name);
+  if (it == by_name_.end()) throw Error("no parameter named '" + name + "'", ErrorKind::Internal);
+  return it->second;
+}
+
+Index ParamStore::numel() const {
+  Index n = 0;
+  for (const auto& p : params_) n += p.value.size();
+  return n;
+}
+
+ParamGrads::ParamGrads(const ParamStore& store, bool allocate) {
+  g_.reserve(store.size());
+  shapes_.reserve(store.size());
+  for (const auto& p : store.all()) {
+    shapes_.emplace_back(p.value.rows(), p.value.cols());
+    g_.push_back(allocate ? Mat::Zero(p.value.rows(), p.value.cols()) : Mat());
+  }
+}
+
+void ParamGrads::allocate(int i) {
+  const auto& [rows, cols] = shapes_[static_cast<size_t>(i)];
+  g_[static_cast<size_t>(i)].setZero(rows, cols);
+}
+
+void ParamGrads::zero() {
+  for (auto& g : g_) g.setZero();
+}
+
+}  // namespace gradflow

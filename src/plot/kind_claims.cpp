@@ -1,0 +1,146 @@
+// claims.cpp — `--kind claims`: a compact multi-panel figure, one panel per claim experiment (the compare/sweep
+// report of a spec in examples/claims/, e.g. `gradflow run examples/claims/c5_bottom_ratio_24.json --json c5.json`)
+// showing the claim's metric against the experiment's axis (depth L, or the swept parameter), mean ± std over
+// seeds. What each panel shows, first found wins: --metric; the spec's "plot": {"metric", "ratio", "article_value"};
+// the built-in choice for the claim id (kClaimPanels); the bottom/top gradient ratio. With "ratio" the panel shows
+// the report's paired ratios (placement a / placement b, e.g. Post/Pre). The panel's title is the spec's "claim";
+// a dashed line marks the article's value. docs/plotting.md documents the fields.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "gradflow/core/error.hpp"
+#include "gradflow/plot/kinds.hpp"
+#include "gradflow/plot/style.hpp"
+#include "metric_labels.hpp"
+#include "sensitivity_series.hpp"
+
+namespace gradflow {
+namespace {
+
+struct Panel {
+  std::string metric;
+  bool ratio = false;    // the paired ratios numerator/denominator instead of the groups
+  double article = NAN;  // the article's number for this metric, when it gives one
+};
+
+// The article's claims (../shared/seed/CLAIMS.md) and the measurement that answers each.
+struct ClaimPanel {
+  const char* claim;
+  Panel panel;
+};
+const ClaimPanel kClaimPanels[] = {
+    {"C4", {"summary.grad_growth_factor_per_layer", false, NAN}},
+    {"C5", {"bottom.grad_norm", true, 0.01}},  // "the bottom-layer gradient of Post-LN is only 1/100 of Pre-LN's"
+    {"C8", {"summary.bottom_to_top_grad_ratio", false, NAN}},
+    {"C9", {"summary.bottom_to_top_grad_ratio", false, NAN}},
+    {"Xiong et al. 2020, Theorem 1", {"top.param_grad_norms.linear2.weight", false, NAN}},
+};
+
+const PlotJson& spec_of(const PlotJson& report) {
+  static const PlotJson empty = PlotJson::object();
+  return report.contains("spec") && report["spec"].is_object() ? report["spec"] : empty;
+}
+
+Panel panel_for(const PlotInput& in, const PlotOptions& o) {
+  const PlotJson& spec = spec_of(in.json);
+  Panel p{kDefaultMetric, false, NAN};
+  const std::string claim = spec.value("claim", std::string());
+  for (const auto& c : kClaimPanels)
+    if (claim == c.claim) p = c.panel;
+  if (spec.contains("plot") && spec["plot"].is_object()) {
+    const PlotJson& q = spec["plot"];
+    if (q.contains("metric") && q["metric"].is_string()) p.metric = q["metric"].get<std::string>();
+    if (q.contains("ratio") && q["ratio"].is_boolean()) p.ratio = q["ratio"].get<bool>();
+    if (q.contains("article_value") && q["article_value"].is_number()) p.article = q["article_value"].get<double>();
+  }
+  if (!o.metric.empty()) p.metric = o.metric;
+  return p;
+}
+
+// The paired ratios of `metric` (report["ratios"]: numerator/denominator per depth and value) against depth
+// (compare) or the swept value (sweep, x from the groups).
+LineFigure ratio_figure(const PlotInput& in, const std::string& metric) {
+  const PlotJson& e = in.json;
+  require(e.contains("ratios") && e["ratios"].is_array() && !e["ratios"].empty(),
+          in.path + " holds no ratios between placements; fix: run the claim with two placements");
+  const bool sweep = e.contains("param");
+  LineFigure f;
+  f.spread = "errorbars";
+  f.logy = "on";
+  f.integer_x = !sweep;
+  f.xlabel = sweep ? param_label(e["param"].get<std::string>()) : "depth {/:Italic L}";
+  const std::string ml = metric_label(metric);
+  f.ylabel = ml.empty() ? metric + " ratio" : "ratio of " + ml;
+  std::vector<std::string> order;
+  for (const auto& r : e["ratios"]) {
+    const std::string key = r.value("numerator", std::string("?")) + " / " + r.value("denominator", std::string("?"));
+    auto it = std::find(order.begin(), order.end(), key);
+    if (it == order.end()) {
+      order.push_back(key);
+      f.series.push_back(Series{});
+      f.series.back().title = key;
+      it = order.end() - 1;
+    }
+    double x = r.value("layers", 0.0);
+    if (sweep) {
+      x = NAN;
+      for (const auto& g : e["groups"])
+        if (g.value("value", std::string()) == r.value("value", std::string()) && g.contains("x") && g["x"].is_number())
+          x = g["x"].get<double>();
+    }
+    const auto [mean, sd] = json_stat(r["metrics"], metric);
+    Series& s = f.series[static_cast<size_t>(it - order.begin())];
+    s.x.push_back(x);
+    s.y.push_back(mean);
+    s.lo.push_back(mean > 0 ? std::max(mean - (std::isnan(sd) ? 0 : sd), 0.1 * mean) : mean);
+    s.hi.push_back(mean + (std::isnan(sd) ? 0 : sd));
+    if (!sweep && std::none_of(f.xtics.begin(), f.xtics.end(), [&](const auto& t) { return t.first == x; }))
+      f.xtics.emplace_back(x, std::to_string(static_cast<long long>(x)));  // tics at the depths run
+  }
+  return f;
+}
+
+}  // namespace
+
+Figure plot_claims(const std::vector<PlotInput>& in, const PlotOptions& o) {
+  for (const auto& i : in)
+    require(i.kind == InputKind::Experiment,
+            "claims reads compare/sweep reports, not '" + i.path + "'; fix: pass the --json of `gradflow run examples/claims/...`");
+  const int n = static_cast<int>(in.size());
+  const int cols = std::max(1, std::min(n, static_cast<int>(o.width / 3.3)));  // panels at least 3.3 in wide
+  const int rows = (n + cols - 1) / cols;
+  Figure fig;
+  fig.aspect = rows * 2.3 / o.width;  // panels 2.3 in tall
+  fig.body = "set multiplot layout " + std::to_string(rows) + "," + std::to_string(cols) + "\n";
+  int block = 0;
+  for (const auto& i : in) {
+    const Panel p = panel_for(i, o);
+    LineFigure f = p.ratio ? ratio_figure(i, p.metric) : sensitivity_figure(i, p.metric, "");
+    if (o.logy != "auto") f.logy = o.logy;
+    std::string title = spec_of(i.json).value("claim", std::string());
+    if (title.empty()) title = i.stem;
+    f.extra = "set title " + gp_quote(title) + " noenhanced font ',8' offset 0,-0.5\n";
+    if (std::isfinite(p.article)) {  // the article's number as a dashed line across the panel
+      double x0 = INFINITY, x1 = -INFINITY;
+      for (const auto& s : f.series)
+        for (double x : s.x)
+          if (std::isfinite(x)) x0 = std::min(x0, x), x1 = std::max(x1, x);
+      if (x0 == x1) x0 -= 0.5, x1 += 0.5;
+      Series ref;
+      ref.title = "article";
+      ref.x = {x0, x1};
+      ref.y = {p.article, p.article};
+      ref.style_spec = "lt 7 pt -1 dt 2 lw 1";
+      f.series.push_back(ref);
+    }
+    const Figure panel = line_figure(f, block);
+    fig.body += "reset\n" + base_style() + panel.body;
+    fig.data += (block ? "\n\n" : "") + panel.data;
+    block += static_cast<int>(f.series.size());
+  }
+  fig.body += "unset multiplot\n";
+  return fig;
+}
+
+}  // namespace gradflow

@@ -1,0 +1,75 @@
+// grad_by_depth.cpp — `--kind grad-by-depth`: ||dL/dx_l|| against layer l (x_l the input of block l, l = 0 the
+// network input), or ||dL/dW|| of one parameter (--param linear2.weight) of block l; log y. Analyze reports
+// give one line each; compare reports one line per (placement, depth) group with a band mean ± std over seeds
+// (clipped at a tenth of the mean so it stays on the log axis).
+#include <algorithm>
+#include <cmath>
+
+#include "gradflow/core/error.hpp"
+#include "gradflow/plot/kinds.hpp"
+#include "gradflow/plot/series.hpp"
+
+namespace gradflow {
+namespace {
+
+std::string param_names(const PlotJson& layer) {
+  std::string s;
+  if (layer.contains("param_grad_norms"))
+    for (const auto& [k, v] : layer["param_grad_norms"].items()) s += (s.empty() ? "" : ", ") + k;
+  return s;
+}
+
+}  // namespace
+
+Figure plot_grad_by_depth(const std::vector<PlotInput>& in, const PlotOptions& o) {
+  LineFigure f;
+  f.integer_x = true;
+  f.logy = o.logy == "auto" ? "on" : o.logy;
+  f.xlabel = "layer {/:Italic l}";
+  f.ylabel = o.param.empty() ? "‖∂{/:Italic L}/∂{/:Italic x}_{/:Italic l}‖" : "‖∂{/:Italic L}/∂{/:Italic W}‖  (" + o.param + ")";
+  std::vector<const PlotInput*> reports;
+  for (const auto& i : in) {
+    require(i.kind != InputKind::Npy, "grad-by-depth reads reports, not '" + i.path + "'; fix: pass analyze or compare --json files");
+    if (i.kind == InputKind::Analyze) reports.push_back(&i);
+  }
+  const std::vector<std::string> labels = report_labels(reports);
+  size_t next_label = 0;
+  const bool many_files = in.size() > 1;
+  for (const auto& i : in) {
+    if (i.kind == InputKind::Analyze) {
+      Series s;
+      s.title = labels[next_label++];
+      for (const auto& layer : i.json["layers"]) {
+        double y = json_number(layer, "grad_norm");
+        if (!o.param.empty()) {
+          y = json_number(layer, "param_grad_norms", o.param);
+          require(!std::isnan(y), "--param '" + o.param + "' is not in " + i.path + "; fix: use one of " + param_names(layer));
+        }
+        s.x.push_back(json_number(layer, "index"));
+        s.y.push_back(y);
+      }
+      f.series.push_back(std::move(s));
+      continue;
+    }
+    const std::string metric = o.param.empty() ? "grad_norm" : "param_grad_norms." + o.param;
+    const std::vector<std::string> glabels = group_labels(i.json);
+    for (size_t g = 0; g < i.json["groups"].size(); ++g) {
+      const auto& group = i.json["groups"][g];
+      Series s;
+      s.title = (many_files ? i.stem + ": " : "") + glabels[g];
+      for (const auto& layer : group["per_layer"]) {
+        const auto [mean, sd] = json_stat(layer, metric);
+        s.x.push_back(json_number(layer, "index"));
+        s.y.push_back(mean);
+        s.lo.push_back(std::max(mean - (std::isnan(sd) ? 0 : sd), 0.1 * mean));
+        s.hi.push_back(mean + (std::isnan(sd) ? 0 : sd));
+      }
+      const bool any = std::any_of(s.y.begin(), s.y.end(), [](double v) { return !std::isnan(v); });
+      require(any, "'" + metric + "' is not in " + i.path + "; fix: check --param against the report's per_layer metrics");
+      f.series.push_back(std::move(s));
+    }
+  }
+  return line_figure(f);
+}
+
+}  // namespace gradflow

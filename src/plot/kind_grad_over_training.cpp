@@ -1,0 +1,77 @@
+// grad_over_training.cpp — `--kind grad-over-training`: ||dL/dx_l|| (the gradient at block l's input, as analyze
+// defines it) against training step, one line per layer: every layer up to 6, else 6 evenly spaced ones (bottom
+// and top included). Train-sweep reports: the bottom and top layer of each run. Log y; --logx for the steps.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "gradflow/core/error.hpp"
+#include "gradflow/plot/kinds.hpp"
+#include "gradflow/plot/series.hpp"
+
+namespace gradflow {
+namespace {
+
+std::vector<size_t> chosen_layers(size_t L) {
+  std::vector<size_t> out;
+  if (L <= 6) {
+    for (size_t l = 0; l < L; ++l) out.push_back(l);
+    return out;
+  }
+  for (size_t k = 0; k < 6; ++k) {
+    const size_t l = (k * (L - 1) + 2) / 5;
+    if (out.empty() || out.back() != l) out.push_back(std::min(l, L - 1));
+  }
+  return out;
+}
+
+}  // namespace
+
+Figure plot_grad_over_training(const std::vector<PlotInput>& in, const PlotOptions& o) {
+  LineFigure f;
+  f.logy = o.logy == "auto" ? "on" : o.logy;
+  f.logx = o.logx;
+  f.xlabel = "step";
+  f.ylabel = "‖∂{/:Italic L}/∂{/:Italic x}_{/:Italic l}‖";
+  const bool logx = o.logx == "on";
+  std::vector<const PlotInput*> single;
+  for (const auto& i : in)
+    if (i.json.contains("log")) single.push_back(&i);
+  const std::vector<std::string> labels = report_labels(single);
+  size_t next = 0;
+  auto add = [&](const std::string& title, const PlotJson& entries, const char* layers_key, size_t l, bool sweep) {
+    Series s;
+    s.title = title;
+    for (const auto& e : entries) {
+      const double st = e["step"].get<double>();
+      if (logx && !(st > 0)) continue;
+      s.x.push_back(st);
+      const auto& v = sweep ? e[layers_key][l] : e[layers_key][l]["grad_norm"];
+      s.y.push_back(v.is_number() ? v.get<double>() : NAN);
+    }
+    f.series.push_back(std::move(s));
+  };
+  for (const auto& i : in) {
+    if (i.json.contains("log")) {
+      const std::string label = labels[next++];
+      const auto& log = i.json["log"];
+      require(!log.empty(), "'" + i.path + "' has an empty log; fix: rerun gradflow train");
+      const size_t L = log[0]["layers"].size();
+      for (size_t l : chosen_layers(L))
+        add((single.size() > 1 ? label + ": " : "") + "layer " + std::to_string(l), log, "layers", l, false);
+      continue;
+    }
+    for (const auto& r : i.json["runs"]) {
+      const size_t L = static_cast<size_t>(r["layers"].get<long long>());
+      char buf[160];
+      std::snprintf(buf, sizeof buf, "%s L=%zu lr=%g w=%lld s=%lld", r["placement"].get<std::string>().c_str(), L,
+                    r["lr"].get<double>(), r["warmup"].get<long long>(), r["seed"].get<long long>());
+      for (size_t l : {size_t{0}, L - 1}) add(std::string(buf) + ": layer " + std::to_string(l), r["curve"], "grad_norms", l, true);
+    }
+  }
+  require(!f.series.empty(), "no gradient record in the inputs; fix: pass gradflow train or train-sweep --json reports");
+  if (!logx) f.extra += round_xtics(f.series);
+  return line_figure(f);
+}
+
+}  // namespace gradflow

@@ -1,0 +1,99 @@
+// jacobian_norms.cpp — `--kind jacobian-norms`: against layer l, the spectral norm of the block Jacobian
+// B_l = ∂x_{l+1}/∂x_l, of the product P_l = ∂y/∂x_l = B_{L-1}···B_l, and P_l's smallest non-zero singular value
+// σ_min(P_l). One report: one colour per quantity. Several reports (or compare groups): one colour per report,
+// one marker and dash per quantity, and a legend of colours and markers. Compare reports add the seed band
+// (mean ± std, clipped at a tenth of the mean).
+#include <algorithm>
+#include <cmath>
+
+#include "gradflow/core/error.hpp"
+#include "gradflow/plot/kinds.hpp"
+#include "gradflow/plot/series.hpp"
+#include "gradflow/plot/style.hpp"
+
+namespace gradflow {
+namespace {
+
+struct Quantity {
+  const char* group;   // block_jacobian | product_jacobian
+  const char* field;   // spectral_norm | min_singular_value
+  const char* title;   // legend text (enhanced)
+  const char* marker;  // marker and dash when colours mark the reports
+};
+const Quantity kQuantities[] = {
+    {"block_jacobian", "spectral_norm", "‖{/:Italic B_l}‖_2", "pt 7 dt 1"},
+    {"product_jacobian", "spectral_norm", "‖{/:Italic P_l}‖_2", "pt 5 dt 2"},
+    {"product_jacobian", "min_singular_value", "σ_{min}({/:Italic P_l})", "pt 9 dt 4"},
+};
+
+}  // namespace
+
+Figure plot_jacobian_norms(const std::vector<PlotInput>& in, const PlotOptions& o) {
+  LineFigure f;
+  f.integer_x = true;
+  f.logy = o.logy;
+  f.xlabel = "layer {/:Italic l}";
+  f.ylabel = "singular value";
+  std::vector<const PlotInput*> reports;
+  for (const auto& i : in) {
+    require(i.kind != InputKind::Npy, "jacobian-norms reads reports, not '" + i.path + "'; fix: pass analyze or compare --json files");
+    if (i.kind == InputKind::Analyze) reports.push_back(&i);
+  }
+  const std::vector<std::string> labels = report_labels(reports);
+  size_t next_label = 0;
+  int curves = 0;
+  std::vector<std::pair<std::string, std::pair<const PlotInput*, const PlotJson*>>> lines;  // (label, (file, per-layer array))
+  for (const auto& i : in) {
+    if (i.kind == InputKind::Analyze) lines.push_back({labels[next_label++], {&i, &i.json["layers"]}});
+    else {
+      const auto gl = group_labels(i.json);
+      for (size_t g = 0; g < gl.size(); ++g)
+        lines.push_back({(in.size() > 1 ? i.stem + ": " : "") + gl[g], {&i, &i.json["groups"][g]["per_layer"]}});
+    }
+  }
+  const bool single = lines.size() == 1;
+  for (size_t r = 0; r < lines.size(); ++r) {
+    const auto& [label, where] = lines[r];
+    const bool analyze = where.first->kind == InputKind::Analyze;
+    for (size_t q = 0; q < 3; ++q) {
+      const Quantity& qu = kQuantities[q];
+      Series s;
+      if (single) s.title = qu.title, s.enhanced = true;
+      else s.style_spec = "lt " + std::to_string(r % kStyles + 1) + " " + qu.marker;
+      for (const auto& layer : *where.second) {
+        s.x.push_back(json_number(layer, "index"));
+        if (analyze) {
+          s.y.push_back(json_number(layer, qu.group, qu.field));
+        } else {
+          const auto [mean, sd] = json_stat(layer, std::string(qu.group) + "." + qu.field);
+          s.y.push_back(mean);
+          s.lo.push_back(std::max(mean - (std::isnan(sd) ? 0 : sd), 0.1 * mean));
+          s.hi.push_back(mean + (std::isnan(sd) ? 0 : sd));
+        }
+      }
+      if (std::all_of(s.y.begin(), s.y.end(), [](double v) { return std::isnan(v); })) continue;
+      f.series.push_back(std::move(s));
+      ++curves;
+    }
+  }
+  if (!single) {  // legend: a coloured line per report, then a black marker per quantity
+    for (size_t r = 0; r < lines.size(); ++r) {
+      Series k;
+      k.key_only = true;
+      k.title = lines[r].first;
+      k.style_spec = "lt " + std::to_string(r % kStyles + 1) + " pt -1 dt 1";
+      f.series.push_back(k);
+    }
+    for (const auto& qu : kQuantities) {
+      Series k;
+      k.key_only = true, k.enhanced = true;
+      k.title = qu.title;
+      k.style_spec = std::string("lt 7 ") + qu.marker;
+      f.series.push_back(k);
+    }
+  }
+  require(curves > 0, "no Jacobian norms in the inputs; fix: rerun gradflow analyze without --gradients-only");
+  return line_figure(f);
+}
+
+}  // namespace gradflow

@@ -1,0 +1,80 @@
+// sensitivity.cpp — `--kind sensitivity`: a scalar metric (--metric, default the bottom/top gradient ratio)
+// against a sweep's parameter (x = the group's numeric "x"; categories when a value is not numeric), or against
+// depth L for a compare report over several depths; mean ± std over seeds as error bars, one line per placement.
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "gradflow/core/error.hpp"
+#include "gradflow/plot/kinds.hpp"
+#include "gradflow/plot/series.hpp"
+#include "metric_labels.hpp"
+#include "sensitivity_series.hpp"
+
+namespace gradflow {
+
+LineFigure sensitivity_figure(const PlotInput& in, const std::string& metric, const std::string& prefix) {
+  const auto& groups = in.json["groups"];
+  const std::string param = in.json.value("param", std::string());
+  const std::string axis = param.empty() ? "layers" : param;
+  bool numeric = true;
+  for (const auto& g : groups) numeric &= !param.empty() ? g.contains("x") && g["x"].is_number() : g["layers"].is_number();
+  // A compare at one depth: the placements themselves are the categories (one point each).
+  bool one_depth = param.empty();
+  for (const auto& g : groups) one_depth &= g["layers"] == groups[0]["layers"];
+  if (one_depth) numeric = false;
+  std::vector<std::string> categories;  // non-numeric values, in order of first appearance
+  std::vector<std::string> order;       // series keys in plan order
+  std::map<std::string, Series> series;
+  for (const auto& g : groups) {
+    std::string key = g.value("placement", std::string("?"));
+    if (!param.empty() && param != "layers") key += groups.size() > 1 && g["layers"] != groups[0]["layers"] ? ", L=" + std::to_string(g["layers"].get<long long>()) : "";
+    if (!series.count(key)) order.push_back(key), series[key].title = prefix + key;
+    double x;
+    if (numeric) x = param.empty() ? g["layers"].get<double>() : g["x"].get<double>();
+    else {
+      const std::string v = one_depth ? key : g.value("value", std::string("?"));
+      auto it = std::find(categories.begin(), categories.end(), v);
+      if (it == categories.end()) categories.push_back(v), it = categories.end() - 1;
+      x = static_cast<double>(it - categories.begin());
+    }
+    const auto [mean, sd] = json_stat(g["scalars"], metric);
+    Series& s = series[key];
+    s.x.push_back(x);
+    s.y.push_back(mean);
+    s.lo.push_back(mean > 0 ? std::max(mean - (std::isnan(sd) ? 0 : sd), 0.1 * mean) : mean - sd);
+    s.hi.push_back(mean + (std::isnan(sd) ? 0 : sd));
+  }
+  LineFigure f;
+  f.spread = "errorbars";
+  f.logx = numeric ? "auto" : "off";
+  for (size_t c = 0; c < categories.size(); ++c) f.xtics.emplace_back(static_cast<double>(c), categories[c]);
+  if (numeric && axis == "layers")  // tics at the depths run
+    for (const auto& g : groups) {
+      const double L = g["layers"].get<double>();
+      if (std::none_of(f.xtics.begin(), f.xtics.end(), [&](const auto& t) { return t.first == L; }))
+        f.xtics.emplace_back(L, std::to_string(static_cast<long long>(L)));
+    }
+  f.xlabel = one_depth ? "placement, {/:Italic L} = " + std::to_string(groups[0]["layers"].get<long long>()) : param_label(axis);
+  f.integer_x = axis == "layers";
+  f.ylabel = metric_label(metric);
+  if (f.ylabel.empty()) f.ylabel = metric, f.ylabel_plain = true;
+  bool any = false;
+  for (const auto& k : order) {
+    Series& s = series[k];
+    any |= std::any_of(s.y.begin(), s.y.end(), [](double v) { return !std::isnan(v); });
+    f.series.push_back(std::move(s));
+  }
+  require(any, "metric '" + metric + "' is not in " + in.path + "; fix: pick --metric from the report's groups[].scalars (e.g. " + kDefaultMetric + ")");
+  return f;
+}
+
+Figure plot_sensitivity(const std::vector<PlotInput>& in, const PlotOptions& o) {
+  require(in.size() == 1 && in[0].kind == InputKind::Experiment,
+          "sensitivity reads one sweep (or compare over depths) report; fix: pass the --json of gradflow sweep");
+  LineFigure f = sensitivity_figure(in[0], o.metric.empty() ? kDefaultMetric : o.metric, "");
+  f.logy = o.logy;
+  return line_figure(f);
+}
+
+}  // namespace gradflow

@@ -1,0 +1,63 @@
+// runtime_env.cpp — see runtime_env.hpp.
+//
+// Why. (1) libgomp lets idle OpenMP threads spin 300 000 times before they sleep; on a 2-core machine that runs
+// anything else the spinning threads take the cores from the working ones (`analyze --layers 6` 29 s instead of
+// 3-5 s beside two busy processes). Sleeping at once (OMP_WAIT_POLICY=passive) fixes that but makes every one of
+// the many short parallel regions pay a wake-up: 3x slower on an idle machine (20.5 s against 6.7 s for the
+// headline run). A spin of 3000 iterations is as fast as spinning when idle and close to passive under load.
+// (2) OpenBLAS 0.3.21 (Debian 12) picks kernels by CPU model and falls back to "Prescott" (SSE3) on models it
+// does not know, such as newer Xeons: DGEMM then runs at a fifth of the AVX-512 rate. Both libraries read their
+// environment variable once, when they are loaded, hence the re-execution. (3) glibc's malloc serves blocks above
+// its mmap threshold with fresh pages from the kernel and returns them on free, so every new (N, N) matrix costs
+// N²/512 page faults: a Post-LN block Jacobian at N = 2048 took 130 ms instead of 55 ms. A large top pad and trim
+// threshold keep freed memory in the heap for the next matrix (resident memory then stays at its peak until exit).
+#include "process/runtime_env.hpp"
+
+#include <malloc.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include <cstdlib>
+
+#ifdef GRADFLOW_HAVE_OPENBLAS
+extern "C" char* openblas_get_corename(void);
+#endif
+
+namespace gradflow::process {
+namespace {
+
+// The OpenBLAS core to force when OpenBLAS chose its generic fallback, or nullptr to leave it alone.
+const char* better_openblas_core() {
+#if defined(GRADFLOW_HAVE_OPENBLAS) && (defined(__x86_64__) || defined(__i386__))  // the fallback is x86's
+  const char* core = openblas_get_corename();
+  if (core == nullptr || ::strcasecmp(core, "prescott") != 0) return nullptr;  // a known CPU: its own choice
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+      __builtin_cpu_supports("avx512dq"))
+    return "SkylakeX";
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "Haswell";
+#endif
+  return nullptr;
+}
+
+}  // namespace
+
+void tune_allocator() {
+  ::mallopt(M_MMAP_THRESHOLD, 32 << 20);  // glibc's ceiling: larger blocks are always mapped
+  ::mallopt(M_TOP_PAD, 256 << 20);        // grow the heap in large steps ...
+  ::mallopt(M_TRIM_THRESHOLD, 1 << 30);   // ... and keep what is freed for the next matrix
+}
+
+void tune_runtime_environment(char** argv) {
+  const char* off = std::getenv("GRADFLOW_NO_TUNE");
+  if (off != nullptr && *off != '\0' && *off != '0') return;
+  bool changed = false;
+  if (std::getenv("OMP_WAIT_POLICY") == nullptr && std::getenv("GOMP_SPINCOUNT") == nullptr)
+    changed |= ::setenv("GOMP_SPINCOUNT", "3000", 1) == 0;
+  if (std::getenv("OPENBLAS_CORETYPE") == nullptr)
+    if (const char* core = better_openblas_core()) changed |= ::setenv("OPENBLAS_CORETYPE", core, 1) == 0;
+  if (changed) ::execv("/proc/self/exe", argv);  // returns only if it failed: carry on unchanged
+  tune_allocator();
+}
+
+}  // namespace gradflow::process

@@ -1,0 +1,43 @@
+// analyze.cpp — see analyze.hpp.
+#include "gradflow/run/analyze.hpp"
+
+#include <chrono>
+#include <cstdio>
+
+#include "gradflow/run/analysis.hpp"
+#include "gradflow/run/context.hpp"
+#include "gradflow/run/engine.hpp"
+#include "gradflow/run/run_config.hpp"
+#include "gradflow/run/run_inputs.hpp"
+#include "gradflow/core/error.hpp"
+
+namespace gradflow {
+
+nlohmann::ordered_json analyze(const RunConfig& rc) {
+  const auto t0 = std::chrono::steady_clock::now();
+  rc.model.validate();
+  const EngineChoice choice = choose_engine(rc.model, rc.analysis);  // validates and refuses what does not fit
+  Model model(rc.model);
+  const RunInputs in = prepare_run(rc, model);  // --weights/--input/--cotangent, or --init and seeded draws
+  AnalysisOptions opts = rc.analysis;
+  opts.engine = choice.engine;
+  opts.probe_seed = rc.init.seed;
+  opts.keep_param_grads = false;  // the report needs only their norms: never 600 MiB of gradients at once
+  if (opts.spectrum && opts.engine != Engine::Explicit && opts.progress)
+    std::fprintf(stderr, "gradflow: note: --spectrum skipped: %s\n", choice.reason.c_str());
+  const auto t1 = std::chrono::steady_clock::now();
+  AnalysisContext ctx(model, in.x0, opts, in.cotangent_or_null(), rc.init.seed);
+  const auto t2 = std::chrono::steady_clock::now();
+  Json body = run_analyses(ctx);
+  const auto t3 = std::chrono::steady_clock::now();
+  Json report;
+  report["config"] = run_config_json(model, rc, &choice);
+  for (auto& [k, v] : body.items()) report[k] = v;
+  report["elapsed_seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const auto secs = [](auto a, auto b) { return std::chrono::duration<double>(b - a).count(); };
+  report["timing_seconds"] = Json{{"model_and_init", secs(t0, t1)}, {"forward_backward", secs(t1, t2)},
+                                  {"analyses", secs(t2, t3)}};
+  return report;
+}
+
+}  // namespace gradflow

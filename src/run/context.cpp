@@ -1,0 +1,125 @@
+// context.cpp — the shared forward/backward pass and the top-down products of explicit Jacobians.
+#include "gradflow/run/context.hpp"
+
+#include "backend/cpu_backend.hpp"
+
+#include <algorithm>
+
+#include "gradflow/core/error.hpp"
+#include "gradflow/linalg/svd.hpp"
+#include "gradflow/model/init.hpp"
+
+namespace gradflow {
+
+AnalysisContext::AnalysisContext(const Model& m, Mat x0, const AnalysisOptions& o, const Mat* cotangent, uint64_t seed)
+    : model(m), opts(o), grads(m.params(), o.keep_param_grads), backend_(make_backend(o.backend)) {
+  trace = model.forward(x0);
+  if (!trace.y.allFinite()) {
+    for (Index l = 1; l < static_cast<Index>(trace.x.size()); ++l)
+      if (!trace.x[static_cast<size_t>(l)].allFinite())
+        throw Error("forward pass produced NaN/Inf at the output of layer " + std::to_string(l - 1) +
+                        "; fix: lower --init-scale or check the weights", ErrorKind::Numeric);
+    throw Error("forward pass produced NaN/Inf in the final norm", ErrorKind::Numeric);
+  }
+  const Index n = trace.y.rows(), d = trace.y.cols();
+  if (opts.loss == "dot") {
+    if (cotangent) {
+      require(cotangent->rows() == n && cotangent->cols() == d,
+              "cotangent has shape (" + std::to_string(cotangent->rows()) + ", " + std::to_string(cotangent->cols()) +
+                  "), the output is (" + std::to_string(n) + ", " + std::to_string(d) + "); fix: match the output shape");
+      dL_dy = *cotangent;
+    } else {
+      dL_dy = random_normal(seed, "cotangent", n, d);
+    }
+    loss = dL_dy.cwiseProduct(trace.y).sum();
+  } else if (opts.loss == "half-sq") {
+    dL_dy = trace.y;
+    loss = 0.5 * trace.y.squaredNorm();
+  } else {
+    throw Error("unknown --loss '" + opts.loss + "'; fix: use --loss dot or --loss half-sq");
+  }
+  backward_with_param_norms();
+  for (Index l = model.layers(); l >= 0; --l)
+    if (!dx[static_cast<size_t>(l)].allFinite())
+      throw Error("backward pass produced NaN/Inf in dL/dx at layer " + std::to_string(l) +
+                      "; fix: lower --init-scale or check the weights", ErrorKind::Numeric);
+}
+
+void AnalysisContext::backward_with_param_norms() {
+  const auto& params = model.params().all();
+  param_grad_norms.assign(params.size(), 0.0);
+  if (opts.keep_param_grads) {
+    model.backward(trace, dL_dy, &grads, &dx);
+    for (size_t i = 0; i < params.size(); ++i) param_grad_norms[i] = frobenius_norm(grads[static_cast<int>(i)]);
+    return;
+  }
+  // Block by block: allocate block l's accumulators, run its VJP, take their norms, free them (the allocator
+  // hands the same memory to block l − 1). Parameters outside the blocks live through the whole pass.
+  const Index L = model.layers();
+  std::vector<std::vector<int>> of_block(static_cast<size_t>(L));
+  std::vector<int> outside;
+  for (size_t i = 0; i < params.size(); ++i) {
+    const Index l = model.block_of_param(static_cast<int>(i));
+    (l >= 0 ? of_block[static_cast<size_t>(l)] : outside).push_back(static_cast<int>(i));
+  }
+  for (int i : outside) grads.allocate(i);
+  const Model::BackwardHook hook = [&](Index l, bool done) {
+    for (int i : of_block[static_cast<size_t>(l)]) {
+      if (!done) {
+        grads.allocate(i);
+      } else {
+        param_grad_norms[static_cast<size_t>(i)] = frobenius_norm(grads[i]);
+        grads.release(i);
+      }
+    }
+  };
+  model.backward(trace, dL_dy, &grads, &dx, &hook);
+  for (int i : outside) {
+    param_grad_norms[static_cast<size_t>(i)] = frobenius_norm(grads[i]);
+    grads.release(i);
+  }
+}
+
+Jacobian AnalysisContext::layer_jacobian(Index l) const {
+  Jacobian B = model.block_jacobian(l, trace.blocks[static_cast<size_t>(l)]);
+  if (l == model.layers() - 1 && model.has_final_norm()) B = model.head_jacobian(trace.head, tokens()) * B;
+  return B;
+}
+
+void AnalysisContext::for_each_product(
+    const std::function<void(Index, const DenseBuffer&, const DenseBuffer&)>& visit) const {
+  const Backend& be = *backend_;
+  std::unique_ptr<DenseBuffer> P;
+  for (Index l = model.layers() - 1; l >= 0; --l) {
+    Jacobian B = layer_jacobian(l);
+    P = l == model.layers() - 1 ? be.upload(B.to_dense()) : be.multiply(std::move(P), B);
+    const std::unique_ptr<DenseBuffer> Bd = be.densify(std::move(B));
+    const bool b_finite = be.all_finite(*Bd);
+    if (!b_finite || !be.all_finite(*P))
+      throw Error("NaN/Inf in the explicit " + std::string(b_finite ? "product Jacobian P_" : "block Jacobian B_") +
+                      std::to_string(l) + " (layers from the top down); fix: use --mode matrix-free, which rescales long "
+                      "products, or lower --init-scale", ErrorKind::Numeric);
+    visit(l, *Bd, *P);
+  }
+}
+
+void AnalysisContext::for_each_product(const std::function<void(Index, const Mat&, const Mat&)>& visit) const {
+  if (backend_->kind() != BackendKind::Cpu)
+    throw Error("internal: host matrices of the explicit products need the CPU backend", ErrorKind::Internal);
+  for_each_product([&](Index l, const DenseBuffer& B, const DenseBuffer& P) {
+    visit(l, static_cast<const CpuBuffer&>(B).mat(), static_cast<const CpuBuffer&>(P).mat());
+  });
+}
+
+Mat AnalysisContext::jacobian_between(Index from, Index to) const {
+  const Index L = model.layers(), n = tokens();
+  require(from >= 0 && from <= L, "--from " + std::to_string(from) + " is outside 0.." + std::to_string(L) +
+                                      "; fix: choose a layer index between 0 and --layers");
+  require(to >= from && to <= L, "--to " + std::to_string(to) + " must lie in " + std::to_string(from) + ".." +
+                                     std::to_string(L) + "; fix: choose --to >= --from (and --to L for the output y)");
+  Jacobian J = Jacobian::identity(n, width());
+  for (Index l = from; l < to; ++l) J = layer_jacobian(l) * J;
+  return J.to_dense();
+}
+
+}  // namespace gradflow

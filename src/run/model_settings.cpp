@@ -1,0 +1,180 @@
+// model_settings.cpp — the table of model options (model_settings.hpp).
+#include "gradflow/run/model_settings.hpp"
+
+#include <cerrno>
+#include <cstdlib>
+#include <filesystem>
+#include <sstream>
+
+#include "gradflow/run/run_inputs.hpp"
+#include "gradflow/core/error.hpp"
+#include "gradflow/model/placement.hpp"
+
+namespace gradflow {
+namespace {
+
+using Set = std::function<void(ModelSettings&, const std::string&)>;
+
+// The value of a flag: "true" (as given on the command line) or "false" (a spec's false).
+bool parse_flag(const std::string& text, const std::string& option) {
+  if (text == "true" || text == "1") return true;
+  if (text == "false" || text == "0") return false;
+  throw Error("--" + option + " takes no value (got '" + text + "'); fix: give it alone, e.g. --" + option);
+}
+
+std::string existing_file(const std::string& text, const std::string& option) {
+  std::error_code ec;
+  require(std::filesystem::is_regular_file(text, ec),
+          "--" + option + " '" + text + "' is not a file; fix: check the path and its permissions");
+  return text;
+}
+
+ModelOption value(std::string name, std::string help, std::string default_text, bool training, Set set) {
+  ModelOption o;
+  o.name = std::move(name);
+  o.help = std::move(help);
+  o.default_text = std::move(default_text);
+  o.training = training;
+  o.set = std::move(set);
+  return o;
+}
+
+ModelOption flag(std::string name, std::string help, bool training, std::function<void(ModelSettings&, bool)> set) {
+  ModelOption o;
+  o.name = name;
+  o.help = std::move(help);
+  o.flag = true;
+  o.training = training;
+  o.set = [name, set](ModelSettings& s, const std::string& v) { set(s, parse_flag(v, name)); };
+  return o;
+}
+
+std::string text_of(double v) {
+  std::ostringstream os;
+  os << v;
+  return os.str();
+}
+
+std::vector<ModelOption> make_table() {
+  const ModelSettings d;  // the defaults
+  std::vector<ModelOption> t;
+  t.push_back(value("placement", "where the norm sits (see `gradflow placements`)", d.rc.model.placement, false,
+                    [](ModelSettings& s, const std::string& v) { s.rc.model.placement = v; }));
+  t.push_back(value("layers", "number of blocks L", std::to_string(d.rc.model.layers), false,
+                    [](ModelSettings& s, const std::string& v) { s.rc.model.layers = parse_integer(v, "layers"); }));
+  t.push_back(value("d-model", "width d", std::to_string(d.rc.model.d_model), true,
+                    [](ModelSettings& s, const std::string& v) { s.rc.model.d_model = parse_integer(v, "d-model"); }));
+  t.push_back(value("heads", "attention heads h (must divide d)", std::to_string(d.rc.model.heads), true,
+                    [](ModelSettings& s, const std::string& v) { s.rc.model.heads = parse_integer(v, "heads"); }));
+  t.push_back(value("d-ff", "feed-forward width (default 4*d)", "", true,
+                    [](ModelSettings& s, const std::string& v) { s.rc.model.d_ff = parse_integer(v, "d-ff"); }));
+  t.push_back(value("seq-len", "tokens n of the input", std::to_string(d.rc.analysis.seq_len), false,
+                    [](ModelSettings& s, const std::string& v) { s.rc.analysis.seq_len = parse_integer(v, "seq-len"); }));
+  t.push_back(value("activation", "relu | gelu (exact erf form)", d.activation, true,
+                    [](ModelSettings& s, const std::string& v) { s.activation = v; }));
+  t.push_back(flag("causal", "causal attention mask", true, [](ModelSettings& s, bool b) { s.rc.model.causal = b; }));
+  t.push_back(value("norm", "layernorm | rmsnorm | dyt", d.norm, true,
+                    [](ModelSettings& s, const std::string& v) { s.norm = v; }));
+  t.push_back(flag("no-final-norm", "drop the final norm of pre/sandwich/mix", true,
+                   [](ModelSettings& s, bool b) { s.no_final_norm = b; }));
+  t.push_back(value("residual-scale", "x + LAMBDA*G(...): the residual branch weight", text_of(d.rc.model.residual_scale),
+                    true, [](ModelSettings& s, const std::string& v) {
+                      s.rc.model.residual_scale = parse_number(v, "residual-scale");
+                    }));
+  for (const auto& o : scheme_options()) {  // the placements' own options, declared by their entries
+    std::string shown;
+    if (o.show_default)
+      shown = o.type == SchemeOption::Type::Word ? o.words.front() : text_of(o.number_default);
+    const std::string name = o.name;
+    const SchemeOption::Type type = o.type;
+    t.push_back(value(name, o.help, shown, true, [name, type](ModelSettings& s, const std::string& v) {
+      SchemeValues& sv = s.rc.model.scheme;
+      if (type == SchemeOption::Type::Number) sv.numbers[name] = parse_number(v, name);
+      else if (type == SchemeOption::Type::Count) sv.counts[name] = parse_integer(v, name);
+      else sv.words[name] = v;
+    }));
+  }
+  t.push_back(value("init", "torch | xavier | xavier-normal | gpt2 | t-fixup", d.rc.init.scheme, true,
+                    [](ModelSettings& s, const std::string& v) { s.rc.init.scheme = v; }));
+  t.push_back(value("init-scale", "multiply out_proj and linear2 weights by C, or inv-sqrt-2L", d.init_scale, true,
+                    [](ModelSettings& s, const std::string& v) { s.init_scale = v; }));
+  t.push_back(value("seed", "seed of weights, input and cotangent", std::to_string(d.rc.init.seed), true,
+                    [](ModelSettings& s, const std::string& v) {
+                      const Index seed = parse_integer(v, "seed");
+                      require(seed >= 0, "--seed " + v + " is negative; fix: e.g. --seed 0");
+                      s.rc.init.seed = static_cast<uint64_t>(seed);
+                    }));
+  t.push_back(value("loss", "dot (L = sum g*y, g ~ N(0,1)) | half-sq (L = sum y^2 / 2)", d.rc.analysis.loss, false,
+                    [](ModelSettings& s, const std::string& v) { s.rc.analysis.loss = v; }));
+  t.push_back(value("weights",
+                    "parameters from a PyTorch nn.TransformerEncoder state_dict (.safetensors); L, d, d_ff and the final "
+                    "norm come from it (give --heads and --placement)",
+                    "", false, [](ModelSettings& s, const std::string& v) { s.rc.weights = existing_file(v, "weights"); }));
+  t.push_back(value("input", "input tokens x_0 from a .npy of shape (n, d) or (1, n, d) (default: seeded N(0,1)); n comes from it",
+                    "", false, [](ModelSettings& s, const std::string& v) { s.rc.input = existing_file(v, "input"); }));
+  t.push_back(value("cotangent", "g of --loss dot from a .npy of the output's shape (default: seeded N(0,1))", "", false,
+                    [](ModelSettings& s, const std::string& v) { s.rc.cotangent = existing_file(v, "cotangent"); }));
+  t.push_back(value("max-memory", "memory budget of explicit mode, e.g. 512M, 8G (default: half of RAM)", "", false,
+                    [](ModelSettings& s, const std::string& v) { s.max_memory = v; }));
+  return t;
+}
+
+}  // namespace
+
+double parse_number(const std::string& text, const std::string& option) {
+  char* end = nullptr;
+  errno = 0;
+  const long double v = std::strtold(text.c_str(), &end);
+  require(!text.empty() && end == text.c_str() + text.size() && errno != ERANGE,
+          "--" + option + " '" + text + "' is not a number; fix: e.g. --" + option + " 0.5");
+  return static_cast<double>(v);
+}
+
+Index parse_integer(const std::string& text, const std::string& option) {
+  char* end = nullptr;
+  errno = 0;
+  const long long v = std::strtoll(text.c_str(), &end, 10);
+  require(!text.empty() && end == text.c_str() + text.size() && errno != ERANGE,
+          "--" + option + " '" + text + "' is not a whole number; fix: e.g. --" + option + " 4");
+  return static_cast<Index>(v);
+}
+
+const std::vector<ModelOption>& model_options() {
+  static const std::vector<ModelOption> table = make_table();
+  return table;
+}
+
+void set_model_option(ModelSettings& s, const std::string& name, const std::string& value) {
+  for (const auto& o : model_options())
+    if (o.name == name) {
+      o.set(s, value);
+      s.given.insert(name);
+      return;
+    }
+  throw Error("--" + name + " is not a model option; fix: see `gradflow analyze --help` for the model options");
+}
+
+RunConfig resolve(const ModelSettings& s) {
+  RunConfig rc = s.rc;
+  rc.model.activation = parse_activation(s.activation);
+  rc.model.norm = parse_norm_kind(s.norm);
+  if (s.no_final_norm) rc.model.final_norm = false;
+  find_placement(rc.model.placement);
+  GivenSizes given;
+  const auto explicit_value = [&](const char* name, Index v) {
+    return s.given.count(name) ? std::optional<Index>(v) : std::nullopt;
+  };
+  given.layers = explicit_value("layers", rc.model.layers);
+  given.d_model = explicit_value("d-model", rc.model.d_model);
+  given.d_ff = explicit_value("d-ff", rc.model.d_ff);
+  given.seq_len = explicit_value("seq-len", rc.analysis.seq_len);
+  if (s.no_final_norm) given.final_norm = false;
+  apply_file_sizes(rc, given);  // --weights/--input fix L, d, d_ff, the final norm and n
+  rc.model.validate();
+  rc.init.scale_text = s.init_scale;
+  rc.init.scale = parse_init_scale(s.init_scale, rc.model.layers);
+  if (!s.max_memory.empty()) rc.analysis.max_memory_bytes = parse_memory_size(s.max_memory, "--max-memory");
+  return rc;
+}
+
+}  // namespace gradflow

@@ -1,0 +1,72 @@
+// options.cpp — engine names, memory-size parsing and the default memory budget.
+#include "gradflow/run/options.hpp"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+#include "gradflow/core/error.hpp"
+
+namespace gradflow {
+
+const char* to_string(Engine e) {
+  switch (e) {
+    case Engine::Explicit: return "explicit";
+    case Engine::MatrixFree: return "matrix-free";
+    case Engine::GradientsOnly: return "gradients-only";
+  }
+  return "?";
+}
+
+const char* to_string(EngineRequest r) {
+  switch (r) {
+    case EngineRequest::Auto: return "auto";
+    case EngineRequest::Explicit: return "explicit";
+    case EngineRequest::MatrixFree: return "matrix-free";
+    case EngineRequest::GradientsOnly: return "gradients-only";
+  }
+  return "?";
+}
+
+EngineRequest parse_engine_request(const std::string& mode, bool gradients_only) {
+  if (gradients_only) return EngineRequest::GradientsOnly;
+  if (mode == "auto") return EngineRequest::Auto;
+  if (mode == "explicit") return EngineRequest::Explicit;
+  if (mode == "matrix-free") return EngineRequest::MatrixFree;
+  throw Error("--mode '" + mode + "' is not a mode; fix: use --mode explicit, matrix-free or auto");
+}
+
+double parse_memory_size(const std::string& text, const std::string& option) {
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  double mult = 1;
+  const std::string suffix(end ? end : "");
+  if (suffix == "" || suffix == "B") mult = 1;
+  else if (suffix == "K" || suffix == "k") mult = 1024.0;
+  else if (suffix == "M") mult = 1024.0 * 1024;
+  else if (suffix == "G") mult = 1024.0 * 1024 * 1024;
+  else if (suffix == "T") mult = 1024.0 * 1024 * 1024 * 1024;
+  else mult = -1;
+  require(end != text.c_str() && mult > 0 && std::isfinite(v) && v > 0,
+          option + " '" + text + "' is not a size; fix: e.g. " + option + " 512M or " + option + " 8G");
+  return v * mult;
+}
+
+double default_max_memory() {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page <= 0) return 4.0 * 1024 * 1024 * 1024;
+  return 0.5 * static_cast<double>(pages) * static_cast<double>(page);
+}
+
+std::string format_bytes(double bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  int u = 0;
+  while (bytes >= 1024.0 && u < 6) { bytes /= 1024.0; ++u; }
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.3g %s", bytes, units[u]);
+  return buf;
+}
+
+}  // namespace gradflow

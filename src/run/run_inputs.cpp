@@ -1,0 +1,95 @@
+// run_inputs.cpp — see run_inputs.hpp. Each file is read once (load_run_files); its sizes are applied before the
+// model exists, its values after.
+#include "gradflow/run/run_inputs.hpp"
+
+#include <cstdio>
+
+#include "gradflow/core/error.hpp"
+#include "gradflow/io/npy.hpp"
+#include "gradflow/model/init.hpp"
+
+namespace gradflow {
+
+namespace {
+
+std::string shape_str(const std::vector<int64_t>& shape) {
+  std::string s = "(";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + (shape.size() == 1 ? ",)" : ")");
+}
+
+void warn_unused(const std::string& path, const std::vector<std::string>& extra) {
+  if (extra.empty()) return;
+  constexpr size_t kShown = 8;
+  std::string names;
+  for (size_t i = 0; i < extra.size() && i < kShown; ++i) names += (i ? ", '" : "'") + extra[i] + "'";
+  if (extra.size() > kShown) names += " and " + std::to_string(extra.size() - kShown) + " more";
+  std::fprintf(stderr, "gradflow: warning: safetensors file '%s': %zu tensor%s the model does not use, ignored: %s\n",
+               path.c_str(), extra.size(), extra.size() == 1 ? "" : "s", names.c_str());
+}
+
+}  // namespace
+
+std::shared_ptr<const RunFiles> load_run_files(const RunConfig& rc) {
+  if (rc.files && rc.files->weights_path == rc.weights && rc.files->input_path == rc.input &&
+      rc.files->cotangent_path == rc.cotangent)
+    return rc.files;
+  auto f = std::make_shared<RunFiles>();
+  f->weights_path = rc.weights;
+  f->input_path = rc.input;
+  f->cotangent_path = rc.cotangent;
+  if (!rc.weights.empty()) f->weights = std::make_shared<const std::vector<SafeTensor>>(read_safetensors(rc.weights));
+  if (!rc.input.empty()) f->input = std::make_shared<const NpyArray>(read_npy(rc.input));
+  if (!rc.cotangent.empty()) f->cotangent = std::make_shared<const NpyArray>(read_npy(rc.cotangent));
+  return f;
+}
+
+void apply_file_sizes(RunConfig& rc, const GivenSizes& given) {
+  require(rc.cotangent.empty() || rc.analysis.loss == "dot",
+          "--cotangent gives the g of --loss dot, but --loss is '" + rc.analysis.loss +
+              "'; fix: drop --cotangent or use --loss dot");
+  rc.files = load_run_files(rc);
+  if (!rc.weights.empty())
+    apply_checkpoint_sizes(checkpoint_sizes(*rc.files->weights, rc.weights), given, rc.weights, rc.model);
+  if (rc.input.empty()) return;
+  const NpyArray& a = *rc.files->input;
+  const auto& s = a.shape;
+  const bool ok = (s.size() == 2 || (s.size() == 3 && s[0] == 1)) && s[s.size() - 2] > 0 && s.back() > 0;
+  require(ok, "npy file '" + rc.input + "' (--input): shape " + shape_str(s) +
+                  " is not (n, d) or (1, n, d) with n, d > 0; fix: save the input tokens as an array of shape (n, d)");
+  const Index n = s[s.size() - 2], d = s.back();
+  if (d != rc.model.d_model) {
+    const std::string by = !rc.weights.empty() ? "--weights '" + rc.weights + "'" : given.d_model ? "--d-model" : "";
+    require(by.empty(), "npy file '" + rc.input + "' (--input): width d = " + std::to_string(d) + " but d_model is " +
+                            std::to_string(rc.model.d_model) + " (from " + by + "); fix: save an input of shape (" +
+                            std::to_string(n) + ", " + std::to_string(rc.model.d_model) + ")");
+    rc.model.d_model = d;
+  }
+  require(!given.seq_len || *given.seq_len == n,
+          "--seq-len " + std::to_string(given.seq_len.value_or(0)) + " contradicts the " + std::to_string(n) +
+              " tokens of --input '" + rc.input + "'; fix: drop --seq-len (the input fixes it) or pass --seq-len " +
+              std::to_string(n));
+  rc.analysis.seq_len = n;
+}
+
+RunInputs prepare_run(const RunConfig& rc, Model& model) {
+  const Index n = rc.analysis.seq_len, d = model.config().d_model;
+  const std::shared_ptr<const RunFiles> files = load_run_files(rc);
+  RunInputs r;
+  r.x0 = rc.input.empty() ? random_normal(rc.init.seed, "input", n, d)
+                          : npy_to_matrix(*files->input, n, d, "--input tokens x_0");
+  if (rc.weights.empty()) {
+    initialize(model, rc.init);
+    profile_initialization(model, r.x0);  // Admin's ω (data-dependent init); no-op otherwise
+  } else {
+    warn_unused(rc.weights, load_params(model.params(), *files->weights, rc.weights));
+  }
+  if (!rc.cotangent.empty()) {
+    require(rc.analysis.loss == "dot", "--cotangent gives the g of --loss dot, but --loss is '" + rc.analysis.loss +
+                                           "'; fix: drop --cotangent or use --loss dot");
+    r.cotangent = npy_to_matrix(*files->cotangent, n, d, "--cotangent dL/dy, the output's shape");
+  }
+  return r;
+}
+
+}  // namespace gradflow

@@ -1,0 +1,135 @@
+// test_engine.cpp — --mode auto picks explicit exactly up to the memory budget and matrix-free above it
+// (src/run/engine.cpp); an engine above the budget is refused before allocating; --mode and --spectral-layers
+// parsing; and the whole `analyze` in matrix-free mode agrees with explicit mode on a small model.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "gradflow/run/analyze.hpp"
+#include "gradflow/run/context.hpp"
+#include "gradflow/core/error.hpp"
+#include "gradflow/run/engine.hpp"
+#include "small_model.hpp"
+#include "tolerances.hpp"
+
+using namespace gradflow;
+using namespace gradflow::test;
+
+TEST_CASE("auto chooses explicit up to the budget, matrix-free one byte above", "[engine]") {
+  const ModelConfig cfg = small_model("post");
+  AnalysisOptions o;
+  o.seq_len = 64;  // N = 512: explicit (~15 MB) far above matrix-free (~0.5 MB), so one byte less still fits the latter
+  const double need = explicit_memory_estimate(cfg, o.seq_len);
+  o.max_memory_bytes = need;
+  EngineChoice c = choose_engine(cfg, o);
+  REQUIRE(c.engine == Engine::Explicit);
+  REQUIRE(c.reason.find("auto") != std::string::npos);
+  o.max_memory_bytes = need - 1;
+  c = choose_engine(cfg, o);
+  REQUIRE(c.engine == Engine::MatrixFree);
+  REQUIRE(c.explicit_bytes == need);
+  REQUIRE(c.budget_bytes == need - 1);
+  AnalysisOptions g;
+  g.engine_request = EngineRequest::GradientsOnly;
+  REQUIRE(choose_engine(cfg, g).engine == Engine::GradientsOnly);
+}
+
+TEST_CASE("mode: --mode explicit above the budget is refused with the size, matrix-free is not", "[engine]") {
+  RunConfig rc;
+  rc.model = small_model("post");
+  rc.analysis.seq_len = 64;  // N = 512: explicit (~15 MB) far above the streaming modes (~0.5 MB)
+  rc.analysis.max_memory_bytes = explicit_memory_estimate(rc.model, 64) / 2;
+  REQUIRE(streaming_memory_estimate(rc.model, 64, rc.analysis.hutchinson_probes) < rc.analysis.max_memory_bytes);
+  rc.analysis.engine_request = EngineRequest::Explicit;
+  try {
+    choose_engine(rc.model, rc.analysis);
+    FAIL("no refusal");
+  } catch (const Error& e) {
+    REQUIRE(e.kind() == ErrorKind::BadInput);
+    REQUIRE(std::string(e.what()).find("need about") != std::string::npos);
+  }
+  rc.analysis.engine_request = EngineRequest::MatrixFree;
+  REQUIRE_NOTHROW(choose_engine(rc.model, rc.analysis));
+  rc.analysis.engine_request = EngineRequest::Auto;
+  REQUIRE_NOTHROW(choose_engine(rc.model, rc.analysis));
+  REQUIRE_THROWS_AS(parse_engine_request("bogus", false), Error);
+  REQUIRE(parse_engine_request("explicit", true) == EngineRequest::GradientsOnly);  // --gradients-only wins
+}
+
+TEST_CASE("mode: matrix-free and gradients-only above their own (streaming) estimate are refused", "[engine]") {
+  RunConfig rc;
+  rc.model = small_model("post");
+  rc.analysis.seq_len = 6;
+  rc.analysis.engine_request = EngineRequest::MatrixFree;
+  const double need = streaming_memory_estimate(rc.model, 6, rc.analysis.hutchinson_probes);
+  // quadratic in n once the attention matrices dominate (n >> d)
+  const double s1 = streaming_memory_estimate(rc.model, 1000, 0), s2 = streaming_memory_estimate(rc.model, 2000, 0);
+  REQUIRE(s2 > 3.5 * s1);
+  REQUIRE(s2 < 4.0 * s1);
+  rc.analysis.max_memory_bytes = need;
+  REQUIRE_NOTHROW(choose_engine(rc.model, rc.analysis));
+  rc.analysis.max_memory_bytes = need - 1;
+  try {
+    choose_engine(rc.model, rc.analysis);
+    FAIL("no refusal");
+  } catch (const Error& e) {
+    REQUIRE(e.kind() == ErrorKind::BadInput);
+    REQUIRE(std::string(e.what()).find("matrix-free mode") != std::string::npos);
+    REQUIRE(std::string(e.what()).find("fix:") != std::string::npos);
+  }
+  rc.analysis.engine_request = EngineRequest::GradientsOnly;  // --gradients-only keeps the trace but no probes
+  rc.analysis.max_memory_bytes = streaming_memory_estimate(rc.model, 6, 0);
+  REQUIRE_NOTHROW(choose_engine(rc.model, rc.analysis));
+  rc.analysis.max_memory_bytes -= 1;
+  REQUIRE_THROWS_AS(choose_engine(rc.model, rc.analysis), Error);
+}
+
+TEST_CASE("options: --spectral-layers parses all, none, bottom, top and lists, rejects the rest", "[engine]") {
+  using V = std::vector<Index>;
+  REQUIRE(parse_spectral_layers("all", 3) == V{0, 1, 2});
+  REQUIRE(parse_spectral_layers("none", 3).empty());
+  REQUIRE(parse_spectral_layers("bottom", 3) == V{0});
+  REQUIRE(parse_spectral_layers("top", 3) == V{2});
+  REQUIRE(parse_spectral_layers("2,0,2", 3) == V{0, 2});
+  for (const char* bad : {"3", "-1", "0,x", "", "1,,2", "0.5"}) {
+    INFO(bad);
+    REQUIRE_THROWS_AS(parse_spectral_layers(bad, 3), Error);
+  }
+}
+
+TEST_CASE("analyze: matrix-free agrees with explicit on a small model and says how each number was had",
+          "[engine]") {
+  RunConfig rc;
+  rc.model = small_model("post", 3);
+  rc.analysis.seq_len = 4;
+  rc.analysis.progress = false;
+  rc.init.seed = 3;
+  rc.analysis.engine_request = EngineRequest::Explicit;
+  const auto ex = analyze(rc);
+  rc.analysis.engine_request = EngineRequest::MatrixFree;
+  rc.analysis.top_k = 2;
+  const auto mf = analyze(rc);
+  REQUIRE(ex["config"]["mode"] == "explicit");
+  REQUIRE(mf["config"]["mode"] == "matrix-free");
+  REQUIRE(mf["config"]["mode_reason"].get<std::string>().find("--mode matrix-free") != std::string::npos);
+  for (size_t l = 0; l < 3; ++l) {
+    const auto &a = ex["layers"][l], &b = mf["layers"][l];
+    INFO("layer " << l);
+    REQUIRE(a["grad_norm"].get<double>() == b["grad_norm"].get<double>());  // the same backward pass
+    for (const char* grp : {"product_jacobian", "block_jacobian"}) {
+      const double se = a[grp]["spectral_norm"], sm = b[grp]["spectral_norm"];
+      CHECK(std::abs(se - sm) <= kLanczosTol * se);
+      const double fe = a[grp]["frobenius_norm"], fm = b[grp]["frobenius_norm"], err = b[grp]["frobenius_std_error"];
+      CHECK(std::abs(fe - fm) <= kHutchinsonMaxZ * err);
+      CHECK(b[grp]["method"] == "lanczos+hutchinson");
+      CHECK(b[grp]["lanczos"]["converged"] == true);
+      CHECK(b[grp]["top_singular_values"].size() == 2);
+    }
+    const double me = a["block_jacobian"]["minus_identity_spectral_norm"];
+    const double mm = b["block_jacobian"]["minus_identity_spectral_norm"];
+    CHECK(std::abs(me - mm) <= kLanczosTol * me);
+    CHECK(b["block_jacobian"]["methods"]["minus_identity_spectral_norm"] == "lanczos");
+    CHECK(b["product_jacobian"]["min_singular_value"].is_null());
+    CHECK(b["product_jacobian"]["numerical_rank"].is_null());
+  }
+}
