@@ -126,9 +126,7 @@ void run_experiment(const CLI::App& sub, const std::string& kind, const PlanAxes
     ss << in.rdbuf();
     report["spec_file"] = Json{{"path", o.spec_file}, {"content", Json::parse(ss.str(), nullptr, false)}};
   }
-  if (!o.quiet) print_experiment_table(std::cout, report);
-  if (!o.json.empty()) write_file_atomic(o.json, report.dump(1) + "\n");
-  if (!o.csv.empty()) write_file_atomic(o.csv, experiment_csv(report));
+  write_report(report, kExperimentWriters, {o.json, o.csv, !o.quiet}, std::cout);
 }
 
 }  // namespace gradflow::cli
