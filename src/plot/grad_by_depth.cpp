@@ -29,12 +29,9 @@ Figure plot_grad_by_depth(const std::vector<PlotInput>& in, const PlotOptions& o
   f.logy = o.logy == "auto" ? "on" : o.logy;
   f.xlabel = "layer {/:Italic l}";
   f.ylabel = o.param.empty() ? metrics::kLayerGradNorm.plot : "‖∂{/:Italic L}/∂{/:Italic W}‖  (" + o.param + ")";
-  std::vector<const PlotInput*> reports;
-  for (const auto& i : in) {
+  for (const auto& i : in)
     require(i.kind != InputKind::Npy, "grad-by-depth reads reports, not '" + i.path + "'; fix: pass analyze or compare --json files");
-    if (i.kind == InputKind::Analyze) reports.push_back(&i);
-  }
-  const std::vector<std::string> labels = report_labels(reports);
+  const std::vector<std::string> labels = analyze_report_labels(in);
   size_t next_label = 0;
   const bool many_files = in.size() > 1;
   for (const auto& i : in) {

@@ -36,10 +36,7 @@ Figure plot_grad_over_training(const std::vector<PlotInput>& in, const PlotOptio
   f.xlabel = "step";
   f.ylabel = metrics::kLayerGradNorm.plot;
   const bool logx = o.logx == "on";
-  std::vector<const PlotInput*> single;
-  for (const auto& i : in)
-    if (i.json.contains(kLog)) single.push_back(&i);
-  const std::vector<std::string> labels = report_labels(single);
+  const std::vector<std::string> labels = train_report_labels(in);
   size_t next = 0;
   auto add = [&](const std::string& title, const PlotJson& entries, const char* layers_key, size_t l, bool sweep) {
     Series s;
@@ -60,7 +57,7 @@ Figure plot_grad_over_training(const std::vector<PlotInput>& in, const PlotOptio
       require(!log.empty(), "'" + i.path + "' has an empty log; fix: rerun gradflow train");
       const size_t L = log[0][kLayers].size();
       for (size_t l : chosen_layers(L))
-        add((single.size() > 1 ? label + ": " : "") + "layer " + std::to_string(l), log, kLayers, l, false);
+        add((labels.size() > 1 ? label + ": " : "") + "layer " + std::to_string(l), log, kLayers, l, false);
       continue;
     }
     for (const auto& r : i.json[kRuns]) {

@@ -90,6 +90,20 @@ std::vector<std::string> report_labels(const std::vector<const PlotInput*>& repo
   return labels;
 }
 
+std::vector<std::string> analyze_report_labels(const std::vector<PlotInput>& in) {
+  std::vector<const PlotInput*> reports;
+  for (const auto& i : in)
+    if (i.kind == InputKind::Analyze) reports.push_back(&i);
+  return report_labels(reports);
+}
+
+std::vector<std::string> train_report_labels(const std::vector<PlotInput>& in) {
+  std::vector<const PlotInput*> reports;
+  for (const auto& i : in)
+    if (i.json.contains(kLog)) reports.push_back(&i);
+  return report_labels(reports);
+}
+
 std::vector<std::string> group_labels(const PlotJson& e) {
   const auto& groups = e[kGroups];
   bool depths = false, values = false;

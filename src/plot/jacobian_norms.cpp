@@ -34,12 +34,9 @@ Figure plot_jacobian_norms(const std::vector<PlotInput>& in, const PlotOptions& 
   f.logy = o.logy;
   f.xlabel = "layer {/:Italic l}";
   f.ylabel = "singular value";
-  std::vector<const PlotInput*> reports;
-  for (const auto& i : in) {
+  for (const auto& i : in)
     require(i.kind != InputKind::Npy, "jacobian-norms reads reports, not '" + i.path + "'; fix: pass analyze or compare --json files");
-    if (i.kind == InputKind::Analyze) reports.push_back(&i);
-  }
-  const std::vector<std::string> labels = report_labels(reports);
+  const std::vector<std::string> labels = analyze_report_labels(in);
   size_t next_label = 0;
   int curves = 0;
   std::vector<std::pair<std::string, std::pair<const PlotInput*, const PlotJson*>>> lines;  // (label, (file, per-layer array))

@@ -21,10 +21,7 @@ Figure plot_loss_curves(const std::vector<PlotInput>& in, const PlotOptions& o) 
   f.ylabel = "loss (nats per target token)";
   f.ylabel_plain = true;
   const bool logx = o.logx == "on";
-  std::vector<const PlotInput*> single;
-  for (const auto& i : in)
-    if (i.json.contains(kLog)) single.push_back(&i);
-  const std::vector<std::string> labels = report_labels(single);
+  const std::vector<std::string> labels = train_report_labels(in);
   size_t next = 0;
   int style = 0;
   for (const auto& i : in) {

@@ -40,12 +40,9 @@ Figure plot_spectrum(const std::vector<PlotInput>& in, const PlotOptions& o) {
   LineFigure f;
   f.logy = o.logy == "auto" ? "on" : o.logy;
   f.ylabel = "singular value σ_{/:Italic i}";
-  std::vector<const PlotInput*> reports;
-  for (const auto& i : in) {
+  for (const auto& i : in)
     require(i.kind != InputKind::Experiment, "spectrum reads analyze reports or a Jacobian .npy, not the compare/sweep report '" + i.path + "'; fix: pass gradflow analyze --spectrum --json files");
-    if (i.kind == InputKind::Analyze) reports.push_back(&i);
-  }
-  const std::vector<std::string> labels = report_labels(reports);
+  const std::vector<std::string> labels = analyze_report_labels(in);
   size_t next_label = 0;
   bool omitted = false;
   size_t longest = 0;
@@ -75,7 +72,7 @@ Figure plot_spectrum(const std::vector<PlotInput>& in, const PlotOptions& o) {
       std::vector<double> sigma;
       for (const auto& v : layer[group][kSpectrum][kSingularValues]) sigma.push_back(v.is_number() ? v.get<double>() : NAN);
       longest = std::max(longest, sigma.size());
-      const std::string title = (in.size() > 1 || reports.size() > 1 ? label + ": " : "") + o.matrix + "_" + std::to_string(l);
+      const std::string title = (in.size() > 1 || labels.size() > 1 ? label + ": " : "") + o.matrix + "_" + std::to_string(l);
       omitted |= add_spectrum(f, title, sigma);
     }
   }
