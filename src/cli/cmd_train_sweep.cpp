@@ -59,9 +59,7 @@ void run_train_sweep(SweepCmdOptions o) {
     rep["spec"] = load_spec(o.spec_file);
     rep["spec_file"] = o.spec_file;
   }
-  if (!o.quiet) print_train_sweep_table(std::cout, rep);
-  if (!o.json.empty()) write_file_atomic(o.json, rep.dump(1) + "\n");
-  if (!o.csv.empty()) write_file_atomic(o.csv, train_sweep_csv(rep));
+  write_report(rep, kTrainSweepWriters, {o.json, o.csv, !o.quiet}, std::cout);
 }
 }  // namespace
 

@@ -72,9 +72,7 @@ void run_experiment_command(const CLI::App& sub, const std::string& kind, const 
   e.spec = Json{{"gradflow_spec", kSpecVersion}, {"command", kind}, {"options", given_options(sub)}};
   e.spec_file = o.spec_file;
   const Json report = run_experiment(std::move(e));
-  if (!o.quiet) print_experiment_table(std::cout, report);
-  if (!o.json.empty()) write_file_atomic(o.json, report.dump(1) + "\n");
-  if (!o.csv.empty()) write_file_atomic(o.csv, experiment_csv(report));
+  write_report(report, kExperimentWriters, {o.json, o.csv, !o.quiet}, std::cout);
 }
 
 }  // namespace gradflow::cli

@@ -5,8 +5,11 @@
 #include <limits>
 #include <map>
 
+#include "gradflow/report/fields.hpp"
+
 namespace gradflow {
 using Json = nlohmann::ordered_json;
+using namespace fields;
 
 namespace {
 
@@ -50,7 +53,7 @@ Stat mean_std(const std::vector<double>& v) {
   return s;
 }
 
-Json stat_json(const Stat& s) { return Json{{"mean", s.mean}, {"std", s.std}, {"n", s.n}}; }
+Json stat_json(const Stat& s) { return Json{{kMean, s.mean}, {kStd, s.std}, {kN, s.n}}; }
 
 void flatten_numbers(const Json& j, const std::string& prefix, Metrics& out) {
   if (j.is_number()) {
@@ -67,42 +70,42 @@ void flatten_numbers(const Json& j, const std::string& prefix, Metrics& out) {
 Metrics layer_metrics(const Json& layer) {
   Metrics m;
   for (const auto& [k, v] : layer.items())
-    if (k != "index") flatten_numbers(v, k, m);
+    if (k != kIndex) flatten_numbers(v, k, m);
   return m;
 }
 
 Metrics scalar_metrics(const Json& report) {
   Metrics m;
-  if (report.contains("summary")) flatten_numbers(report["summary"], "summary", m);
+  if (report.contains(kSummary)) flatten_numbers(report[kSummary], kSummary, m);
   for (const auto& [k, v] : report.items())
-    if (k != "summary" && k != "config" && k != "layers" && !is_timing(k)) flatten_numbers(v, k, m);
-  if (report.contains("layers") && !report["layers"].empty()) {
-    for (const auto& [k, v] : layer_metrics(report["layers"].front())) m.emplace_back("bottom." + k, v);
-    for (const auto& [k, v] : layer_metrics(report["layers"].back())) m.emplace_back("top." + k, v);
+    if (k != kSummary && k != kConfig && k != kLayers && !is_timing(k)) flatten_numbers(v, k, m);
+  if (report.contains(kLayers) && !report[kLayers].empty()) {
+    for (const auto& [k, v] : layer_metrics(report[kLayers].front())) m.emplace_back(kBottom + ("." + k), v);
+    for (const auto& [k, v] : layer_metrics(report[kLayers].back())) m.emplace_back(kTop + ("." + k), v);
   }
   return m;
 }
 
 Json aggregate_seeds(const std::vector<const Json*>& reports) {
   size_t depth = 0;
-  for (const Json* r : reports) depth = std::max(depth, r->contains("layers") ? (*r)["layers"].size() : size_t{0});
+  for (const Json* r : reports) depth = std::max(depth, r->contains(kLayers) ? (*r)[kLayers].size() : size_t{0});
   std::vector<Table> layers(depth);
   Table scalars;
   for (const Json* r : reports) {
-    for (size_t l = 0; r->contains("layers") && l < (*r)["layers"].size(); ++l)
-      for (const auto& [k, v] : layer_metrics((*r)["layers"][l])) layers[l].add(k, v);
+    for (size_t l = 0; r->contains(kLayers) && l < (*r)[kLayers].size(); ++l)
+      for (const auto& [k, v] : layer_metrics((*r)[kLayers][l])) layers[l].add(k, v);
     for (const auto& [k, v] : scalar_metrics(*r)) scalars.add(k, v);
   }
   Json out;
-  out["layers"] = Json::array();
+  out[kLayers] = Json::array();
   for (size_t l = 0; l < depth; ++l) {
     Json layer;
-    layer["index"] = l;
+    layer[kIndex] = l;
     const Json stats = layers[l].stats();
     for (const auto& [k, v] : stats.items()) layer[k] = v;
-    out["layers"].push_back(std::move(layer));
+    out[kLayers].push_back(std::move(layer));
   }
-  out["scalars"] = scalars.stats();
+  out[kScalars] = scalars.stats();
   return out;
 }
 

@@ -1,16 +1,18 @@
-// experiment.cpp — see experiment.hpp. Everything is assembled in plan order (groups placement-major, seeds in
-// order), so the report is the same whatever order the configurations finished in.
+// experiment.cpp — see experiment.hpp: the report (its CSV is experiment_csv.cpp, its table experiment_table.cpp).
+// Everything is assembled in plan order (groups placement-major, seeds in order), so the report is the same whatever
+// order the configurations finished in.
 #include "gradflow/experiments/experiment.hpp"
 
 #include <cmath>
-#include <cstdio>
 #include <limits>
 #include <map>
 
 #include "gradflow/experiments/aggregate.hpp"
+#include "gradflow/report/fields.hpp"
 
 namespace gradflow {
 using Json = nlohmann::ordered_json;
+using namespace fields;
 
 namespace {
 
@@ -56,10 +58,10 @@ Json ratios(const std::vector<Group>& groups) {
       if (ca.placement == cb.placement || ca.depth != cb.depth || ca.value != cb.value) continue;
       if (a > b) continue;  // each unordered pair once, numerator = earlier placement in the plan
       Json r;
-      r["numerator"] = ca.placement;
-      r["denominator"] = cb.placement;
-      r["layers"] = ca.depth;
-      if (!ca.value.empty()) r["value"] = ca.value;
+      r[kNumerator] = ca.placement;
+      r[kDenominator] = cb.placement;
+      r[kLayers] = ca.depth;
+      if (!ca.value.empty()) r[kValue] = ca.value;
       Json metrics = Json::object();
       for (const auto& name : scalar_names(groups[a])) {
         std::vector<double> per_seed, na, nb;
@@ -73,10 +75,10 @@ Json ratios(const std::vector<Group>& groups) {
         }
         if (per_seed.empty()) continue;
         Json m = stat_json(mean_std(per_seed));
-        m["ratio_of_means"] = mean_std(na).mean / mean_std(nb).mean;
+        m[kRatioOfMeans] = mean_std(na).mean / mean_std(nb).mean;
         metrics[name] = std::move(m);
       }
-      r["metrics"] = std::move(metrics);
+      r[kMetrics] = std::move(metrics);
       out.push_back(std::move(r));
     }
   return out;
@@ -100,9 +102,9 @@ Json fits(const std::vector<Group>& groups, const std::string& kind, const std::
     for (double v : x) numeric = numeric && std::isfinite(v) && v > 0;
     if (!numeric) continue;
     Json f;
-    f["placement"] = key;
-    f["x"] = kind == "compare" ? "layers" : param;
-    f["x_values"] = x;
+    f[kPlacement] = key;
+    f[kX] = kind == "compare" ? kLayers : param;
+    f[kXValues] = x;
     Json metrics = Json::object();
     for (const auto& name : scalar_names(*gs.front())) {
       std::vector<double> means;
@@ -122,10 +124,10 @@ Json fits(const std::vector<Group>& groups, const std::string& kind, const std::
         if (!std::isnan(k)) per_seed.push_back(k);
       }
       Json m = stat_json(mean_std(per_seed));
-      m["exponent_of_means"] = k_means;
+      m[kExponentOfMeans] = k_means;
       metrics[name] = std::move(m);
     }
-    f["exponent"] = std::move(metrics);
+    f[kExponent] = std::move(metrics);
     out.push_back(std::move(f));
   }
   return out;
@@ -137,189 +139,43 @@ Json experiment_report(const ExperimentInfo& info, const std::vector<Configurati
                        const std::vector<Json>& reports) {
   Json out;
   out["gradflow_version"] = GRADFLOW_VERSION;
-  out["experiment"] = info.kind;
-  out["spec"] = info.spec;
-  out["seeds"] = Json{{"repetitions", info.axes.seeds},
-                      {"base_seed", info.axes.base_seed},
-                      {"rule", "repetition r (0-based) of every configuration runs with seed = base_seed + r"}};
-  out["placements"] = info.axes.placements;
-  if (info.kind == "compare") out["layers"] = info.axes.depths;
+  out[kExperiment] = info.kind;
+  out[kSpec] = info.spec;
+  out[kSeeds] = Json{{kRepetitions, info.axes.seeds},
+                     {kBaseSeed, info.axes.base_seed},
+                     {"rule", "repetition r (0-based) of every configuration runs with seed = base_seed + r"}};
+  out[kPlacements] = info.axes.placements;
+  if (info.kind == "compare") out[kLayers] = info.axes.depths;
   if (!info.axes.param.empty()) {
-    out["param"] = info.axes.param;
-    out["values"] = info.axes.values;
+    out[kParam] = info.axes.param;
+    out[kValues] = info.axes.values;
   }
   const std::vector<Group> groups = make_groups(configs, reports);
   Json gj = Json::array();
   for (const auto& g : groups) {
     Json j;
-    j["placement"] = g.first->placement;
-    j["layers"] = g.first->depth;
+    j[kPlacement] = g.first->placement;
+    j[kLayers] = g.first->depth;
     if (!info.axes.param.empty()) {
-      j["param"] = info.axes.param;
-      j["value"] = g.first->value;
-      j["x"] = std::isfinite(g.first->x) ? Json(g.first->x) : Json();
+      j[kParam] = info.axes.param;
+      j[kValue] = g.first->value;
+      j[kX] = std::isfinite(g.first->x) ? Json(g.first->x) : Json();
     }
-    Json cfg = (*g.reports.front())["config"];
-    cfg.erase("seed");
-    j["config"] = cfg;
+    Json cfg = (*g.reports.front())[kConfig];
+    cfg.erase(kSeed);
+    j[kConfig] = cfg;
     std::vector<uint64_t> seeds;
-    for (const Json* r : g.reports) seeds.push_back((*r)["config"].value("seed", uint64_t{0}));
-    j["seeds"] = seeds;
+    for (const Json* r : g.reports) seeds.push_back((*r)[kConfig].value(kSeed, uint64_t{0}));
+    j[kSeeds] = seeds;
     const Json agg = aggregate_seeds(g.reports);
-    j["scalars"] = agg["scalars"];
-    j["per_layer"] = agg["layers"];
+    j[kScalars] = agg[kScalars];
+    j[kPerLayer] = agg[kLayers];
     gj.push_back(std::move(j));
   }
-  out["groups"] = std::move(gj);
-  out["ratios"] = ratios(groups);
-  out["fits"] = fits(groups, info.kind, info.axes.param);
+  out[kGroups] = std::move(gj);
+  out[kRatios] = ratios(groups);
+  out[kFits] = fits(groups, info.kind, info.axes.param);
   return out;
-}
-
-// ---- CSV -------------------------------------------------------------------------------------------------
-
-namespace {
-
-std::string num(const Json& v) {
-  if (!v.is_number()) return "nan";
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.17g", v.get<double>());
-  return buf;
-}
-
-// Quotes a field when it holds a comma or a quote (RFC 4180).
-std::string field(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return q + "\"";
-}
-
-}  // namespace
-
-std::string experiment_csv(const Json& report) {
-  const bool sweep = report.contains("param");
-  std::string out = sweep ? "placement,depth,param,value,layer,metric,mean,std,n\n"
-                          : "placement,depth,layer,metric,mean,std,n\n";
-  auto row = [&](const std::string& placement, const Json& depth, const Json& value, const std::string& layer,
-                 const std::string& metric, const Json& s) {
-    out += field(placement) + "," + std::to_string(depth.get<long long>()) + ",";
-    if (sweep) out += field(report["param"].get<std::string>()) + "," + field(value.get<std::string>()) + ",";
-    out += layer + "," + field(metric) + "," + num(s["mean"]) + "," + num(s["std"]) + "," +
-           std::to_string(s["n"].get<int>()) + "\n";
-  };
-  for (const auto& g : report["groups"]) {
-    const Json value = g.value("value", std::string());
-    for (const auto& layer : g["per_layer"]) {
-      const std::string l = std::to_string(layer["index"].get<int>());
-      for (const auto& [k, s] : layer.items())
-        if (k != "index") row(g["placement"], g["layers"], value, l, k, s);
-    }
-    for (const auto& [k, s] : g["scalars"].items()) row(g["placement"], g["layers"], value, "", k, s);
-  }
-  for (const auto& r : report["ratios"]) {
-    const std::string p = r["numerator"].get<std::string>() + "/" + r["denominator"].get<std::string>();
-    const Json value = r.value("value", std::string());
-    for (const auto& [k, s] : r["metrics"].items()) row(p, r["layers"], value, "", k, s);
-  }
-  return out;
-}
-
-// ---- table -----------------------------------------------------------------------------------------------
-
-namespace {
-
-struct Key {
-  const char* metric;
-  const char* label;
-};
-const Key kKeys[] = {
-    {"bottom.grad_norm", "||dL/dx_0||"},
-    {"top.grad_norm", "||dL/dx_top||"},
-    {"summary.bottom_to_top_grad_ratio", "bottom/top"},
-    {"summary.grad_growth_factor_per_layer", "factor/layer"},
-    {"top.param_grad_norms.linear2.weight", "top ||dL/dW2||"},
-    {"top.activation_rms", "rms(x_top)"},
-    {"summary.bottom_product_rms_gain", "rms gain P_0"},
-    {"summary.per_layer_rms_gain_product", "prod rms B_l"},
-};
-
-std::string pm(const Json& s) {
-  if (!s.is_object() || !s["mean"].is_number()) return "-";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.3e±%.1e", s["mean"].get<double>(), s["std"].get<double>());
-  return buf;
-}
-
-}  // namespace
-
-void print_experiment_table(std::ostream& os, const Json& report) {
-  const Json& cfg = report["groups"].front()["config"];
-  os << "gradflow " << report["experiment"].get<std::string>() << ": d = " << cfg.value("d_model", 0)
-     << ", h = " << cfg.value("heads", 0) << ", n = " << cfg.value("seq_len", 0) << ", init "
-     << cfg.value("init", "?") << " x" << cfg.value("init_scale", "1") << ", " << cfg.value("mode", "?") << ", "
-     << report["seeds"]["repetitions"].get<int>() << " seeds (seed = " << report["seeds"]["base_seed"].get<uint64_t>()
-     << " + r); mean ± std over seeds\n";
-  std::vector<Key> keys;
-  for (const Key& k : kKeys)
-    if (report["groups"].front()["scalars"].contains(k.metric)) keys.push_back(k);
-  const bool sweep = report.contains("param");
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%-10s %4s ", "placement", "L");
-  os << buf;
-  if (sweep) {
-    std::snprintf(buf, sizeof buf, "%-14s ", report["param"].get<std::string>().c_str());
-    os << buf;
-  }
-  for (const Key& k : keys) {
-    std::snprintf(buf, sizeof buf, "%-17s ", k.label);
-    os << buf;
-  }
-  os << "\n";
-  for (const auto& g : report["groups"]) {
-    std::snprintf(buf, sizeof buf, "%-10s %4d ", g["placement"].get<std::string>().c_str(), g["layers"].get<int>());
-    os << buf;
-    if (sweep) {
-      std::snprintf(buf, sizeof buf, "%-14s ", g["value"].get<std::string>().c_str());
-      os << buf;
-    }
-    for (const Key& k : keys) {
-      std::snprintf(buf, sizeof buf, "%-17s ", pm(g["scalars"].contains(k.metric) ? g["scalars"][k.metric] : Json()).c_str());
-      os << buf;
-    }
-    os << "\n";
-  }
-  if (!report["ratios"].empty()) {
-    os << "ratios at equal depth" << (sweep ? " and value" : "") << " (mean ± std of the per-seed ratio):\n";
-    for (const auto& r : report["ratios"]) {
-      std::string name = r["numerator"].get<std::string>() + "/" + r["denominator"].get<std::string>();
-      std::snprintf(buf, sizeof buf, "%-10s %4d ", name.c_str(), r["layers"].get<int>());
-      os << buf;
-      if (sweep) {
-        std::snprintf(buf, sizeof buf, "%-14s ", r.value("value", std::string()).c_str());
-        os << buf;
-      }
-      for (const Key& k : keys) {
-        std::snprintf(buf, sizeof buf, "%-17s ", pm(r["metrics"].contains(k.metric) ? r["metrics"][k.metric] : Json()).c_str());
-        os << buf;
-      }
-      os << "\n";
-    }
-  }
-  if (!report["fits"].empty()) {
-    os << "power-law exponent k of y ~ x^k (per-seed fit, mean ± std):\n";
-    for (const auto& f : report["fits"]) {
-      std::snprintf(buf, sizeof buf, "%-10s %4s ", f["placement"].get<std::string>().c_str(), "");
-      os << buf << "x = " << f["x"].get<std::string>() << ":";
-      for (const Key& k : keys)
-        if (f["exponent"].contains(k.metric)) {
-          const Json& e = f["exponent"][k.metric];
-          std::snprintf(buf, sizeof buf, " %s %.3f±%.3f", k.label, e["mean"].get<double>(), e["std"].get<double>());
-          os << buf << ";";
-        }
-      os << "\n";
-    }
-  }
 }
 
 }  // namespace gradflow

@@ -7,8 +7,10 @@
 #include <sstream>
 
 #include "gradflow/core/error.hpp"
+#include "gradflow/report/fields.hpp"
 
 namespace gradflow {
+using namespace fields;
 namespace {
 
 std::string short_value(const PlotJson& v) {
@@ -22,10 +24,9 @@ std::string short_value(const PlotJson& v) {
 
 // Config fields worth a legend entry when they differ, with their short names.
 const std::pair<const char*, const char*> kLabelled[] = {
-    {"layers", "L="},       {"d_model", "d="},     {"heads", "h="},          {"d_ff", "d_ff="},
-    {"seq_len", "n="},      {"norm", ""},          {"activation", ""},       {"init", "init="},
-    {"init_scale", "×"},    {"residual_scale", "λ="}, {"causal", "causal="},
-    {"mode", ""},           {"seed", "seed="},
+    {kLayers, "L="},    {kDModel, "d="},         {kHeads, "h="},       {kDFf, "d_ff="}, {kSeqLen, "n="},
+    {kNorm, ""},        {kActivation, ""},       {kInit, "init="},     {kInitScale, "×"},
+    {kResidualScale, "λ="}, {kCausal, "causal="}, {kMode, ""},         {kSeed, "seed="},
 };
 
 }  // namespace
@@ -49,15 +50,15 @@ std::vector<PlotInput> load_inputs(const std::vector<std::string>& paths) {
     } catch (const std::exception&) {
       throw Error("input '" + p + "' is not valid JSON; fix: pass a report written by gradflow analyze/compare/sweep --json");
     }
-    if (in.json.is_object() && in.json.contains("groups") && in.json.contains("experiment")) {
+    if (in.json.is_object() && in.json.contains(kGroups) && in.json.contains(kExperiment)) {
       in.kind = InputKind::Experiment;
-    } else if (in.json.is_object() && ((in.json.contains("log") && in.json.contains("task")) ||
-                                       (in.json.contains("runs") && in.json.contains("grid")))) {
+    } else if (in.json.is_object() && ((in.json.contains(kLog) && in.json.contains(kTask)) ||
+                                       (in.json.contains(kRuns) && in.json.contains(kGrid)))) {
       in.kind = InputKind::Train;
-    } else if (in.json.is_object() && in.json.contains("layers") && in.json["layers"].is_array() &&
-               in.json.contains("config")) {
+    } else if (in.json.is_object() && in.json.contains(kLayers) && in.json[kLayers].is_array() &&
+               in.json.contains(kConfig)) {
       in.kind = InputKind::Analyze;
-      require(!in.json["layers"].empty(), "input '" + p + "' has no layers; fix: rerun gradflow analyze");
+      require(!in.json[kLayers].empty(), "input '" + p + "' has no layers; fix: rerun gradflow analyze");
     } else {
       throw Error("input '" + p +
                   "' is neither an analyze report (layers, config) nor a compare/sweep report (experiment, groups); "
@@ -70,14 +71,14 @@ std::vector<PlotInput> load_inputs(const std::vector<std::string>& paths) {
 
 std::vector<std::string> report_labels(const std::vector<const PlotInput*>& reports) {
   std::vector<std::string> labels;
-  for (const PlotInput* r : reports) labels.push_back(r->json["config"].value("placement", r->stem));
+  for (const PlotInput* r : reports) labels.push_back(r->json[kConfig].value(kPlacement, r->stem));
   if (reports.size() < 2) return labels;
   for (const auto& [key, prefix] : kLabelled) {
     bool differs = false;
-    for (const PlotInput* r : reports) differs |= r->json["config"].value(key, PlotJson()) != reports[0]->json["config"].value(key, PlotJson());
+    for (const PlotInput* r : reports) differs |= r->json[kConfig].value(key, PlotJson()) != reports[0]->json[kConfig].value(key, PlotJson());
     if (!differs) continue;
     for (size_t i = 0; i < reports.size(); ++i) {
-      const PlotJson v = reports[i]->json["config"].value(key, PlotJson());
+      const PlotJson v = reports[i]->json[kConfig].value(key, PlotJson());
       if (!v.is_null()) labels[i] += ", " + std::string(prefix) + short_value(v);
     }
   }
@@ -89,18 +90,32 @@ std::vector<std::string> report_labels(const std::vector<const PlotInput*>& repo
   return labels;
 }
 
+std::vector<std::string> analyze_report_labels(const std::vector<PlotInput>& in) {
+  std::vector<const PlotInput*> reports;
+  for (const auto& i : in)
+    if (i.kind == InputKind::Analyze) reports.push_back(&i);
+  return report_labels(reports);
+}
+
+std::vector<std::string> train_report_labels(const std::vector<PlotInput>& in) {
+  std::vector<const PlotInput*> reports;
+  for (const auto& i : in)
+    if (i.json.contains(kLog)) reports.push_back(&i);
+  return report_labels(reports);
+}
+
 std::vector<std::string> group_labels(const PlotJson& e) {
-  const auto& groups = e["groups"];
+  const auto& groups = e[kGroups];
   bool depths = false, values = false;
   for (const auto& g : groups) {
-    depths |= g.value("layers", PlotJson()) != groups[0].value("layers", PlotJson());
-    values |= g.value("value", PlotJson()) != groups[0].value("value", PlotJson());
+    depths |= g.value(kLayers, PlotJson()) != groups[0].value(kLayers, PlotJson());
+    values |= g.value(kValue, PlotJson()) != groups[0].value(kValue, PlotJson());
   }
   std::vector<std::string> labels;
   for (const auto& g : groups) {
-    std::string s = g.value("placement", std::string("?"));
-    if (depths) s += ", L=" + short_value(g.value("layers", PlotJson(0)));
-    if (values) s += ", " + g.value("param", std::string("value")) + "=" + short_value(g.value("value", PlotJson("")));
+    std::string s = g.value(kPlacement, std::string("?"));
+    if (depths) s += ", L=" + short_value(g.value(kLayers, PlotJson(0)));
+    if (values) s += ", " + g.value(kParam, std::string("value")) + "=" + short_value(g.value(kValue, PlotJson("")));
     labels.push_back(s);
   }
   return labels;
@@ -118,7 +133,7 @@ double json_number(const PlotJson& j, const std::string& key, const std::string&
 
 std::pair<double, double> json_stat(const PlotJson& j, const std::string& key) {
   if (!j.is_object() || !j.contains(key)) return {NAN, NAN};
-  return {json_number(j[key], "mean"), json_number(j[key], "std")};
+  return {json_number(j[key], kMean), json_number(j[key], kStd)};
 }
 
 }  // namespace gradflow

@@ -12,10 +12,12 @@
 #include "gradflow/core/error.hpp"
 #include "gradflow/plot/kinds.hpp"
 #include "gradflow/plot/style.hpp"
+#include "gradflow/report/fields.hpp"
 #include "metric_labels.hpp"
 #include "sensitivity_series.hpp"
 
 namespace gradflow {
+using namespace fields;
 namespace {
 
 struct Panel {
@@ -30,16 +32,17 @@ struct ClaimPanel {
   Panel panel;
 };
 const ClaimPanel kClaimPanels[] = {
-    {"C4", {"summary.grad_growth_factor_per_layer", false, NAN}},
-    {"C5", {"bottom.grad_norm", true, 0.01}},  // "the bottom-layer gradient of Post-LN is only 1/100 of Pre-LN's"
-    {"C8", {"summary.bottom_to_top_grad_ratio", false, NAN}},
-    {"C9", {"summary.bottom_to_top_grad_ratio", false, NAN}},
-    {"Xiong et al. 2020, Theorem 1", {"top.param_grad_norms.linear2.weight", false, NAN}},
+    {"C4", {metric_name(metrics::kGrowthFactor), false, NAN}},
+    // C5: "the bottom-layer gradient of Post-LN is only 1/100 of Pre-LN's"
+    {"C5", {metric_name(metrics::kBottomGradNorm), true, 0.01}},
+    {"C8", {metric_name(metrics::kGradRatio), false, NAN}},
+    {"C9", {metric_name(metrics::kGradRatio), false, NAN}},
+    {"Xiong et al. 2020, Theorem 1", {metric_name(metrics::kTopW2GradNorm), false, NAN}},
 };
 
 const PlotJson& spec_of(const PlotJson& report) {
   static const PlotJson empty = PlotJson::object();
-  return report.contains("spec") && report["spec"].is_object() ? report["spec"] : empty;
+  return report.contains(kSpec) && report[kSpec].is_object() ? report[kSpec] : empty;
 }
 
 Panel panel_for(const PlotInput& in, const PlotOptions& o) {
@@ -62,19 +65,19 @@ Panel panel_for(const PlotInput& in, const PlotOptions& o) {
 // (compare) or the swept value (sweep, x from the groups).
 LineFigure ratio_figure(const PlotInput& in, const std::string& metric) {
   const PlotJson& e = in.json;
-  require(e.contains("ratios") && e["ratios"].is_array() && !e["ratios"].empty(),
+  require(e.contains(kRatios) && e[kRatios].is_array() && !e[kRatios].empty(),
           in.path + " holds no ratios between placements; fix: run the claim with two placements");
-  const bool sweep = e.contains("param");
+  const bool sweep = e.contains(kParam);
   LineFigure f;
   f.spread = "errorbars";
   f.logy = "on";
   f.integer_x = !sweep;
-  f.xlabel = sweep ? param_label(e["param"].get<std::string>()) : "depth {/:Italic L}";
+  f.xlabel = param_label(sweep ? e[kParam].get<std::string>() : "layers");
   const std::string ml = metric_label(metric);
   f.ylabel = ml.empty() ? metric + " ratio" : "ratio of " + ml;
   std::vector<std::string> order;
-  for (const auto& r : e["ratios"]) {
-    const std::string key = r.value("numerator", std::string("?")) + " / " + r.value("denominator", std::string("?"));
+  for (const auto& r : e[kRatios]) {
+    const std::string key = r.value(kNumerator, std::string("?")) + " / " + r.value(kDenominator, std::string("?"));
     auto it = std::find(order.begin(), order.end(), key);
     if (it == order.end()) {
       order.push_back(key);
@@ -82,14 +85,14 @@ LineFigure ratio_figure(const PlotInput& in, const std::string& metric) {
       f.series.back().title = key;
       it = order.end() - 1;
     }
-    double x = r.value("layers", 0.0);
+    double x = r.value(kLayers, 0.0);
     if (sweep) {
       x = NAN;
-      for (const auto& g : e["groups"])
-        if (g.value("value", std::string()) == r.value("value", std::string()) && g.contains("x") && g["x"].is_number())
-          x = g["x"].get<double>();
+      for (const auto& g : e[kGroups])
+        if (g.value(kValue, std::string()) == r.value(kValue, std::string()) && g.contains(kX) && g[kX].is_number())
+          x = g[kX].get<double>();
     }
-    const auto [mean, sd] = json_stat(r["metrics"], metric);
+    const auto [mean, sd] = json_stat(r[kMetrics], metric);
     Series& s = f.series[static_cast<size_t>(it - order.begin())];
     s.x.push_back(x);
     s.y.push_back(mean);

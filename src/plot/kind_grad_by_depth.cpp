@@ -8,14 +8,16 @@
 #include "gradflow/core/error.hpp"
 #include "gradflow/plot/kinds.hpp"
 #include "gradflow/plot/series.hpp"
+#include "gradflow/report/fields.hpp"
 
 namespace gradflow {
+using namespace fields;
 namespace {
 
 std::string param_names(const PlotJson& layer) {
   std::string s;
-  if (layer.contains("param_grad_norms"))
-    for (const auto& [k, v] : layer["param_grad_norms"].items()) s += (s.empty() ? "" : ", ") + k;
+  if (layer.contains(kParamGradNorms))
+    for (const auto& [k, v] : layer[kParamGradNorms].items()) s += (s.empty() ? "" : ", ") + k;
   return s;
 }
 
@@ -26,40 +28,37 @@ Figure plot_grad_by_depth(const std::vector<PlotInput>& in, const PlotOptions& o
   f.integer_x = true;
   f.logy = o.logy == "auto" ? "on" : o.logy;
   f.xlabel = "layer {/:Italic l}";
-  f.ylabel = o.param.empty() ? "‖∂{/:Italic L}/∂{/:Italic x}_{/:Italic l}‖" : "‖∂{/:Italic L}/∂{/:Italic W}‖  (" + o.param + ")";
-  std::vector<const PlotInput*> reports;
-  for (const auto& i : in) {
+  f.ylabel = o.param.empty() ? metrics::kLayerGradNorm.plot : "‖∂{/:Italic L}/∂{/:Italic W}‖  (" + o.param + ")";
+  for (const auto& i : in)
     require(i.kind != InputKind::Npy, "grad-by-depth reads reports, not '" + i.path + "'; fix: pass analyze or compare --json files");
-    if (i.kind == InputKind::Analyze) reports.push_back(&i);
-  }
-  const std::vector<std::string> labels = report_labels(reports);
+  const std::vector<std::string> labels = analyze_report_labels(in);
   size_t next_label = 0;
   const bool many_files = in.size() > 1;
   for (const auto& i : in) {
     if (i.kind == InputKind::Analyze) {
       Series s;
       s.title = labels[next_label++];
-      for (const auto& layer : i.json["layers"]) {
-        double y = json_number(layer, "grad_norm");
+      for (const auto& layer : i.json[kLayers]) {
+        double y = json_number(layer, kGradNorm);
         if (!o.param.empty()) {
-          y = json_number(layer, "param_grad_norms", o.param);
+          y = json_number(layer, kParamGradNorms, o.param);
           require(!std::isnan(y), "--param '" + o.param + "' is not in " + i.path + "; fix: use one of " + param_names(layer));
         }
-        s.x.push_back(json_number(layer, "index"));
+        s.x.push_back(json_number(layer, kIndex));
         s.y.push_back(y);
       }
       f.series.push_back(std::move(s));
       continue;
     }
-    const std::string metric = o.param.empty() ? "grad_norm" : "param_grad_norms." + o.param;
+    const std::string metric = o.param.empty() ? std::string(kGradNorm) : kParamGradNorms + ("." + o.param);
     const std::vector<std::string> glabels = group_labels(i.json);
-    for (size_t g = 0; g < i.json["groups"].size(); ++g) {
-      const auto& group = i.json["groups"][g];
+    for (size_t g = 0; g < i.json[kGroups].size(); ++g) {
+      const auto& group = i.json[kGroups][g];
       Series s;
       s.title = (many_files ? i.stem + ": " : "") + glabels[g];
-      for (const auto& layer : group["per_layer"]) {
+      for (const auto& layer : group[kPerLayer]) {
         const auto [mean, sd] = json_stat(layer, metric);
-        s.x.push_back(json_number(layer, "index"));
+        s.x.push_back(json_number(layer, kIndex));
         s.y.push_back(mean);
         s.lo.push_back(std::max(mean - (std::isnan(sd) ? 0 : sd), 0.1 * mean));
         s.hi.push_back(mean + (std::isnan(sd) ? 0 : sd));

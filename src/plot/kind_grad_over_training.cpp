@@ -8,8 +8,10 @@
 #include "gradflow/core/error.hpp"
 #include "gradflow/plot/kinds.hpp"
 #include "gradflow/plot/series.hpp"
+#include "gradflow/report/fields.hpp"
 
 namespace gradflow {
+using namespace fields;
 namespace {
 
 std::vector<size_t> chosen_layers(size_t L) {
@@ -32,41 +34,38 @@ Figure plot_grad_over_training(const std::vector<PlotInput>& in, const PlotOptio
   f.logy = o.logy == "auto" ? "on" : o.logy;
   f.logx = o.logx;
   f.xlabel = "step";
-  f.ylabel = "‖∂{/:Italic L}/∂{/:Italic x}_{/:Italic l}‖";
+  f.ylabel = metrics::kLayerGradNorm.plot;
   const bool logx = o.logx == "on";
-  std::vector<const PlotInput*> single;
-  for (const auto& i : in)
-    if (i.json.contains("log")) single.push_back(&i);
-  const std::vector<std::string> labels = report_labels(single);
+  const std::vector<std::string> labels = train_report_labels(in);
   size_t next = 0;
   auto add = [&](const std::string& title, const PlotJson& entries, const char* layers_key, size_t l, bool sweep) {
     Series s;
     s.title = title;
     for (const auto& e : entries) {
-      const double st = e["step"].get<double>();
+      const double st = e[kStep].get<double>();
       if (logx && !(st > 0)) continue;
       s.x.push_back(st);
-      const auto& v = sweep ? e[layers_key][l] : e[layers_key][l]["grad_norm"];
+      const auto& v = sweep ? e[layers_key][l] : e[layers_key][l][kGradNorm];
       s.y.push_back(v.is_number() ? v.get<double>() : NAN);
     }
     f.series.push_back(std::move(s));
   };
   for (const auto& i : in) {
-    if (i.json.contains("log")) {
+    if (i.json.contains(kLog)) {
       const std::string label = labels[next++];
-      const auto& log = i.json["log"];
+      const auto& log = i.json[kLog];
       require(!log.empty(), "'" + i.path + "' has an empty log; fix: rerun gradflow train");
-      const size_t L = log[0]["layers"].size();
+      const size_t L = log[0][kLayers].size();
       for (size_t l : chosen_layers(L))
-        add((single.size() > 1 ? label + ": " : "") + "layer " + std::to_string(l), log, "layers", l, false);
+        add((labels.size() > 1 ? label + ": " : "") + "layer " + std::to_string(l), log, kLayers, l, false);
       continue;
     }
-    for (const auto& r : i.json["runs"]) {
-      const size_t L = static_cast<size_t>(r["layers"].get<long long>());
+    for (const auto& r : i.json[kRuns]) {
+      const size_t L = static_cast<size_t>(r[kLayers].get<long long>());
       char buf[160];
-      std::snprintf(buf, sizeof buf, "%s L=%zu lr=%g w=%lld s=%lld", r["placement"].get<std::string>().c_str(), L,
-                    r["lr"].get<double>(), r["warmup"].get<long long>(), r["seed"].get<long long>());
-      for (size_t l : {size_t{0}, L - 1}) add(std::string(buf) + ": layer " + std::to_string(l), r["curve"], "grad_norms", l, true);
+      std::snprintf(buf, sizeof buf, "%s L=%zu lr=%g w=%lld s=%lld", r[kPlacement].get<std::string>().c_str(), L,
+                    r[kLr].get<double>(), r[kWarmup].get<long long>(), r[kSeed].get<long long>());
+      for (size_t l : {size_t{0}, L - 1}) add(std::string(buf) + ": layer " + std::to_string(l), r[kCurve], kGradNorms, l, true);
     }
   }
   require(!f.series.empty(), "no gradient record in the inputs; fix: pass gradflow train or train-sweep --json reports");

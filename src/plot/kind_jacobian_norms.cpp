@@ -10,20 +10,20 @@
 #include "gradflow/plot/kinds.hpp"
 #include "gradflow/plot/series.hpp"
 #include "gradflow/plot/style.hpp"
+#include "gradflow/report/fields.hpp"
 
 namespace gradflow {
+using namespace fields;
 namespace {
 
 struct Quantity {
-  const char* group;   // block_jacobian | product_jacobian
-  const char* field;   // spectral_norm | min_singular_value
-  const char* title;   // legend text (enhanced)
-  const char* marker;  // marker and dash when colours mark the reports
+  const Metric* metric;  // its field (block_jacobian | product_jacobian), key and legend text (plot label)
+  const char* marker;    // marker and dash when colours mark the reports
 };
 const Quantity kQuantities[] = {
-    {"block_jacobian", "spectral_norm", "‖{/:Italic B_l}‖_2", "pt 7 dt 1"},
-    {"product_jacobian", "spectral_norm", "‖{/:Italic P_l}‖_2", "pt 5 dt 2"},
-    {"product_jacobian", "min_singular_value", "σ_{min}({/:Italic P_l})", "pt 9 dt 4"},
+    {&metrics::kBlockSpectralNorm, "pt 7 dt 1"},
+    {&metrics::kProductSpectralNorm, "pt 5 dt 2"},
+    {&metrics::kProductMinSingularValue, "pt 9 dt 4"},
 };
 
 }  // namespace
@@ -34,21 +34,18 @@ Figure plot_jacobian_norms(const std::vector<PlotInput>& in, const PlotOptions& 
   f.logy = o.logy;
   f.xlabel = "layer {/:Italic l}";
   f.ylabel = "singular value";
-  std::vector<const PlotInput*> reports;
-  for (const auto& i : in) {
+  for (const auto& i : in)
     require(i.kind != InputKind::Npy, "jacobian-norms reads reports, not '" + i.path + "'; fix: pass analyze or compare --json files");
-    if (i.kind == InputKind::Analyze) reports.push_back(&i);
-  }
-  const std::vector<std::string> labels = report_labels(reports);
+  const std::vector<std::string> labels = analyze_report_labels(in);
   size_t next_label = 0;
   int curves = 0;
   std::vector<std::pair<std::string, std::pair<const PlotInput*, const PlotJson*>>> lines;  // (label, (file, per-layer array))
   for (const auto& i : in) {
-    if (i.kind == InputKind::Analyze) lines.push_back({labels[next_label++], {&i, &i.json["layers"]}});
+    if (i.kind == InputKind::Analyze) lines.push_back({labels[next_label++], {&i, &i.json[kLayers]}});
     else {
       const auto gl = group_labels(i.json);
       for (size_t g = 0; g < gl.size(); ++g)
-        lines.push_back({(in.size() > 1 ? i.stem + ": " : "") + gl[g], {&i, &i.json["groups"][g]["per_layer"]}});
+        lines.push_back({(in.size() > 1 ? i.stem + ": " : "") + gl[g], {&i, &i.json[kGroups][g][kPerLayer]}});
     }
   }
   const bool single = lines.size() == 1;
@@ -58,14 +55,14 @@ Figure plot_jacobian_norms(const std::vector<PlotInput>& in, const PlotOptions& 
     for (size_t q = 0; q < 3; ++q) {
       const Quantity& qu = kQuantities[q];
       Series s;
-      if (single) s.title = qu.title, s.enhanced = true;
+      if (single) s.title = qu.metric->plot, s.enhanced = true;
       else s.style_spec = "lt " + std::to_string(r % kStyles + 1) + " " + qu.marker;
       for (const auto& layer : *where.second) {
-        s.x.push_back(json_number(layer, "index"));
+        s.x.push_back(json_number(layer, kIndex));
         if (analyze) {
-          s.y.push_back(json_number(layer, qu.group, qu.field));
+          s.y.push_back(json_number(layer, qu.metric->field, qu.metric->key));
         } else {
-          const auto [mean, sd] = json_stat(layer, std::string(qu.group) + "." + qu.field);
+          const auto [mean, sd] = json_stat(layer, metric_name(*qu.metric));
           s.y.push_back(mean);
           s.lo.push_back(std::max(mean - (std::isnan(sd) ? 0 : sd), 0.1 * mean));
           s.hi.push_back(mean + (std::isnan(sd) ? 0 : sd));
@@ -87,7 +84,7 @@ Figure plot_jacobian_norms(const std::vector<PlotInput>& in, const PlotOptions& 
     for (const auto& qu : kQuantities) {
       Series k;
       k.key_only = true, k.enhanced = true;
-      k.title = qu.title;
+      k.title = qu.metric->plot;
       k.style_spec = std::string("lt 7 ") + qu.marker;
       f.series.push_back(k);
     }

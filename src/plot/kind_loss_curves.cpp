@@ -8,8 +8,10 @@
 #include "gradflow/core/error.hpp"
 #include "gradflow/plot/kinds.hpp"
 #include "gradflow/plot/series.hpp"
+#include "gradflow/report/fields.hpp"
 
 namespace gradflow {
+using namespace fields;
 
 Figure plot_loss_curves(const std::vector<PlotInput>& in, const PlotOptions& o) {
   LineFigure f;
@@ -19,14 +21,11 @@ Figure plot_loss_curves(const std::vector<PlotInput>& in, const PlotOptions& o) 
   f.ylabel = "loss (nats per target token)";
   f.ylabel_plain = true;
   const bool logx = o.logx == "on";
-  std::vector<const PlotInput*> single;
-  for (const auto& i : in)
-    if (i.json.contains("log")) single.push_back(&i);
-  const std::vector<std::string> labels = report_labels(single);
+  const std::vector<std::string> labels = train_report_labels(in);
   size_t next = 0;
   int style = 0;
   for (const auto& i : in) {
-    if (i.json.contains("log")) {
+    if (i.json.contains(kLog)) {
       const std::string label = labels[next++];
       ++style;
       Series ev, tr;
@@ -34,26 +33,26 @@ Figure plot_loss_curves(const std::vector<PlotInput>& in, const PlotOptions& o) 
       tr.title = label + " train";
       ev.style = tr.style = (style - 1) % 8 + 1;
       tr.style_spec = "lt " + std::to_string(tr.style) + " dt 2";
-      for (const auto& e : i.json["log"]) {
-        const double s = e["step"].get<double>();
+      for (const auto& e : i.json[kLog]) {
+        const double s = e[kStep].get<double>();
         if (logx && !(s > 0)) continue;
         ev.x.push_back(s);
-        ev.y.push_back(json_number(e, "eval_loss"));
+        ev.y.push_back(json_number(e, kEvalLoss));
         tr.x.push_back(s);
-        tr.y.push_back(json_number(e, "train_loss"));
+        tr.y.push_back(json_number(e, kTrainLoss));
       }
       f.series.push_back(std::move(ev));
       f.series.push_back(std::move(tr));
       continue;
     }
-    for (const auto& g : i.json["groups"])
-      for (const auto& c : g["cells"]) {
+    for (const auto& g : i.json[kGroups])
+      for (const auto& c : g[kCells]) {
         Series s;
         char buf[160];
-        std::snprintf(buf, sizeof buf, "%s L=%lld lr=%g w=%lld", g["placement"].get<std::string>().c_str(),
-                      g["layers"].get<long long>(), c["lr"].get<double>(), c["warmup"].get<long long>());
+        std::snprintf(buf, sizeof buf, "%s L=%lld lr=%g w=%lld", g[kPlacement].get<std::string>().c_str(),
+                      g[kLayers].get<long long>(), c[kLr].get<double>(), c[kWarmup].get<long long>());
         s.title = (in.size() > 1 ? i.stem + ": " : "") + buf;
-        for (const auto& p : c["mean_eval_curve"]) {
+        for (const auto& p : c[kMeanEvalCurve]) {
           const double st = p[0].get<double>();
           if (logx && !(st > 0)) continue;
           s.x.push_back(st);

@@ -8,37 +8,39 @@
 #include "gradflow/core/error.hpp"
 #include "gradflow/plot/kinds.hpp"
 #include "gradflow/plot/series.hpp"
+#include "gradflow/report/fields.hpp"
 #include "metric_labels.hpp"
 #include "sensitivity_series.hpp"
 
 namespace gradflow {
+using namespace fields;
 
 LineFigure sensitivity_figure(const PlotInput& in, const std::string& metric, const std::string& prefix) {
-  const auto& groups = in.json["groups"];
-  const std::string param = in.json.value("param", std::string());
+  const auto& groups = in.json[kGroups];
+  const std::string param = in.json.value(kParam, std::string());
   const std::string axis = param.empty() ? "layers" : param;
   bool numeric = true;
-  for (const auto& g : groups) numeric &= !param.empty() ? g.contains("x") && g["x"].is_number() : g["layers"].is_number();
+  for (const auto& g : groups) numeric &= !param.empty() ? g.contains(kX) && g[kX].is_number() : g[kLayers].is_number();
   // A compare at one depth: the placements themselves are the categories (one point each).
   bool one_depth = param.empty();
-  for (const auto& g : groups) one_depth &= g["layers"] == groups[0]["layers"];
+  for (const auto& g : groups) one_depth &= g[kLayers] == groups[0][kLayers];
   if (one_depth) numeric = false;
   std::vector<std::string> categories;  // non-numeric values, in order of first appearance
   std::vector<std::string> order;       // series keys in plan order
   std::map<std::string, Series> series;
   for (const auto& g : groups) {
-    std::string key = g.value("placement", std::string("?"));
-    if (!param.empty() && param != "layers") key += groups.size() > 1 && g["layers"] != groups[0]["layers"] ? ", L=" + std::to_string(g["layers"].get<long long>()) : "";
+    std::string key = g.value(kPlacement, std::string("?"));
+    if (!param.empty() && param != "layers") key += groups.size() > 1 && g[kLayers] != groups[0][kLayers] ? ", L=" + std::to_string(g[kLayers].get<long long>()) : "";
     if (!series.count(key)) order.push_back(key), series[key].title = prefix + key;
     double x;
-    if (numeric) x = param.empty() ? g["layers"].get<double>() : g["x"].get<double>();
+    if (numeric) x = param.empty() ? g[kLayers].get<double>() : g[kX].get<double>();
     else {
-      const std::string v = one_depth ? key : g.value("value", std::string("?"));
+      const std::string v = one_depth ? key : g.value(kValue, std::string("?"));
       auto it = std::find(categories.begin(), categories.end(), v);
       if (it == categories.end()) categories.push_back(v), it = categories.end() - 1;
       x = static_cast<double>(it - categories.begin());
     }
-    const auto [mean, sd] = json_stat(g["scalars"], metric);
+    const auto [mean, sd] = json_stat(g[kScalars], metric);
     Series& s = series[key];
     s.x.push_back(x);
     s.y.push_back(mean);
@@ -51,11 +53,11 @@ LineFigure sensitivity_figure(const PlotInput& in, const std::string& metric, co
   for (size_t c = 0; c < categories.size(); ++c) f.xtics.emplace_back(static_cast<double>(c), categories[c]);
   if (numeric && axis == "layers")  // tics at the depths run
     for (const auto& g : groups) {
-      const double L = g["layers"].get<double>();
+      const double L = g[kLayers].get<double>();
       if (std::none_of(f.xtics.begin(), f.xtics.end(), [&](const auto& t) { return t.first == L; }))
         f.xtics.emplace_back(L, std::to_string(static_cast<long long>(L)));
     }
-  f.xlabel = one_depth ? "placement, {/:Italic L} = " + std::to_string(groups[0]["layers"].get<long long>()) : param_label(axis);
+  f.xlabel = one_depth ? "placement, {/:Italic L} = " + std::to_string(groups[0][kLayers].get<long long>()) : param_label(axis);
   f.integer_x = axis == "layers";
   f.ylabel = metric_label(metric);
   if (f.ylabel.empty()) f.ylabel = metric, f.ylabel_plain = true;

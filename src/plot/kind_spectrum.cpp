@@ -9,8 +9,10 @@
 #include "gradflow/linalg/svd.hpp"
 #include "gradflow/plot/kinds.hpp"
 #include "gradflow/plot/series.hpp"
+#include "gradflow/report/fields.hpp"
 
 namespace gradflow {
+using namespace fields;
 namespace {
 
 constexpr Index kMaxSvdSize = 4096;  // an SVD of a larger .npy takes minutes: refuse it
@@ -34,16 +36,13 @@ bool add_spectrum(LineFigure& f, const std::string& title, const std::vector<dou
 
 Figure plot_spectrum(const std::vector<PlotInput>& in, const PlotOptions& o) {
   require(o.matrix == "P" || o.matrix == "B", "--matrix '" + o.matrix + "' is unknown; fix: use --matrix P (product) or B (block)");
-  const std::string group = o.matrix == "P" ? "product_jacobian" : "block_jacobian";
+  const std::string group = o.matrix == "P" ? kProductJacobian : kBlockJacobian;
   LineFigure f;
   f.logy = o.logy == "auto" ? "on" : o.logy;
   f.ylabel = "singular value σ_{/:Italic i}";
-  std::vector<const PlotInput*> reports;
-  for (const auto& i : in) {
+  for (const auto& i : in)
     require(i.kind != InputKind::Experiment, "spectrum reads analyze reports or a Jacobian .npy, not the compare/sweep report '" + i.path + "'; fix: pass gradflow analyze --spectrum --json files");
-    if (i.kind == InputKind::Analyze) reports.push_back(&i);
-  }
-  const std::vector<std::string> labels = report_labels(reports);
+  const std::vector<std::string> labels = analyze_report_labels(in);
   size_t next_label = 0;
   bool omitted = false;
   size_t longest = 0;
@@ -59,21 +58,21 @@ Figure plot_spectrum(const std::vector<PlotInput>& in, const PlotOptions& o) {
       continue;
     }
     const std::string label = labels[next_label++];
-    const auto& layers = i.json["layers"];
+    const auto& layers = i.json[kLayers];
     const int L = static_cast<int>(layers.size());
     std::vector<int> at = o.at;
     if (at.empty()) at = L > 1 ? std::vector<int>{0, L - 1} : std::vector<int>{0};
     for (int l : at) {
       require(l >= 0 && l < L, "--at " + std::to_string(l) + " is not a layer of " + i.path + " (0.." + std::to_string(L - 1) + "); fix: pick layers in range");
       const auto& layer = layers[static_cast<size_t>(l)];
-      const bool has = layer.contains(group) && layer[group].contains("spectrum") &&
-                       layer[group]["spectrum"].contains("singular_values") && layer[group]["spectrum"]["singular_values"].is_array();
+      const bool has = layer.contains(group) && layer[group].contains(kSpectrum) &&
+                       layer[group][kSpectrum].contains(kSingularValues) && layer[group][kSpectrum][kSingularValues].is_array();
       require(has, i.path + " holds no singular values of " + o.matrix + "_" + std::to_string(l) +
                        "; fix: rerun gradflow analyze with --spectrum (explicit mode), or pass a Jacobian .npy from gradflow jacobian");
       std::vector<double> sigma;
-      for (const auto& v : layer[group]["spectrum"]["singular_values"]) sigma.push_back(v.is_number() ? v.get<double>() : NAN);
+      for (const auto& v : layer[group][kSpectrum][kSingularValues]) sigma.push_back(v.is_number() ? v.get<double>() : NAN);
       longest = std::max(longest, sigma.size());
-      const std::string title = (in.size() > 1 || reports.size() > 1 ? label + ": " : "") + o.matrix + "_" + std::to_string(l);
+      const std::string title = (in.size() > 1 || labels.size() > 1 ? label + ": " : "") + o.matrix + "_" + std::to_string(l);
       omitted |= add_spectrum(f, title, sigma);
     }
   }

@@ -6,7 +6,10 @@
 #include <cstdio>
 #include <string>
 
+#include "gradflow/report/fields.hpp"
+
 namespace gradflow {
+using namespace fields;
 namespace {
 
 std::string fmt(const char* f, double v) {
@@ -26,35 +29,38 @@ std::string num(const nlohmann::ordered_json& j, const char* a, const char* b = 
   return p->is_number() ? fmt("%.4e", p->get<double>()) : "-";
 }
 
+// A per-layer metric's value in layer `l` (block_jacobian.spectral_norm).
+std::string num(const nlohmann::ordered_json& l, const Metric& m) { return num(l, m.field, *m.key ? m.key : nullptr); }
+
 }  // namespace
 
 void print_report_table(std::ostream& os, const nlohmann::ordered_json& report, bool bars) {
-  const auto& layers = report["layers"];
-  const auto& cfg = report["config"];
-  os << "gradflow analyze: placement " << cfg.value("placement", "?") << ", L = " << cfg.value("layers", 0)
-     << ", d = " << cfg.value("d_model", 0) << ", h = " << cfg.value("heads", 0) << ", d_ff = " << cfg.value("d_ff", 0)
-     << ", n = " << cfg.value("seq_len", 0) << ", init " << cfg.value("init", "?") << " x" << cfg.value("init_scale", "1")
-     << ", seed " << cfg.value("seed", 0) << "\n";
-  const double top = layers.back()["grad_norm"].get<double>();
+  const auto& layers = report[kLayers];
+  const auto& cfg = report[kConfig];
+  os << "gradflow analyze: placement " << cfg.value(kPlacement, "?") << ", L = " << cfg.value(kLayers, 0)
+     << ", d = " << cfg.value(kDModel, 0) << ", h = " << cfg.value(kHeads, 0) << ", d_ff = " << cfg.value(kDFf, 0)
+     << ", n = " << cfg.value(kSeqLen, 0) << ", init " << cfg.value(kInit, "?") << " x" << cfg.value(kInitScale, "1")
+     << ", seed " << cfg.value(kSeed, 0) << "\n";
+  const double top = layers.back()[kGradNorm].get<double>();
   double lo = 1e300, hi = -1e300;
   for (const auto& l : layers) {
-    lo = std::min(lo, std::log10(l["grad_norm"].get<double>()));
-    hi = std::max(hi, std::log10(l["grad_norm"].get<double>()));
+    lo = std::min(lo, std::log10(l[kGradNorm].get<double>()));
+    hi = std::max(hi, std::log10(l[kGradNorm].get<double>()));
   }
   char line[512];
-  std::snprintf(line, sizeof line, "%5s  %11s  %9s  %11s  %11s  %11s  %11s  %-26s\n", "layer", "||dL/dx_l||", "/top",
-                "||B_l||_2", "||P_l||_2", "smin(P_l)", "max ||dL/dW||", "(parameter)");
+  std::snprintf(line, sizeof line, "%5s  %11s  %9s  %11s  %11s  %11s  %11s  %-26s\n", "layer",
+                metrics::kLayerGradNorm.text, "/top", metrics::kBlockSpectralNorm.text, metrics::kProductSpectralNorm.text,
+                metrics::kProductMinSingularValue.text, "max ||dL/dW||", "(parameter)");
   os << line;
   for (const auto& l : layers) {
-    const double g = l["grad_norm"].get<double>();
+    const double g = l[kGradNorm].get<double>();
     std::string best = "-";
     double bestv = -1;
-    for (const auto& [k, v] : l["param_grad_norms"].items())
+    for (const auto& [k, v] : l[kParamGradNorms].items())
       if (v.get<double>() > bestv) { bestv = v.get<double>(); best = k; }
-    std::snprintf(line, sizeof line, "%5d  %11.4e  %9.4f  %11s  %11s  %11s  %11.4e  %-26s", l["index"].get<int>(), g,
-                  g / top, num(l, "block_jacobian", "spectral_norm").c_str(),
-                  num(l, "product_jacobian", "spectral_norm").c_str(),
-                  num(l, "product_jacobian", "min_singular_value").c_str(), bestv, best.c_str());
+    std::snprintf(line, sizeof line, "%5d  %11.4e  %9.4f  %11s  %11s  %11s  %11.4e  %-26s", l[kIndex].get<int>(), g,
+                  g / top, num(l, metrics::kBlockSpectralNorm).c_str(), num(l, metrics::kProductSpectralNorm).c_str(),
+                  num(l, metrics::kProductMinSingularValue).c_str(), bestv, best.c_str());
     os << line;
     if (bars) {
       const int width = hi > lo ? static_cast<int>(std::lround(1 + 23 * (std::log10(g) - lo) / (hi - lo))) : 12;
@@ -62,15 +68,15 @@ void print_report_table(std::ostream& os, const nlohmann::ordered_json& report, 
     }
     os << "\n";
   }
-  const auto& s = report["summary"];
-  os << "output ||dL/dy|| = " << num(report, "output_grad_norm") << ", loss (" << cfg.value("loss", "?")
-     << ") = " << num(report, "loss") << "\n";
-  os << "bottom/top gradient ratio ||dL/dx_0||/||dL/dx_{L-1}|| = " << num(s, "bottom_to_top_grad_ratio") << "\n";
-  os << "gradient growth per layer (LSQ slope of ln||dL/dx_l||) = " << num(s, "grad_growth_rate_per_layer")
-     << " (factor " << num(s, "grad_growth_factor_per_layer") << " per layer)\n";
-  if (s.contains("per_layer_rms_gain_product"))
-    os << "RMS gain of P_0: true product " << num(s, "bottom_product_rms_gain") << " vs product of per-layer gains "
-       << num(s, "per_layer_rms_gain_product") << "\n";
+  const auto& s = report[kSummary];
+  os << "output ||dL/dy|| = " << num(report, kOutputGradNorm) << ", loss (" << cfg.value(kLoss, "?")
+     << ") = " << num(report, kLoss) << "\n";
+  os << "bottom/top gradient ratio ||dL/dx_0||/||dL/dx_{L-1}|| = " << num(s, kBottomToTopGradRatio) << "\n";
+  os << "gradient growth per layer (LSQ slope of ln||dL/dx_l||) = " << num(s, kGradGrowthRatePerLayer)
+     << " (factor " << num(s, kGradGrowthFactorPerLayer) << " per layer)\n";
+  if (s.contains(kPerLayerRmsGainProduct))
+    os << "RMS gain of P_0: true product " << num(s, kBottomProductRmsGain) << " vs product of per-layer gains "
+       << num(s, kPerLayerRmsGainProduct) << "\n";
 }
 
 }  // namespace gradflow

@@ -6,13 +6,16 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
-#include <sstream>
 
 #include "gradflow/core/error.hpp"
+#include "gradflow/experiments/aggregate.hpp"
+#include "gradflow/experiments/csv_writer.hpp"
 #include "gradflow/experiments/runner.hpp"
+#include "gradflow/report/fields.hpp"
 
 namespace gradflow {
 using Json = nlohmann::ordered_json;
+using namespace fields;
 
 namespace {
 
@@ -22,18 +25,6 @@ std::string short_num(double v) {
   return buf;
 }
 
-double mean(const std::vector<double>& v) {
-  double s = 0;
-  for (double x : v) s += x;
-  return v.empty() ? NAN : s / static_cast<double>(v.size());
-}
-double stddev(const std::vector<double>& v) {  // sample std (n − 1), 0 for one value
-  if (v.size() < 2) return v.empty() ? NAN : 0.0;
-  const double m = mean(v);
-  double s = 0;
-  for (double x : v) s += (x - m) * (x - m);
-  return std::sqrt(s / static_cast<double>(v.size() - 1));
-}
 Json num(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); }
 
 }  // namespace
@@ -86,9 +77,9 @@ std::vector<Json> run_train_runs(const std::vector<TrainRun>& runs, const TrainS
   }
   const auto describe = [](const Json& r) {
     char buf[64];
-    const bool has = r.is_object() && r["final"]["eval_loss"].is_number();
-    std::snprintf(buf, sizeof buf, "  eval %.4f", has ? r["final"]["eval_loss"].get<double>() : NAN);
-    return std::string(buf) + (r.is_object() && !r["diverged"].is_null() ? " diverged" : "");
+    const bool has = r.is_object() && r[kFinal][kEvalLoss].is_number();
+    std::snprintf(buf, sizeof buf, "  eval %.4f", has ? r[kFinal][kEvalLoss].get<double>() : NAN);
+    return std::string(buf) + (r.is_object() && !r[kDiverged].is_null() ? " diverged" : "");
   };
   RunnerOptions ro;
   ro.threads = o.threads;
@@ -100,26 +91,23 @@ std::vector<Json> run_train_runs(const std::vector<TrainRun>& runs, const TrainS
 Json train_sweep_report(const TrainSweepOptions& o, const std::vector<TrainRun>& runs, const std::vector<Json>& reports) {
   Json rep;
   Json spec;
-  spec["placements"] = o.placements;
-  spec["layers"] = o.layers;
-  spec["warmup"] = o.warmups;
-  spec["lr"] = o.lrs;
-  spec["seeds"] = o.seeds;
+  spec[kPlacements] = o.placements;
+  spec[kLayers] = o.layers;
+  spec[kWarmup] = o.warmups;
+  spec[kLr] = o.lrs;
+  spec[kSeeds] = o.seeds;
   spec["converge_margin"] = o.converge_margin;
-  rep["grid"] = spec;
-  rep["config"] = runs.empty() ? Json() : train_config_json(runs[0].tc);
-  rep["config"].erase("lr");
-  rep["config"].erase("warmup");
-  rep["config"].erase("placement");
-  rep["config"].erase("layers");
-  rep["config"]["base_seed"] = runs.empty() ? 0 : runs[0].tc.init.seed;
-  rep["config"].erase("seed");
+  rep[kGrid] = spec;
+  Json& config = rep[kConfig] = runs.empty() ? Json() : train_config_json(runs[0].tc);
+  for (const char* swept : {kLr, kWarmup, kPlacement, kLayers}) config.erase(swept);
+  config[kBaseSeed] = runs.empty() ? 0 : runs[0].tc.init.seed;
+  config.erase(kSeed);
   rep["definitions"] = Json{
-      {"converged", "not diverged and final eval loss <= loss_floor + converge_margin"},
-      {"diverged", "NaN/Inf in activations, gradients or loss, or a train loss above diverge_loss, at any step"},
+      {kConverged, "not diverged and final eval loss <= loss_floor + converge_margin"},
+      {kDiverged, "NaN/Inf in activations, gradients or loss, or a train loss above diverge_loss, at any step"},
       {"cell_converges", "every seed of the (placement, layers, lr, warmup) cell converged"},
-      {"largest_stable_lr", "largest lr whose cell converges at that warmup"},
-      {"smallest_converging_warmup", "smallest warmup whose cell converges at that lr"},
+      {kLargestStableLr, "largest lr whose cell converges at that warmup"},
+      {kSmallestConvergingWarmup, "smallest warmup whose cell converges at that lr"},
       {"seed_rule", "repetition r runs with seed = base_seed + r (weights and batches); eval set from seed + 1000003"}};
   // per run
   Json rows = Json::array();
@@ -132,31 +120,31 @@ Json train_sweep_report(const TrainSweepOptions& o, const std::vector<TrainRun>&
   for (size_t i = 0; i < runs.size(); ++i) {
     const auto& r = reports[i];
     const auto& run = runs[i];
-    const double floor = r["task"]["loss_floor"].get<double>();
-    const double fe = r["final"]["eval_loss"].is_number() ? r["final"]["eval_loss"].get<double>() : NAN;
-    const bool div = !r["diverged"].is_null();
+    const double floor = r[kTask][kLossFloor].get<double>();
+    const double fe = r[kFinal][kEvalLoss].is_number() ? r[kFinal][kEvalLoss].get<double>() : NAN;
+    const bool div = !r[kDiverged].is_null();
     const bool conv = !div && std::isfinite(fe) && fe <= floor + o.converge_margin;
     Json row;
-    row["placement"] = run.placement;
-    row["layers"] = run.layers;
-    row["warmup"] = run.warmup;
-    row["lr"] = run.lr;
-    row["seed"] = run.tc.init.seed;
-    row["loss_floor"] = floor;
-    row["final_eval_loss"] = num(fe);
-    row["final_train_loss"] = r["final"]["train_loss"];
-    row["converged"] = conv;
-    row["diverged"] = r["diverged"];
+    row[kPlacement] = run.placement;
+    row[kLayers] = run.layers;
+    row[kWarmup] = run.warmup;
+    row[kLr] = run.lr;
+    row[kSeed] = run.tc.init.seed;
+    row[kLossFloor] = floor;
+    row[kFinalEvalLoss] = num(fe);
+    row[kFinalTrainLoss] = r[kFinal][kTrainLoss];
+    row[kConverged] = conv;
+    row[kDiverged] = r[kDiverged];
     Json curve = Json::array();
     auto& cell = cells[{run.placement, run.layers, run.lr, run.warmup}];
-    for (const auto& e : r["log"]) {
+    for (const auto& e : r[kLog]) {
       Json g = Json::array();
-      for (const auto& l : e["layers"]) g.push_back(l["grad_norm"]);
-      curve.push_back(Json{{"step", e["step"]}, {"train_loss", e["train_loss"]}, {"eval_loss", e["eval_loss"]},
-                           {"bottom_to_top_grad_ratio", e["bottom_to_top_grad_ratio"]}, {"grad_norms", g}});
-      if (e["eval_loss"].is_number()) cell.curve[e["step"].get<long>()].push_back(e["eval_loss"].get<double>());
+      for (const auto& l : e[kLayers]) g.push_back(l[kGradNorm]);
+      curve.push_back(Json{{kStep, e[kStep]}, {kTrainLoss, e[kTrainLoss]}, {kEvalLoss, e[kEvalLoss]},
+                           {kBottomToTopGradRatio, e[kBottomToTopGradRatio]}, {kGradNorms, g}});
+      if (e[kEvalLoss].is_number()) cell.curve[e[kStep].get<long>()].push_back(e[kEvalLoss].get<double>());
     }
-    row["curve"] = std::move(curve);
+    row[kCurve] = std::move(curve);
     rows.push_back(std::move(row));
     ++cell.n;
     cell.conv += conv;
@@ -169,8 +157,8 @@ Json train_sweep_report(const TrainSweepOptions& o, const std::vector<TrainRun>&
   for (const auto& p : o.placements)
     for (Index L : o.layers) {
       Json g;
-      g["placement"] = p;
-      g["layers"] = L;
+      g[kPlacement] = p;
+      g[kLayers] = L;
       Json cj = Json::array();
       int n = 0, div = 0;
       Json warm = Json::object(), stable = Json::object(), nondiv = Json::object();
@@ -181,11 +169,12 @@ Json train_sweep_report(const TrainSweepOptions& o, const std::vector<TrainRun>&
           n += c.n;
           div += c.div;
           Json mc = Json::array();
-          for (const auto& [s, v] : c.curve) mc.push_back(Json{s, mean(v)});
-          cj.push_back(Json{{"lr", lr}, {"warmup", w}, {"runs", c.n}, {"converged", c.conv}, {"diverged", c.div},
-                            {"divergence_rate", static_cast<double>(c.div) / c.n},
-                            {"final_eval_loss_mean", num(mean(c.finals))}, {"final_eval_loss_std", num(stddev(c.finals))},
-                            {"mean_eval_curve", mc}});
+          for (const auto& [s, v] : c.curve) mc.push_back(Json{s, mean_std(v).mean});
+          const Stat fin = mean_std(c.finals);  // std null, not 0, when no run of the cell has a final loss
+          cj.push_back(Json{{kLr, lr}, {kWarmup, w}, {kRuns, c.n}, {kConverged, c.conv}, {kDiverged, c.div},
+                            {kDivergenceRate, static_cast<double>(c.div) / c.n},
+                            {kFinalEvalLossMean, num(fin.mean)}, {kFinalEvalLossStd, num(fin.n ? fin.std : NAN)},
+                            {kMeanEvalCurve, mc}});
           if (best.is_null() && c.conv == c.n) best = w;
         }
         warm[short_num(lr)] = best;
@@ -200,11 +189,11 @@ Json train_sweep_report(const TrainSweepOptions& o, const std::vector<TrainRun>&
         stable[std::to_string(w)] = best;
         nondiv[std::to_string(w)] = best_nd;
       }
-      g["smallest_converging_warmup"] = warm;
-      g["largest_stable_lr"] = stable;
-      g["largest_non_diverging_lr"] = nondiv;
-      g["divergence_rate"] = n ? static_cast<double>(div) / n : 0.0;
-      g["cells"] = std::move(cj);
+      g[kSmallestConvergingWarmup] = warm;
+      g[kLargestStableLr] = stable;
+      g[kLargestNonDivergingLr] = nondiv;
+      g[kDivergenceRate] = n ? static_cast<double>(div) / n : 0.0;
+      g[kCells] = std::move(cj);
       by_group[{p, L}] = g;
       groups.push_back(std::move(g));
     }
@@ -216,65 +205,61 @@ Json train_sweep_report(const TrainSweepOptions& o, const std::vector<TrainRun>&
         const Json& ga = by_group[{o.placements[a], L}];
         const Json& gb = by_group[{o.placements[b], L}];
         Json r;
-        r["pair"] = o.placements[a] + "/" + o.placements[b];
-        r["layers"] = L;
+        r[kPair] = o.placements[a] + "/" + o.placements[b];
+        r[kLayers] = L;
         Json wr = Json::object(), lr = Json::object();
-        for (const auto& [k, v] : ga["smallest_converging_warmup"].items()) {
-          const Json& u = gb["smallest_converging_warmup"][k];
+        for (const auto& [k, v] : ga[kSmallestConvergingWarmup].items()) {
+          const Json& u = gb[kSmallestConvergingWarmup][k];
           wr[k] = v.is_number() && u.is_number() && u.get<double>() > 0 ? Json(v.get<double>() / u.get<double>()) : Json(nullptr);
         }
-        for (const auto& [k, v] : ga["largest_stable_lr"].items()) {
-          const Json& u = gb["largest_stable_lr"][k];
+        for (const auto& [k, v] : ga[kLargestStableLr].items()) {
+          const Json& u = gb[kLargestStableLr][k];
           lr[k] = v.is_number() && u.is_number() ? Json(v.get<double>() / u.get<double>()) : Json(nullptr);
         }
-        r["smallest_converging_warmup_ratio"] = wr;
-        r["largest_stable_lr_ratio"] = lr;
+        r[kSmallestConvergingWarmupRatio] = wr;
+        r[kLargestStableLrRatio] = lr;
         ratios.push_back(std::move(r));
       }
-  rep["groups"] = std::move(groups);
-  rep["ratios"] = std::move(ratios);
-  rep["runs"] = std::move(rows);
+  rep[kGroups] = std::move(groups);
+  rep[kRatios] = std::move(ratios);
+  rep[kRuns] = std::move(rows);
   return rep;
 }
 
 std::string train_sweep_csv(const Json& rep) {
-  std::ostringstream os;
-  os << "placement,layers,warmup,lr,seed,loss_floor,final_eval_loss,final_train_loss,converged,diverged,diverged_step\n";
-  auto f = [](const Json& v) {
-    if (!v.is_number()) return std::string();
-    char buf[40];
-    std::snprintf(buf, sizeof buf, "%.17g", v.get<double>());
-    return std::string(buf);
-  };
-  for (const auto& r : rep["runs"])
-    os << r["placement"].get<std::string>() << "," << r["layers"] << "," << r["warmup"] << "," << f(r["lr"]) << ","
-       << r["seed"] << "," << f(r["loss_floor"]) << "," << f(r["final_eval_loss"]) << "," << f(r["final_train_loss"])
-       << "," << (r["converged"].get<bool>() ? 1 : 0) << "," << (r["diverged"].is_null() ? 0 : 1) << ","
-       << (r["diverged"].is_null() ? "" : r["diverged"]["step"].dump()) << "\n";
-  return os.str();
+  CsvWriter out({kPlacement, kLayers, kWarmup, kLr, kSeed, kLossFloor, kFinalEvalLoss, kFinalTrainLoss, kConverged,
+                 kDiverged, csv::kDivergedStep});
+  for (const auto& r : rep[kRuns]) {
+    const bool diverged = !r[kDiverged].is_null();
+    out.row({csv_text(r[kPlacement].get<std::string>()), r[kLayers].dump(), r[kWarmup].dump(), csv_number(r[kLr], ""),
+             r[kSeed].dump(), csv_number(r[kLossFloor], ""), csv_number(r[kFinalEvalLoss], ""),
+             csv_number(r[kFinalTrainLoss], ""), r[kConverged].get<bool>() ? "1" : "0", diverged ? "1" : "0",
+             diverged ? r[kDiverged][kStep].dump() : ""});
+  }
+  return out.str();
 }
 
 void print_train_sweep_table(std::ostream& os, const Json& rep) {
   char buf[256];
-  for (const auto& g : rep["groups"]) {
-    std::snprintf(buf, sizeof buf, "%s L=%lld  divergence rate %.2f\n", g["placement"].get<std::string>().c_str(),
-                  g["layers"].get<long long>(), g["divergence_rate"].get<double>());
+  for (const auto& g : rep[kGroups]) {
+    std::snprintf(buf, sizeof buf, "%s L=%lld  divergence rate %.2f\n", g[kPlacement].get<std::string>().c_str(),
+                  g[kLayers].get<long long>(), g[kDivergenceRate].get<double>());
     os << buf;
     os << "        lr  warmup  conv/runs  div  final eval loss (mean ± std)\n";
-    for (const auto& c : g["cells"]) {
-      std::snprintf(buf, sizeof buf, "  %8.3g  %6lld  %4d/%-4d  %3d  %.4f ± %.4f\n", c["lr"].get<double>(),
-                    c["warmup"].get<long long>(), c["converged"].get<int>(), c["runs"].get<int>(), c["diverged"].get<int>(),
-                    c["final_eval_loss_mean"].is_number() ? c["final_eval_loss_mean"].get<double>() : NAN,
-                    c["final_eval_loss_std"].is_number() ? c["final_eval_loss_std"].get<double>() : NAN);
+    for (const auto& c : g[kCells]) {
+      std::snprintf(buf, sizeof buf, "  %8.3g  %6lld  %4d/%-4d  %3d  %.4f ± %.4f\n", c[kLr].get<double>(),
+                    c[kWarmup].get<long long>(), c[kConverged].get<int>(), c[kRuns].get<int>(), c[kDiverged].get<int>(),
+                    c[kFinalEvalLossMean].is_number() ? c[kFinalEvalLossMean].get<double>() : NAN,
+                    c[kFinalEvalLossStd].is_number() ? c[kFinalEvalLossStd].get<double>() : NAN);
       os << buf;
     }
-    os << "  smallest converging warmup per lr: " << g["smallest_converging_warmup"].dump() << "\n";
-    os << "  largest stable lr per warmup:      " << g["largest_stable_lr"].dump() << "\n";
+    os << "  smallest converging warmup per lr: " << g[kSmallestConvergingWarmup].dump() << "\n";
+    os << "  largest stable lr per warmup:      " << g[kLargestStableLr].dump() << "\n";
   }
-  for (const auto& r : rep["ratios"])
-    os << r["pair"].get<std::string>() << " L=" << r["layers"] << ": warmup ratio per lr "
-       << r["smallest_converging_warmup_ratio"].dump() << ", stable-lr ratio per warmup "
-       << r["largest_stable_lr_ratio"].dump() << "\n";
+  for (const auto& r : rep[kRatios])
+    os << r[kPair].get<std::string>() << " L=" << r[kLayers] << ": warmup ratio per lr "
+       << r[kSmallestConvergingWarmupRatio].dump() << ", stable-lr ratio per warmup " << r[kLargestStableLrRatio].dump()
+       << "\n";
 }
 
 }  // namespace gradflow

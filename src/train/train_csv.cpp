@@ -3,63 +3,64 @@
 
 #include <cmath>
 #include <cstdio>
-#include <sstream>
+
+#include "gradflow/experiments/csv_writer.hpp"
+#include "gradflow/report/fields.hpp"
 
 namespace gradflow {
 namespace {
 using Json = nlohmann::ordered_json;
+using namespace fields;
 
-std::string fmt(const Json& v) {
-  if (!v.is_number()) return "";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.17g", v.get<double>());
-  return buf;
-}
+// The log entry's scalars, in the CSV's order (those the entry holds).
+const char* const kLogScalars[] = {kTrainLoss,    kEvalLoss,      kLr, kAccuracy, kTrainAccuracy, kGradNormTotal,
+                                   kBottomToTopGradRatio, kFinalNormInputRms};
+
+// "param_grad_norm:linear2.weight": a metric with its parameter (or parameter group).
+std::string named(const char* metric, const std::string& name) { return std::string(metric) + ":" + name; }
 }  // namespace
 
 std::string train_csv(const Json& r) {
-  std::ostringstream os;
-  os << "step,layer,metric,value\n";
-  for (const auto& e : r.at("log")) {
-    const std::string s = std::to_string(e.at("step").get<long>());
-    for (const char* k : {"train_loss", "eval_loss", "lr", "accuracy", "train_accuracy", "grad_norm_total",
-                          "bottom_to_top_grad_ratio", "final_norm_input_rms"})
-      if (e.contains(k)) os << s << ",," << k << "," << fmt(e[k]) << "\n";
-    if (e.contains("update_ratios"))
-      for (const auto& [g, v] : e["update_ratios"].items())
-        if (g.rfind("layers.", 0) != 0) os << s << ",,update_ratio:" << g << "," << fmt(v) << "\n";
-    const auto& layers = e.at("layers");
+  CsvWriter out({kStep, csv::kLayer, csv::kMetric, csv::kValue});
+  for (const auto& e : r.at(kLog)) {
+    const std::string s = std::to_string(e.at(kStep).get<long>());
+    for (const char* k : kLogScalars)
+      if (e.contains(k)) out.row({s, "", k, csv_number(e[k], "")});
+    if (e.contains(kUpdateRatios))
+      for (const auto& [g, v] : e[kUpdateRatios].items())
+        if (g.rfind("layers.", 0) != 0) out.row({s, "", named(kUpdateRatio, g), csv_number(v, "")});
+    const auto& layers = e.at(kLayers);
     for (size_t l = 0; l < layers.size(); ++l) {
       const auto& L = layers[l];
-      os << s << "," << l << ",grad_norm," << fmt(L.at("grad_norm")) << "\n";
-      if (L.contains("update_ratio")) os << s << "," << l << ",update_ratio," << fmt(L["update_ratio"]) << "\n";
-      for (const auto& [n, v] : L.at("param_grad_norms").items())
-        os << s << "," << l << ",param_grad_norm:" << n << "," << fmt(v) << "\n";
-      if (L.contains("norm_input_rms"))
-        for (const auto& [n, v] : L["norm_input_rms"].items())
-          os << s << "," << l << ",norm_input_rms:" << n << "," << fmt(v) << "\n";
+      const std::string li = std::to_string(l);
+      out.row({s, li, kGradNorm, csv_number(L.at(kGradNorm), "")});
+      if (L.contains(kUpdateRatio)) out.row({s, li, kUpdateRatio, csv_number(L[kUpdateRatio], "")});
+      for (const auto& [n, v] : L.at(kParamGradNorms).items())
+        out.row({s, li, named(csv::kParamGradNorm, n), csv_number(v, "")});
+      if (L.contains(kNormInputRms))
+        for (const auto& [n, v] : L[kNormInputRms].items()) out.row({s, li, named(kNormInputRms, n), csv_number(v, "")});
     }
   }
-  return os.str();
+  return out.str();
 }
 
 void print_train_summary(std::ostream& os, const Json& r) {
-  const auto& c = r.at("config");
+  const auto& c = r.at(kConfig);
   char buf[256];
   std::snprintf(buf, sizeof buf, "%s L=%lld d=%lld task=%s (floor %.4f)  lr=%g warmup=%lld %s\n",
-                c.at("placement").get<std::string>().c_str(), c.at("layers").get<long long>(),
-                c.at("d_model").get<long long>(), r.at("task").at("name").get<std::string>().c_str(),
-                r.at("task").at("loss_floor").get<double>(), c.at("lr").get<double>(), c.at("warmup").get<long long>(),
-                c.at("schedule").get<std::string>().c_str());
+                c.at(kPlacement).get<std::string>().c_str(), c.at(kLayers).get<long long>(),
+                c.at(kDModel).get<long long>(), r.at(kTask).at(kName).get<std::string>().c_str(),
+                r.at(kTask).at(kLossFloor).get<double>(), c.at(kLr).get<double>(), c.at(kWarmup).get<long long>(),
+                c.at(kSchedule).get<std::string>().c_str());
   os << buf;
   os << "  step    train_loss   eval_loss  accuracy   ||dL/dx_0||/||dL/dx_top||\n";
-  for (const auto& e : r.at("log")) {
+  for (const auto& e : r.at(kLog)) {
     auto d = [](const Json& v) { return v.is_number() ? v.get<double>() : NAN; };
-    std::snprintf(buf, sizeof buf, "%6ld  %12.5f  %10.5f  %8.4f   %.4g\n", e.at("step").get<long>(), d(e["train_loss"]),
-                  d(e["eval_loss"]), d(e["accuracy"]), d(e["bottom_to_top_grad_ratio"]));
+    std::snprintf(buf, sizeof buf, "%6ld  %12.5f  %10.5f  %8.4f   %.4g\n", e.at(kStep).get<long>(), d(e[kTrainLoss]),
+                  d(e[kEvalLoss]), d(e[kAccuracy]), d(e[kBottomToTopGradRatio]));
     os << buf;
   }
-  if (!r.at("diverged").is_null()) os << "DIVERGED: " << r["diverged"].dump() << "\n";
+  if (!r.at(kDiverged).is_null()) os << "DIVERGED: " << r[kDiverged].dump() << "\n";
   std::snprintf(buf, sizeof buf, "%.1f s, %.1f updates/s\n", r.at("elapsed_seconds").get<double>(),
                 r["timing_seconds"]["updates_per_second"].is_number() ? r["timing_seconds"]["updates_per_second"].get<double>() : 0.0);
   os << buf;

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gradflow/experiments/plan.hpp"
+#include "gradflow/experiments/report_files.hpp"
 
 namespace gradflow {
 
@@ -32,5 +33,8 @@ std::string experiment_csv(const nlohmann::ordered_json& report);
 
 // The comparison table on stdout: the key metrics per group, the ratios, the fitted exponents.
 void print_experiment_table(std::ostream& os, const nlohmann::ordered_json& report);
+
+// The table and the CSV, for write_report (report_files.hpp).
+inline constexpr ReportWriters kExperimentWriters{print_experiment_table, experiment_csv};
 
 }  // namespace gradflow

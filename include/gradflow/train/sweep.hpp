@@ -18,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gradflow/experiments/report_files.hpp"
 #include "gradflow/train/train.hpp"
 
 namespace gradflow {
@@ -53,5 +54,8 @@ nlohmann::ordered_json train_sweep_report(const TrainSweepOptions& o, const std:
 // One row per run: placement,layers,warmup,lr,seed,final_eval_loss,final_train_loss,converged,diverged,diverged_step
 std::string train_sweep_csv(const nlohmann::ordered_json& report);
 void print_train_sweep_table(std::ostream& os, const nlohmann::ordered_json& report);
+
+// The table and the CSV, for write_report (experiments/report_files.hpp), as compare/sweep's.
+inline constexpr ReportWriters kTrainSweepWriters{print_train_sweep_table, train_sweep_csv};
 
 }  // namespace gradflow

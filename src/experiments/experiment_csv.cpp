@@ -1,0 +1,41 @@
+// experiment_csv.cpp — the long CSV of a compare/sweep report (experiment.hpp: experiment_csv).
+#include "gradflow/experiments/csv_writer.hpp"
+#include "gradflow/experiments/experiment.hpp"
+#include "gradflow/report/fields.hpp"
+
+namespace gradflow {
+using Json = nlohmann::ordered_json;
+using namespace fields;
+
+std::string experiment_csv(const Json& report) {
+  const bool sweep = report.contains(kParam);
+  std::vector<std::string> columns = {kPlacement, csv::kDepth};
+  if (sweep) columns.insert(columns.end(), {kParam, kValue});
+  columns.insert(columns.end(), {csv::kLayer, csv::kMetric, kMean, kStd, kN});
+  CsvWriter out(columns);
+  auto row = [&](const std::string& placement, const Json& depth, const Json& value, const std::string& layer,
+                 const std::string& metric, const Json& s) {
+    std::vector<std::string> cells = {csv_text(placement), std::to_string(depth.get<long long>())};
+    if (sweep) cells.insert(cells.end(), {csv_text(report[kParam].get<std::string>()), csv_text(value.get<std::string>())});
+    cells.insert(cells.end(), {layer, csv_text(metric), csv_number(s[kMean], "nan"), csv_number(s[kStd], "nan"),
+                               std::to_string(s[kN].get<int>())});
+    out.row(cells);
+  };
+  for (const auto& g : report[kGroups]) {
+    const Json value = g.value(kValue, std::string());
+    for (const auto& layer : g[kPerLayer]) {
+      const std::string l = std::to_string(layer[kIndex].get<int>());
+      for (const auto& [k, s] : layer.items())
+        if (k != kIndex) row(g[kPlacement], g[kLayers], value, l, k, s);
+    }
+    for (const auto& [k, s] : g[kScalars].items()) row(g[kPlacement], g[kLayers], value, "", k, s);
+  }
+  for (const auto& r : report[kRatios]) {
+    const std::string p = r[kNumerator].get<std::string>() + "/" + r[kDenominator].get<std::string>();
+    const Json value = r.value(kValue, std::string());
+    for (const auto& [k, s] : r[kMetrics].items()) row(p, r[kLayers], value, "", k, s);
+  }
+  return out.str();
+}
+
+}  // namespace gradflow

@@ -1,0 +1,102 @@
+// experiment_table.cpp — the comparison table of a compare/sweep report on stdout (experiment.hpp:
+// print_experiment_table): the key scalar metrics per group and per ratio, then the fitted exponents.
+#include <cstdio>
+
+#include "gradflow/experiments/experiment.hpp"
+#include "gradflow/report/fields.hpp"
+
+namespace gradflow {
+using Json = nlohmann::ordered_json;
+using namespace fields;
+
+namespace {
+
+// The table's columns, in order (those the report holds).
+const Metric* const kColumns[] = {&metrics::kBottomGradNorm,      &metrics::kTopGradNorm,
+                                  &metrics::kGradRatio,           &metrics::kGrowthFactor,
+                                  &metrics::kTopW2GradNorm,       &metrics::kTopActivationRms,
+                                  &metrics::kBottomProductRmsGain, &metrics::kPerLayerRmsGainProduct};
+
+struct Column {
+  std::string metric;
+  const char* label;
+};
+
+std::string pm(const Json& s) {
+  if (!s.is_object() || !s[kMean].is_number()) return "-";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.3e±%.1e", s[kMean].get<double>(), s[kStd].get<double>());
+  return buf;
+}
+
+// One row: name, depth, [swept value,] then each column's mean ± std from `stats` ("-" where absent).
+void print_row(std::ostream& os, const std::string& name, const Json& layers, const std::string* value,
+               const Json& stats, const std::vector<Column>& columns) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%-10s %4d ", name.c_str(), layers.get<int>());
+  os << buf;
+  if (value) {
+    std::snprintf(buf, sizeof buf, "%-14s ", value->c_str());
+    os << buf;
+  }
+  for (const Column& c : columns) {
+    std::snprintf(buf, sizeof buf, "%-17s ", pm(stats.contains(c.metric) ? stats[c.metric] : Json()).c_str());
+    os << buf;
+  }
+  os << "\n";
+}
+
+}  // namespace
+
+void print_experiment_table(std::ostream& os, const Json& report) {
+  const Json& cfg = report[kGroups].front()[kConfig];
+  os << "gradflow " << report[kExperiment].get<std::string>() << ": d = " << cfg.value(kDModel, 0)
+     << ", h = " << cfg.value(kHeads, 0) << ", n = " << cfg.value(kSeqLen, 0) << ", init " << cfg.value(kInit, "?")
+     << " x" << cfg.value(kInitScale, "1") << ", " << cfg.value(kMode, "?") << ", "
+     << report[kSeeds][kRepetitions].get<int>() << " seeds (seed = " << report[kSeeds][kBaseSeed].get<uint64_t>()
+     << " + r); mean ± std over seeds\n";
+  std::vector<Column> columns;
+  for (const Metric* m : kColumns)
+    if (report[kGroups].front()[kScalars].contains(metric_name(*m))) columns.push_back({metric_name(*m), m->text});
+  const bool sweep = report.contains(kParam);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%-10s %4s ", "placement", "L");
+  os << buf;
+  if (sweep) {
+    std::snprintf(buf, sizeof buf, "%-14s ", report[kParam].get<std::string>().c_str());
+    os << buf;
+  }
+  for (const Column& c : columns) {
+    std::snprintf(buf, sizeof buf, "%-17s ", c.label);
+    os << buf;
+  }
+  os << "\n";
+  for (const auto& g : report[kGroups]) {
+    const std::string value = sweep ? g[kValue].get<std::string>() : std::string();
+    print_row(os, g[kPlacement].get<std::string>(), g[kLayers], sweep ? &value : nullptr, g[kScalars], columns);
+  }
+  if (!report[kRatios].empty()) {
+    os << "ratios at equal depth" << (sweep ? " and value" : "") << " (mean ± std of the per-seed ratio):\n";
+    for (const auto& r : report[kRatios]) {
+      const std::string value = r.value(kValue, std::string());
+      print_row(os, r[kNumerator].get<std::string>() + "/" + r[kDenominator].get<std::string>(), r[kLayers],
+                sweep ? &value : nullptr, r[kMetrics], columns);
+    }
+  }
+  if (!report[kFits].empty()) {
+    os << "power-law exponent k of y ~ x^k (per-seed fit, mean ± std):\n";
+    for (const auto& f : report[kFits]) {
+      std::snprintf(buf, sizeof buf, "%-10s %4s ", f[kPlacement].get<std::string>().c_str(), "");
+      os << buf << "x = " << f[kX].get<std::string>() << ":";
+      for (const Column& c : columns)
+        if (f[kExponent].contains(c.metric)) {
+          const Json& e = f[kExponent][c.metric];
+          std::snprintf(buf, sizeof buf, " %s %.3f±%.3f", c.label, e[kMean].get<double>(), e[kStd].get<double>());
+          os << buf << ";";
+        }
+      os << "\n";
+    }
+  }
+}
+
+}  // namespace gradflow
