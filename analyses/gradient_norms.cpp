@@ -5,6 +5,7 @@
 //                                negative: the gradient shrinks towards the top; exp(b) is the factor per layer)
 #include <cmath>
 
+#include "gradflow/report/fields.hpp"
 #include "gradflow/run/analysis.hpp"
 #include "gradflow/linalg/svd.hpp"
 #include "gradflow/report/gradient_profile.hpp"
@@ -41,14 +42,14 @@ class GradientNorms final : public Analysis {
     const auto& all = ctx.model.params().all();
     for (size_t i = 0; i < all.size(); ++i)
       params.push_back({&all[i].name, ctx.model.block_of_param(static_cast<int>(i)), ctx.param_grad_norms[i]});
-    report["head_param_grad_norms"] = write_gradient_profile(grad_norms, params, report["layers"]);
-    report["output_grad_norm"] = frobenius_norm(ctx.dL_dy);
-    report["loss"] = ctx.loss;
-    Json& s = report["summary"];
-    s["bottom_to_top_grad_ratio"] = bottom_to_top_ratio(grad_norms);
+    report["head_param_grad_norms"] = write_gradient_profile(grad_norms, params, report[fields::kLayers]);
+    report[fields::kOutputGradNorm] = frobenius_norm(ctx.dL_dy);
+    report[fields::kLoss] = ctx.loss;
+    Json& s = report[fields::kSummary];
+    s[fields::kBottomToTopGradRatio] = bottom_to_top_ratio(grad_norms);
     const double b = slope(log_g);
-    s["grad_growth_rate_per_layer"] = b;
-    s["grad_growth_factor_per_layer"] = std::exp(b);
+    s[fields::kGradGrowthRatePerLayer] = b;
+    s[fields::kGradGrowthFactorPerLayer] = std::exp(b);
   }
 };
 

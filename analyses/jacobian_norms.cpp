@@ -3,6 +3,7 @@
 // and the RMS gains ‖·‖_F/√N that compare "the product of per-layer gains" with the true product.
 #include <cmath>
 
+#include "gradflow/report/fields.hpp"
 #include "gradflow/run/analysis.hpp"
 #include "gradflow/linalg/svd.hpp"
 #include "gradflow/report/progress.hpp"
@@ -25,32 +26,32 @@ class JacobianNorms final : public Analysis {
     double log_gain_product = 0;
     const Backend& be = ctx.backend();
     ctx.for_each_product([&](Index l, const DenseBuffer& B, const DenseBuffer& P) {
-      Json& layer = report["layers"][static_cast<size_t>(l)];
+      Json& layer = report[fields::kLayers][static_cast<size_t>(l)];
       const double fb = be.frobenius_norm(B);
-      layer["block_jacobian"] = Json{{"spectral_norm", be.spectral_norm(B)},
+      layer[fields::kBlockJacobian] = Json{{fields::kSpectralNorm, be.spectral_norm(B)},
                                      {"frobenius_norm", fb},
                                      {"minus_identity_spectral_norm", be.spectral_norm_minus_identity(B)},
                                      {"rms_gain", fb / std::sqrt(N)},
                                      {"method", "explicit-lanczos"}};
-      if (ctx.opts.spectrum) layer["block_jacobian"]["spectrum"] = spectrum_json(be.singular_values(B));
+      if (ctx.opts.spectrum) layer[fields::kBlockJacobian][fields::kSpectrum] = spectrum_json(be.singular_values(B));
       const Vec sp = be.singular_values(P);
       const SpectrumSummary s = summarize_spectrum(sp, be.frobenius_norm(P));
-      layer["product_jacobian"] = Json{{"spectral_norm", s.spectral_norm},
+      layer[fields::kProductJacobian] = Json{{fields::kSpectralNorm, s.spectral_norm},
                                        {"frobenius_norm", s.frobenius_norm},
-                                       {"min_singular_value", s.min_singular_value},
+                                       {fields::kMinSingularValue, s.min_singular_value},
                                        {"numerical_rank", s.numerical_rank},
                                        {"size", s.size},
                                        {"rms_gain", s.frobenius_norm / std::sqrt(N)},
                                        {"method", "explicit-svd"}};
-      if (ctx.opts.spectrum) layer["product_jacobian"]["spectrum"] = spectrum_json(sp);
+      if (ctx.opts.spectrum) layer[fields::kProductJacobian][fields::kSpectrum] = spectrum_json(sp);
       log_gain_product += std::log(fb / std::sqrt(N));
       progress.step();
     });
-    Json& sum = report["summary"];
+    Json& sum = report[fields::kSummary];
     sum["rank_threshold_rtol"] = kRankRtol;
     // the per-layer estimate (product of the blocks' RMS gains) beside the true product's RMS gain
-    sum["per_layer_rms_gain_product"] = std::exp(log_gain_product);
-    sum["bottom_product_rms_gain"] = report["layers"][0]["product_jacobian"]["rms_gain"];
+    sum[fields::kPerLayerRmsGainProduct] = std::exp(log_gain_product);
+    sum[fields::kBottomProductRmsGain] = report[fields::kLayers][0][fields::kProductJacobian]["rms_gain"];
   }
 };
 

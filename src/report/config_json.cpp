@@ -1,4 +1,5 @@
 // config_json.cpp — see config_json.hpp. Keys match the command-line flags (with underscores).
+#include "gradflow/report/fields.hpp"
 #include "gradflow/report/config_json.hpp"
 
 #include "gradflow/model/placement.hpp"
@@ -9,23 +10,23 @@ nlohmann::ordered_json model_config_json(const Model& model, const InitConfig& i
   const ModelConfig& c = model.config();
   nlohmann::ordered_json j;
   j["gradflow_version"] = GRADFLOW_VERSION;
-  j["placement"] = c.placement;
-  j["layers"] = c.layers;
-  j["d_model"] = c.d_model;
-  j["heads"] = c.heads;
-  j["d_ff"] = c.ff();
-  j["seq_len"] = seq_len;
-  j["activation"] = to_string(c.activation);
-  j["causal"] = c.causal;
-  j["norm"] = to_string(c.norm);
+  j[fields::kPlacement] = c.placement;
+  j[fields::kLayers] = c.layers;
+  j[fields::kDModel] = c.d_model;
+  j[fields::kHeads] = c.heads;
+  j[fields::kDFf] = c.ff();
+  j[fields::kSeqLen] = seq_len;
+  j[fields::kActivation] = to_string(c.activation);
+  j[fields::kCausal] = c.causal;
+  j[fields::kNorm] = to_string(c.norm);
   j["norm_eps"] = c.norm_eps;
   j["final_norm"] = model.has_final_norm();
-  j["residual_scale"] = c.residual_scale;
+  j[fields::kResidualScale] = c.residual_scale;
   find_placement(c.placement).config_fields(c, j);  // the scheme's own options, resolved
-  j["init"] = init.scheme;
-  j["init_scale"] = init.scale_text;
+  j[fields::kInit] = init.scheme;
+  j[fields::kInitScale] = init.scale_text;
   j["init_scale_value"] = init.scale;
-  j["seed"] = init.seed;
+  j[fields::kSeed] = init.seed;
   return j;
 }
 

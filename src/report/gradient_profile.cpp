@@ -1,4 +1,5 @@
 // gradient_profile.cpp — see gradient_profile.hpp.
+#include "gradflow/report/fields.hpp"
 #include "gradflow/report/gradient_profile.hpp"
 
 #include <cmath>
@@ -15,12 +16,12 @@ nlohmann::ordered_json write_gradient_profile(const std::vector<double>& grad_no
                                               const std::vector<ParamGradNorm>& params, nlohmann::ordered_json& layers) {
   for (size_t l = 0; l < grad_norms.size(); ++l) {
     nlohmann::ordered_json& layer = layers[l];
-    layer["grad_norm"] = finite_or_null(grad_norms[l]);
+    layer[fields::kGradNorm] = finite_or_null(grad_norms[l]);
     const std::string prefix = Model::layer_prefix(static_cast<Index>(l));
     nlohmann::ordered_json pg = nlohmann::ordered_json::object();
     for (const auto& p : params)
       if (p.block == static_cast<Index>(l)) pg[p.name->substr(prefix.size())] = finite_or_null(p.norm);
-    layer["param_grad_norms"] = std::move(pg);
+    layer[fields::kParamGradNorms] = std::move(pg);
   }
   nlohmann::ordered_json head = nlohmann::ordered_json::object();
   for (const auto& p : params)

@@ -1,4 +1,5 @@
 // run_config.cpp — see run_config.hpp.
+#include "gradflow/report/fields.hpp"
 #include "gradflow/run/run_config.hpp"
 
 #include "gradflow/report/config_json.hpp"
@@ -8,8 +9,8 @@ namespace gradflow {
 nlohmann::ordered_json run_config_json(const Model& model, const RunConfig& rc, const EngineChoice* choice) {
   const AnalysisOptions& opts = rc.analysis;
   nlohmann::ordered_json j = model_config_json(model, rc.init, opts.seq_len);
-  j["loss"] = opts.loss;
-  j["mode"] = choice ? to_string(choice->engine) : to_string(opts.engine_request);
+  j[fields::kLoss] = opts.loss;
+  j[fields::kMode] = choice ? to_string(choice->engine) : to_string(opts.engine_request);
   j["parameters"] = model.params().numel();
   if (!choice) return j;
   j["mode_reason"] = choice->reason;

@@ -1,4 +1,5 @@
 // train.cpp — see train.hpp: the training loop, its instrumentation, divergence detection and checkpoints.
+#include "gradflow/report/fields.hpp"
 #include "gradflow/train/train.hpp"
 
 #include <omp.h>
@@ -258,7 +259,7 @@ Json train(const TrainConfig& c0) {
       entry["head_param_grad_norms"] = write_gradient_profile(grad_norms, pnorms, layers);
       double top_sq = 0;
       for (const auto& p : probes) top_sq += p.dx_sq[static_cast<size_t>(L)];
-      entry["output_grad_norm"] = finite_or_null(std::sqrt(top_sq));
+      entry[fields::kOutputGradNorm] = finite_or_null(std::sqrt(top_sq));
       // RMS of each norm's input over every token of the batch
       Json final_rms = nullptr;
       for (size_t k = 0; k < lm.norm_names().size(); ++k) {
@@ -278,7 +279,7 @@ Json train(const TrainConfig& c0) {
       }
       entry["layers"] = std::move(layers);
       entry["final_norm_input_rms"] = final_rms;
-      entry["bottom_to_top_grad_ratio"] = finite_or_null(bottom_to_top_ratio(grad_norms));
+      entry[fields::kBottomToTopGradRatio] = finite_or_null(bottom_to_top_ratio(grad_norms));
       entry["diverged"] = diverged;
       if (update) {
         before_sq.resize(params.size());
