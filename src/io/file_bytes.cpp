@@ -7,7 +7,9 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <new>
 
 #include "gradflow/core/error.hpp"
@@ -60,24 +62,88 @@ std::string read_file_bytes(const std::string& path) {
   return bytes;
 }
 
-void write_file_atomic(const std::string& path, const std::string& bytes) {
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  auto fail = [&](int err, bool created) {
-    if (created) ::unlink(tmp.c_str());
-    throw Error("cannot write '" + path + "': " + std::strerror(err) + "; fix: choose a writable path");
-  };
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) fail(errno, false);
+namespace {
+
+// Writes every byte to fd (EINTR-safe); returns 0 or the errno of the failure.
+int write_all(int fd, const std::string& bytes) {
   size_t done = 0;
   while (done < bytes.size()) {
     const ssize_t w = ::write(fd, bytes.data() + done, bytes.size() - done);
     if (w < 0 && errno == EINTR) continue;
-    if (w < 0) {
-      const int err = errno;
-      ::close(fd);
-      fail(err, true);
-    }
+    if (w < 0) return errno;
     done += static_cast<size_t>(w);
+  }
+  return 0;
+}
+
+// Writes into an existing FIFO, character device or socket as it is (never renamed over: that would turn a
+// device such as /dev/null into a regular file when run as root).
+void write_special(const std::string& path, const std::string& bytes) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  int err = fd < 0 ? errno : write_all(fd, bytes);
+  if (fd >= 0 && ::close(fd) != 0 && err == 0) err = errno;
+  if (err != 0) throw Error("cannot write '" + path + "': " + std::strerror(err) + "; fix: choose a writable path");
+}
+
+}  // namespace
+
+std::string temp_path_for(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "" : path.substr(0, slash + 1);
+  const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  const std::string pid = std::to_string(::getpid());
+  long name_max = ::pathconf(dir.empty() ? "." : dir.c_str(), _PC_NAME_MAX);
+  if (name_max <= 0) name_max = 255;
+  std::string name = base + ".tmp." + pid;
+  if (name.size() > static_cast<size_t>(name_max)) {  // a legal long name: keep the temp name within the limit
+    const std::string suffix = "~" + std::to_string(std::hash<std::string>{}(base)) + ".tmp." + pid;
+    name = "." + base.substr(0, static_cast<size_t>(name_max) - suffix.size() - 1) + suffix;
+  }
+  return dir + name;
+}
+
+OutputKind output_kind(const std::string& path) {
+  if (path == "-") return OutputKind::Stdout;
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) return OutputKind::NewOrRegular;
+  if (S_ISDIR(st.st_mode)) return OutputKind::Directory;
+  if (S_ISREG(st.st_mode)) return OutputKind::NewOrRegular;
+  return OutputKind::Special;  // FIFO, character or block device, socket
+}
+
+void write_file_atomic(const std::string& path_given, const std::string& bytes) {
+  switch (output_kind(path_given)) {
+    case OutputKind::Stdout: {
+      std::fflush(stdout);
+      if (const int err = write_all(STDOUT_FILENO, bytes); err != 0)
+        throw Error(std::string("cannot write to standard output: ") + std::strerror(err) + "; fix: check the pipe");
+      return;
+    }
+    case OutputKind::Directory:
+      throw Error("cannot write '" + path_given + "': it is a directory; fix: name a file inside it");
+    case OutputKind::Special: write_special(path_given, bytes); return;
+    case OutputKind::NewOrRegular: break;
+  }
+  // A link to a regular file: replace the file it points to and keep the link.
+  std::string path = path_given;
+  struct stat lst;
+  if (::lstat(path.c_str(), &lst) == 0 && S_ISLNK(lst.st_mode)) {
+    char* real = ::realpath(path.c_str(), nullptr);
+    if (real) {
+      path = real;
+      std::free(real);
+    }
+  }
+  const std::string tmp = temp_path_for(path);
+  auto fail = [&](int err, bool created) {
+    if (created) ::unlink(tmp.c_str());
+    throw Error("cannot write '" + path_given + "': " + std::strerror(err) + "; fix: choose a writable path");
+  };
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) fail(errno, false);
+  if (const int err = write_all(fd, bytes); err != 0) {
+    ::close(fd);
+    fail(err, true);
   }
   if (::fsync(fd) != 0) {
     const int err = errno;

@@ -1,6 +1,6 @@
 // file_bytes.hpp — whole-file I/O shared by the .npy, safetensors and CSV readers and writers (private).
 // Reads a file into memory in one piece (so every later length check is against a known size) and
-// writes atomically: bytes go to `path.tmp.<pid>`, are fsync'ed, then renamed over `path`.
+// writes atomically (write_file_atomic below).
 #pragma once
 #include <string>
 
@@ -9,9 +9,18 @@ namespace gradflow::io_detail {
 // The whole content of a regular file. Throws Error "cannot read 'path': <reason>; fix: ...".
 std::string read_file_bytes(const std::string& path);
 
-// Writes `bytes` to `path.tmp.<pid>` and renames it to `path`; on failure removes the temporary file
-// and throws Error "cannot write 'path': <strerror>; fix: choose a writable path".
+// Writes `bytes` to `path` without ever leaving a half-written file and without replacing anything but a regular
+// file: a new or regular file gets a temporary file beside it (temp_path_for), fsync'ed, then renamed over it (a
+// link to a regular file: the file it points to is replaced, the link kept); an existing FIFO, character device or
+// socket is written as it is; "-" is standard output; a directory is refused. On failure the temporary file is
+// removed and Error "cannot write 'path': <strerror>; fix: ..." is thrown.
 void write_file_atomic(const std::string& path, const std::string& bytes);
+
+enum class OutputKind { NewOrRegular, Special, Directory, Stdout };
+OutputKind output_kind(const std::string& path);
+// `path.tmp.<pid>`, or, when that name would exceed the file system's name limit (a legal 255-byte name),
+// `.<name cut short>~<hash>.tmp.<pid>` in the same folder.
+std::string temp_path_for(const std::string& path);
 
 // `s` made safe for a one-line ASCII message: control and non-ASCII bytes as \xNN, cut to `max_len`
 // bytes with "...".

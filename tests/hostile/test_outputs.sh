@@ -1,0 +1,58 @@
+#!/bin/sh
+# test_outputs.sh GRADFLOW CASE — an output path that is not a plain new file (issue 13, items 1 and 3): gradflow
+# never replaces anything but a regular file, writes FIFOs and devices as they are, writes "-" to stdout, keeps a
+# link and replaces its target, and accepts a legal 255-byte name. Every device and FIFO is made in this test's own
+# folder, never the machine's /dev. Exit 0 pass, 1 fail, 77 skipped (with the reason).
+gf=${1:?usage: test_outputs.sh GRADFLOW CASE}
+case_=${2:?usage: test_outputs.sh GRADFLOW CASE}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+model="--placement pre --layers 1 --d-model 8 --heads 2 --seq-len 2 -q"
+fail() { echo "FAIL: $*"; exit 1; }
+is_json() { /usr/bin/python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$1" 2>/dev/null; }
+case $case_ in
+  fifo)
+    mkfifo "$tmp/pipe" || fail "mkfifo"
+    cat "$tmp/pipe" > "$tmp/got" &
+    reader=$!
+    "$gf" analyze $model --json "$tmp/pipe" || { kill $reader 2>/dev/null; fail "analyze --json FIFO exited $?"; }
+    [ -p "$tmp/pipe" ] || { kill $reader 2>/dev/null; fail "the FIFO was replaced by a regular file"; }
+    wait $reader
+    is_json "$tmp/got" || fail "the reader did not receive the JSON report"
+    ls "$tmp" | grep -q "tmp\." && fail "a temporary file was left: $(ls "$tmp")"
+    echo "ok: FIFO written as it is, still a FIFO" ;;
+  chardev)
+    if ! mknod "$tmp/null" c 1 3 2>/dev/null; then echo "SKIPPED: mknod refused here (not root?)"; exit 77; fi
+    "$gf" analyze $model --json "$tmp/null" || fail "analyze --json DEVICE exited $?"
+    [ -c "$tmp/null" ] || fail "the character device was replaced by a regular file"
+    ls "$tmp" | grep -q "tmp\." && fail "a temporary file was left: $(ls "$tmp")"
+    echo "ok: character device written as it is, still a device" ;;
+  stdout)
+    "$gf" analyze $model --json - > "$tmp/out" || fail "analyze --json - exited $?"
+    is_json "$tmp/out" || fail "--json - did not print the report on stdout: $(head -c 200 "$tmp/out")"
+    [ -e "$tmp/-" ] || [ -e ./- ] && fail "a file named '-' was written"
+    echo "ok: --json - prints the report" ;;
+  long_name)
+    name=$(printf 'r%.0s' $(seq 1 250)).json  # 255 bytes, the usual NAME_MAX
+    [ ${#name} -eq 255 ] || fail "test setup: name of ${#name} bytes"
+    "$gf" analyze $model --json "$tmp/$name" || fail "a legal 255-byte file name was refused (exit $?)"
+    is_json "$tmp/$name" || fail "no report at the 255-byte name"
+    [ "$(ls -A "$tmp" | wc -l)" -eq 1 ] || fail "temporary files were left: $(ls -A "$tmp")"
+    echo "ok: 255-byte name written, nothing left beside it" ;;
+  symlink)
+    echo old > "$tmp/target.json"
+    ln -s target.json "$tmp/link.json"
+    "$gf" analyze $model --json "$tmp/link.json" || fail "analyze --json LINK exited $?"
+    [ -L "$tmp/link.json" ] || fail "the link was replaced by a regular file"
+    is_json "$tmp/target.json" || fail "the link's target was not written"
+    echo "ok: the link kept, its target replaced" ;;
+  directory)
+    mkdir "$tmp/d"
+    "$gf" analyze $model --json "$tmp/d" 2> "$tmp/err"
+    rc=$?
+    [ $rc -eq 2 ] || fail "--json DIRECTORY exited $rc"
+    grep -q "directory" "$tmp/err" || fail "the message does not say it is a directory: $(cat "$tmp/err")"
+    [ -d "$tmp/d" ] || fail "the directory was replaced"
+    echo "ok: a directory is refused: $(cat "$tmp/err")" ;;
+  *) echo "unknown case $case_"; exit 2 ;;
+esac
