@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "gradflow/core/error.hpp"
+#include "io/file_bytes.hpp"
 #include "gradflow/plot/style.hpp"
 #include "gradflow/report/atomic_file.hpp"
 
@@ -164,11 +165,17 @@ RenderedFiles render_figure(const Figure& fig, const PlotOptions& o, const std::
     throw Error("gnuplot failed on " + files.script + ": " + first_error(r.output) +
                 "; fix: edit the script and rerun it, or report the command that wrote it");
   }
-  fs::rename(tmp_path, o.output, ec);
-  if (ec) {
+  // the figure goes out like every other output (a regular file replaced atomically, a device or FIFO written as it
+  // is, a link kept: report/atomic_file.hpp), then gnuplot's temporary file goes
+  std::string bytes;
+  try {
+    bytes = io_detail::read_file_bytes(tmp_path);
+  } catch (const Error&) {
     fs::remove(tmp_path, ec);
-    throw Error("cannot write '" + o.output + "': " + ec.message() + "; fix: check free space and permissions");
+    throw;
   }
+  fs::remove(tmp_path, ec);
+  write_file_atomic(o.output, bytes);
   return files;
 }
 

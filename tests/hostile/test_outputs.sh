@@ -54,5 +54,13 @@ case $case_ in
     grep -q "directory" "$tmp/err" || fail "the message does not say it is a directory: $(cat "$tmp/err")"
     [ -d "$tmp/d" ] || fail "the directory was replaced"
     echo "ok: a directory is refused: $(cat "$tmp/err")" ;;
+  plot_chardev)
+    if ! command -v gnuplot > /dev/null; then echo "SKIPPED: gnuplot is not installed"; exit 77; fi
+    if ! mknod "$tmp/fig.svg" c 1 3 2>/dev/null; then echo "SKIPPED: mknod refused here (not root?)"; exit 77; fi
+    "$gf" analyze $model --json "$tmp/r.json" || fail "analyze exited $?"
+    "$gf" plot "$tmp/r.json" --kind grad-by-depth -o "$tmp/fig.svg" > /dev/null || fail "plot -o DEVICE exited $?"
+    [ -c "$tmp/fig.svg" ] || fail "the character device was replaced by the figure"
+    ls "$tmp" | grep -q "tmp\." && fail "a temporary file was left: $(ls "$tmp")"
+    echo "ok: plot -o DEVICE writes into it, still a device" ;;
   *) echo "unknown case $case_"; exit 2 ;;
 esac
