@@ -24,7 +24,7 @@ void run_analyze(const AnalyzeOptions& o) {
   rc.analysis.engine_request = parse_engine_request(o.mode, o.gradients_only);
   rc.analysis.progress = !o.quiet;
   choose_engine(rc.model, rc.analysis);  // refuses bad engine options and runs that do not fit, before any work
-  if (!o.json.empty()) check_writable(o.json, "--json");
+  check_outputs({{"--json", o.json}}, {{"--weights", rc.weights}, {"--input", rc.input}, {"--cotangent", rc.cotangent}});
   const auto report = analyze(rc);
   if (!o.quiet) print_report_table(std::cout, report, ::isatty(STDOUT_FILENO));
   if (!o.json.empty()) write_file_atomic(o.json, report.dump(2) + "\n");

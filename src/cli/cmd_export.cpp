@@ -16,7 +16,7 @@ struct ExportOptions {
 
 void run_export(const ExportOptions& o) {
   const RunConfig rc = resolve(o.model);
-  check_writable(o.out, "--out");
+  check_outputs({{"--out", o.out}}, {{"--weights", rc.weights}, {"--input", rc.input}, {"--cotangent", rc.cotangent}});
   Model model(rc.model);
   prepare_run(rc, model);  // --init (and Admin's profiling on the input), or --weights
   write_safetensors(o.out, to_tensors(model.params()));

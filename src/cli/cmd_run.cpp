@@ -27,6 +27,9 @@ void run_one(const std::string& path, const RunOptions& o, bool many) {
     spec.erase("reduced");
   }
   Json& opts = spec["options"];
+  // the paths a spec (or a report's recorded spec) names for its outputs are never reused: a run writes where its
+  // own --json/--csv/--out-dir say, resumes where its own --resume says, and otherwise prints the table only
+  for (const char* key : {"json", "csv", "resume", "spec-file"}) opts.erase(key);
   const std::string stem = fs::path(path).stem().string();
   if (!o.out_dir.empty()) {
     opts["json"] = (fs::path(o.out_dir) / (stem + ".json")).string();

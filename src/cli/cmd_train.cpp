@@ -23,8 +23,7 @@ struct TrainCmdOptions {
 void run_train(const TrainCmdOptions& o) {
   TrainConfig c = resolve_train(o.flags, o.placement, o.layers);
   c.progress = !o.quiet;
-  if (!o.json.empty()) check_writable(o.json, "--json");
-  if (!o.csv.empty()) check_writable(o.csv, "--csv");
+  check_outputs({{"--json", o.json}, {"--csv", o.csv}}, {});
   const auto report = train(c);
   if (!o.quiet) print_train_summary(std::cout, report);
   if (!o.json.empty()) write_file_atomic(o.json, report.dump(1) + "\n");

@@ -51,8 +51,7 @@ void run_train_sweep(SweepCmdOptions o) {
   o.sweep.lrs = parse_list<double>(o.lr, "--lr", true);
   o.sweep.progress = !o.quiet;
   const auto runs = plan_train_runs(o.sweep, [&](const std::string& p, Index L) { return resolve_train(o.flags, p, L); });
-  if (!o.json.empty()) check_writable(o.json, "--json");
-  if (!o.csv.empty()) check_writable(o.csv, "--csv");
+  check_outputs({{"--json", o.json}, {"--csv", o.csv}}, {{"the spec", o.spec_file}});
   const auto reports = run_train_runs(runs, o.sweep);
   auto rep = train_sweep_report(o.sweep, runs, reports);
   if (!o.spec_file.empty()) {  // `gradflow run SPEC`: the report records its spec (so `run report.json` reruns it)

@@ -24,7 +24,10 @@ Json given_options(const CLI::App& sub) {
   Json j = Json::object();
   for (const CLI::Option* opt : sub.get_options()) {
     const std::string name = long_name(opt);
-    if (opt->count() == 0 || name.empty() || name == "help" || name == "spec-file") continue;
+    // where the outputs went is not part of the experiment: a spec never carries it (so rerunning a report never
+    // writes over it)
+    if (opt->count() == 0 || name.empty() || name == "help") continue;
+    if (name == "spec-file" || name == "json" || name == "csv" || name == "resume") continue;
     if (opt->get_expected_min() == 0) {
       j[name] = true;
       continue;
@@ -57,8 +60,8 @@ void add_experiment_options(CLI::App& sub, ExperimentOptions& o) {
 
 void run_experiment_command(const CLI::App& sub, const std::string& kind, const PlanAxes& axes,
                             const ExperimentOptions& o) {
-  if (!o.json.empty()) check_writable(o.json, "--json");
-  if (!o.csv.empty()) check_writable(o.csv, "--csv");
+  const RunConfig& rc = o.model.rc;
+  check_outputs({{"--json", o.json}, {"--csv", o.csv}}, {{"--weights", rc.weights}, {"--input", rc.input}, {"--cotangent", rc.cotangent}, {"the spec", o.spec_file}});
   ExperimentSettings e;
   e.kind = kind;
   e.model = o.model;

@@ -4,13 +4,12 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 
 #include "gradflow/run/engine.hpp"
 #include "gradflow/run/run_inputs.hpp"
 #include "gradflow/core/error.hpp"
 #include "gradflow/experiments/experiment.hpp"
+#include "gradflow/experiments/spec.hpp"
 
 namespace gradflow {
 namespace {
@@ -63,13 +62,9 @@ nlohmann::ordered_json run_experiment(ExperimentSettings e) {
   info.axes = e.axes;
   info.spec = e.spec;
   nlohmann::ordered_json report = experiment_report(info, configs, reports);
-  if (!e.spec_file.empty()) {  // the file as it was, beside the options it expanded to
-    std::ifstream in(e.spec_file);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    report["spec_file"] = nlohmann::ordered_json{{"path", e.spec_file},
-                                                 {"content", nlohmann::ordered_json::parse(ss.str(), nullptr, false)}};
-  }
+  if (!e.spec_file.empty())  // the spec as the file gave it (a report's own spec when the file is a report, so
+                            // rerunning a report does not nest the previous report inside the new one)
+    report["spec_file"] = nlohmann::ordered_json{{"path", e.spec_file}, {"content", load_spec(e.spec_file)}};
   return report;
 }
 

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 
 #include "gradflow/core/error.hpp"
 #include "io/file_bytes.hpp"
@@ -33,6 +34,36 @@ void check_writable(const std::string& path, const std::string& option) {
                 "; fix: choose a path in an existing, writable directory");
   std::fclose(f);
   std::remove(tmp.c_str());
+}
+
+namespace {
+
+// Whether a and b name the same file: by device and inode when both exist, else by canonical path.
+bool same_file(const std::string& a, const std::string& b) {
+  namespace fs = std::filesystem;
+  std::error_code ec1, ec2;
+  if (fs::exists(a, ec1) && fs::exists(b, ec2)) return fs::equivalent(a, b, ec1) && !ec1;
+  const fs::path ca = fs::weakly_canonical(fs::absolute(a, ec1), ec1), cb = fs::weakly_canonical(fs::absolute(b, ec2), ec2);
+  return !ec1 && !ec2 && ca == cb;
+}
+
+}  // namespace
+
+void check_outputs(const std::vector<NamedPath>& outputs, const std::vector<NamedPath>& inputs) {
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const NamedPath& out = outputs[i];
+    if (out.path.empty() || io_detail::output_kind(out.path) == io_detail::OutputKind::Stdout) continue;
+    check_writable(out.path, out.option);
+    if (io_detail::output_kind(out.path) == io_detail::OutputKind::Special) continue;
+    for (const NamedPath& in : inputs)
+      if (!in.path.empty() && same_file(out.path, in.path))
+        throw Error(out.option + " '" + out.path + "' is the file " + in.option + " reads ('" + in.path +
+                    "'); fix: write the output to another path");
+    for (size_t j = i + 1; j < outputs.size(); ++j)
+      if (!outputs[j].path.empty() && same_file(out.path, outputs[j].path))
+        throw Error(out.option + " '" + out.path + "' and " + outputs[j].option + " '" + outputs[j].path +
+                    "' are the same file; fix: give each output its own path");
+  }
 }
 
 }  // namespace gradflow

@@ -62,5 +62,35 @@ case $case_ in
     [ -c "$tmp/fig.svg" ] || fail "the character device was replaced by the figure"
     ls "$tmp" | grep -q "tmp\." && fail "a temporary file was left: $(ls "$tmp")"
     echo "ok: plot -o DEVICE writes into it, still a device" ;;
+  same_as_input)
+    "$gf" export --placement pre --layers 1 --d-model 8 --heads 2 --out "$tmp/w.safetensors" || fail "export exited $?"
+    cp "$tmp/w.safetensors" "$tmp/w0"
+    ln -s w.safetensors "$tmp/link"
+    for out in "$tmp/./w.safetensors" "$tmp/link"; do
+      "$gf" analyze --weights "$tmp/w.safetensors" --heads 2 --placement pre -q --json "$out" 2> "$tmp/err"
+      rc=$?
+      [ $rc -eq 2 ] || fail "--json $out = --weights exited $rc"
+      grep -q "fix:" "$tmp/err" || fail "no fix in: $(cat "$tmp/err")"
+    done
+    cmp -s "$tmp/w.safetensors" "$tmp/w0" || fail "the weights file was overwritten"
+    echo "ok: an output that is an input is refused: $(cat "$tmp/err")" ;;
+  same_outputs)
+    "$gf" compare --placements pre --layers 1 --d-model 8 --heads 2 --seeds 1 -q --json "$tmp/f" --csv "$tmp/./f" 2> "$tmp/err"
+    rc=$?
+    [ $rc -eq 2 ] || fail "compare --json f --csv ./f exited $rc"
+    [ -e "$tmp/f" ] && fail "an output was written"
+    echo "ok: two outputs on one file are refused: $(cat "$tmp/err")" ;;
+  rerun_report)
+    spec=$(dirname "$0")/../../examples/claims/c5_bottom_ratio_24.json
+    "$gf" run "$spec" --reduced -q --json "$tmp/r1.json" || fail "run SPEC exited $?"
+    cp "$tmp/r1.json" "$tmp/keep.json"
+    "$gf" run "$tmp/r1.json" -q || fail "run REPORT exited $?"
+    cmp -s "$tmp/r1.json" "$tmp/keep.json" || fail "running a report overwrote it"
+    "$gf" run "$tmp/r1.json" -q --json "$tmp/r2.json" || fail "run REPORT --json exited $?"
+    "$gf" run "$tmp/r2.json" -q --json "$tmp/r3.json" || fail "run REPORT --json exited $?"
+    a=$(wc -c < "$tmp/r1.json"); b=$(wc -c < "$tmp/r2.json"); c=$(wc -c < "$tmp/r3.json")
+    # r2 and r3 record the report's spec where r1 recorded the spec file; neither may carry the previous report
+    [ $((b - a)) -lt 100 ] && [ $((c - b)) -lt 100 ] || fail "a rerun report grows: $a -> $b -> $c bytes"
+    echo "ok: a report reruns without being overwritten or growing ($a -> $b -> $c bytes)" ;;
   *) echo "unknown case $case_"; exit 2 ;;
 esac

@@ -1,6 +1,7 @@
 // atomic_file.hpp — output files appear whole or not at all: written to PATH.tmp.<pid>, then renamed.
 #pragma once
 #include <string>
+#include <vector>
 
 namespace gradflow {
 
@@ -9,5 +10,16 @@ void write_file_atomic(const std::string& path, const std::string& content);
 // Throws Error (exit code 2) unless a file can be created at `path` (checked before long computations;
 // nothing is left behind). `option` names the flag in the message, e.g. "--json".
 void check_writable(const std::string& path, const std::string& option);
+
+// An option and the path it names ("" = not given).
+struct NamedPath {
+  std::string option;  // e.g. "--json"
+  std::string path;
+};
+// Before any work: every output given is writable (check_writable), and none is the same file as an input or as
+// another output — compared as files (links, hard links, "./" spellings and relative paths all caught), a path
+// that does not exist yet by its canonical form. "-" (stdout) and devices/FIFOs are not compared. Error (exit 2)
+// naming both options otherwise.
+void check_outputs(const std::vector<NamedPath>& outputs, const std::vector<NamedPath>& inputs);
 
 }  // namespace gradflow
