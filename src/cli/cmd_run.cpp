@@ -4,6 +4,7 @@
 // (a seconds-long smoke run, used by the tests).
 #include <filesystem>
 
+#include "process/runtime_env.hpp"
 #include "cli/commands.hpp"
 #include "gradflow/core/error.hpp"
 #include "gradflow/experiments/spec.hpp"
@@ -80,7 +81,8 @@ void setup_run(CLI::App& app) {
   sub->add_option("--json", opts->json, "write the report here (one spec only)");
   sub->add_option("--csv", opts->csv, "write the long-format CSV here (one spec only)");
   sub->add_option("--resume", opts->resume, "keep finished configurations in DIR (DIR/<spec name> for several specs)");
-  sub->add_option("--threads", opts->threads, "configurations run at once (default: the spec's, else all cores)");
+  sub->add_option("--threads", opts->threads, "configurations run at once (default: the spec's, else all cores)")
+      ->check(CLI::Range(0, process::kMaxThreads));
   sub->add_flag("-q,--quiet", opts->quiet, "no tables, no progress");
   sub->callback([opts] { run_run(*opts); });
 }

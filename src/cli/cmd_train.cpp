@@ -5,6 +5,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "process/runtime_env.hpp"
 #include "cli/commands.hpp"
 #include "cli/train_options.hpp"
 #include "gradflow/report/atomic_file.hpp"
@@ -44,6 +45,7 @@ void setup_train(CLI::App& app) {
   sub->add_option("--checkpoint-dir", t.checkpoint_dir, "directory of the checkpoints (step_NNNNNN.safetensors + .input.npy)");
   sub->add_flag("--save-batches", t.save_batches, "also write every step's batch (tokens, targets) as .npy into --checkpoint-dir");
   sub->add_option("--threads", t.threads, "OpenMP threads over a batch's sequences (0: all; results do not depend on it)")
+      ->check(CLI::Range(0, process::kMaxThreads))
       ->capture_default_str();
   sub->add_option("--json", opts->json, "write the train report to this file");
   sub->add_option("--csv", opts->csv, "write the log as CSV (step,layer,metric,value)");

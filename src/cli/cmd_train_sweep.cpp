@@ -5,6 +5,7 @@
 #include <iostream>
 #include <type_traits>
 
+#include "process/runtime_env.hpp"
 #include "cli/commands.hpp"
 #include "cli/train_options.hpp"
 #include "gradflow/core/error.hpp"
@@ -73,6 +74,7 @@ void setup_train_sweep(CLI::App& app) {
   sub->add_option("--converge-margin", opts->sweep.converge_margin, "converged: final eval loss <= floor + MARGIN")
       ->capture_default_str();
   sub->add_option("--threads", opts->sweep.threads, "runs at once (0: every core; results do not depend on it)")
+      ->check(CLI::Range(0, process::kMaxThreads))
       ->capture_default_str();
   sub->add_option("--resume", opts->sweep.resume_dir, "keep each finished run in DIR and reuse it when restarted");
   add_train_flags(*sub, opts->flags);

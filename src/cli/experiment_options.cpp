@@ -1,4 +1,5 @@
 // experiment_options.cpp — see experiment_options.hpp.
+#include "process/runtime_env.hpp"
 #include "cli/experiment_options.hpp"
 
 #include <iostream>
@@ -51,7 +52,7 @@ void add_experiment_options(CLI::App& sub, ExperimentOptions& o) {
   sub.add_option("--resume", o.resume,
                  "keep each finished configuration in DIR (written atomically); a rerun skips those already there");
   sub.add_option("--threads", o.threads, "configurations run at once (default: all cores; results do not depend on it)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(0, process::kMaxThreads));
   sub.add_flag("--gradients-only", o.gradients_only, "skip the explicit Jacobians (gradient norms only, ~100x faster)");
   sub.add_flag("-q,--quiet", o.quiet, "no table, no progress");
   sub.add_option("--spec-file", o.spec_file, "(set by `gradflow run`) the spec file this run comes from")

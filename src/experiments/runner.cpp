@@ -5,6 +5,7 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -77,7 +78,9 @@ std::vector<Json> run_resumable(const std::vector<ResumableJob>& jobs, const Run
   if (opts.progress && resume)
     std::cerr << "gradflow: " << resumed << " of " << n << " " << noun << "s already done in " << opts.resume_dir
               << "\n";
-  const int threads = opts.threads > 0 ? opts.threads : omp_get_max_threads();
+  // never more threads than jobs (a thread per job is the most that can run at once)
+  const int threads = std::max(1, std::min(opts.threads > 0 ? opts.threads : omp_get_max_threads(),
+                                           static_cast<int>(todo.size())));
   std::vector<std::string> errors(jobs.size());
   std::vector<int> error_code(jobs.size(), 0);
   int finished = 0;

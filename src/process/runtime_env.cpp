@@ -17,6 +17,8 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 
 #ifdef GRADFLOW_HAVE_OPENBLAS
@@ -48,7 +50,27 @@ void tune_allocator() {
   ::mallopt(M_TRIM_THRESHOLD, 1 << 30);   // ... and keep what is freed for the next matrix
 }
 
+void check_thread_environment() {
+  const char* env = std::getenv("OMP_NUM_THREADS");
+  if (env == nullptr || *env == '\0') return;
+  // a list "8,2" gives the threads per nesting level; each must be a positive number within the limit
+  const char* p = env;
+  while (true) {
+    char* end = nullptr;
+    errno = 0;
+    const long v = std::strtol(p, &end, 10);
+    if (end == p || errno == ERANGE || v < 1 || v > kMaxThreads || (*end != '\0' && *end != ',')) {
+      std::fprintf(stderr, "gradflow: error: OMP_NUM_THREADS='%.40s' is not a thread count in 1..%d; fix: unset it or "
+                   "set OMP_NUM_THREADS to the number of cores\n", env, kMaxThreads);
+      std::exit(2);
+    }
+    if (*end == '\0') return;
+    p = end + 1;
+  }
+}
+
 void tune_runtime_environment(char** argv) {
+  check_thread_environment();
   const char* off = std::getenv("GRADFLOW_NO_TUNE");
   if (off != nullptr && *off != '\0' && *off != '0') return;
   bool changed = false;

@@ -5,6 +5,14 @@
 
 namespace gradflow::process {
 
+// The most OpenMP threads gradflow runs (--threads, OMP_NUM_THREADS): beyond it libgomp fails to create them
+// (exit 1 at 40000) or crashes (SIGSEGV at 100000); no machine gradflow targets has more cores.
+inline constexpr int kMaxThreads = 1024;
+
+// Exits with code 2 and a one-line message when OMP_NUM_THREADS asks for more than kMaxThreads threads (or is not
+// a positive number list), before OpenMP starts any; tune_runtime_environment calls it first.
+void check_thread_environment();
+
 // Sets GOMP_SPINCOUNT=3000 unless OMP_WAIT_POLICY or GOMP_SPINCOUNT is set, and (OpenBLAS builds only)
 // OPENBLAS_CORETYPE when OpenBLAS fell back to its generic SSE3 kernels on a CPU it does not know; if it set
 // anything, runs gradflow again (execv of

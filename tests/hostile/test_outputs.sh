@@ -1,5 +1,6 @@
 #!/bin/sh
-# test_outputs.sh GRADFLOW CASE — an output path that is not a plain new file (issue 13, items 1 and 3): gradflow
+# test_outputs.sh GRADFLOW CASE — hostile outputs and limits (issue 13 items 1, 2, 3, 8). An output path that is not
+# a plain new file: gradflow
 # never replaces anything but a regular file, writes FIFOs and devices as they are, writes "-" to stdout, keeps a
 # link and replaces its target, and accepts a legal 255-byte name. Every device and FIFO is made in this test's own
 # folder, never the machine's /dev. Exit 0 pass, 1 fail, 77 skipped (with the reason).
@@ -92,5 +93,16 @@ case $case_ in
     # r2 and r3 record the report's spec where r1 recorded the spec file; neither may carry the previous report
     [ $((b - a)) -lt 100 ] && [ $((c - b)) -lt 100 ] || fail "a rerun report grows: $a -> $b -> $c bytes"
     echo "ok: a report reruns without being overwritten or growing ($a -> $b -> $c bytes)" ;;
+  threads)  # not an output, but a limit checked up front (issue 13 item 8): exit 2 with one line, no crash
+    for args in "compare --placements pre --layers 1 --d-model 8 --heads 2 --seeds 1 -q --threads 40000" \
+                "train --placement pre --layers 1 --d-model 8 --heads 2 --steps 1 -q --threads 100000"; do
+      "$gf" $args > /dev/null 2> "$tmp/err"
+      rc=$?
+      [ $rc -eq 2 ] && [ "$(grep -c . "$tmp/err")" -eq 1 ] || fail "$args -> exit $rc: $(cat "$tmp/err")"
+    done
+    OMP_NUM_THREADS=100000 "$gf" analyze $model > /dev/null 2> "$tmp/err"
+    rc=$?
+    [ $rc -eq 2 ] && grep -q "OMP_NUM_THREADS" "$tmp/err" || fail "OMP_NUM_THREADS=100000 -> exit $rc: $(cat "$tmp/err")"
+    echo "ok: thread counts past the limit refused: $(cat "$tmp/err")" ;;
   *) echo "unknown case $case_"; exit 2 ;;
 esac
