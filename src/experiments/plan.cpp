@@ -35,7 +35,10 @@ std::vector<std::string> split_list(const std::string& text, const std::string& 
     if (i == text.size() || text[i] == ',') {
       const auto b = item.find_first_not_of(" \t"), e = item.find_last_not_of(" \t");
       require(b != std::string::npos, option + " '" + text + "' has an empty item; fix: e.g. " + option + " a,b,c");
-      out.push_back(item.substr(b, e - b + 1));
+      const std::string v = item.substr(b, e - b + 1);
+      for (const auto& seen : out)  // the same configuration twice would run twice and count as two groups
+        require(seen != v, option + " '" + text + "' names '" + v + "' twice; fix: list each once");
+      out.push_back(v);
       item.clear();
     } else {
       item += text[i];

@@ -58,6 +58,10 @@ TEST_CASE("plan: a swept layers value sets the depth, bad axes are refused") {
 TEST_CASE("split_list trims items and refuses empty ones") {
   REQUIRE(split_list("post, pre ,sandwich", "--placements") == std::vector<std::string>{"post", "pre", "sandwich"});
   REQUIRE(test::error_of([] { split_list("6,,12", "--layers"); }).find("--layers") != std::string::npos);
+  // a repeated item would run the same configurations twice (issue 13 item 11)
+  const std::string twice = test::error_of([] { split_list("post,pre, post", "--placements"); });
+  REQUIRE(twice.find("'post' twice") != std::string::npos);
+  REQUIRE(twice.find("fix:") != std::string::npos);
 }
 
 TEST_CASE("spec_to_args: strings, numbers, lists, flags, reduced overrides") {

@@ -45,7 +45,7 @@ using MakePoint = std::function<PointConfig(const std::string& placement, Index 
 // Groups in the order placement-major, then depth, then value; repetitions innermost.
 std::vector<Configuration> plan_configurations(const PlanAxes& axes, const MakePoint& make);
 
-// "6,12,24" -> {"6","12","24"}; empty items are an Error naming `option`.
+// "6,12,24" -> {"6","12","24"}; empty or repeated items are an Error naming `option`.
 std::vector<std::string> split_list(const std::string& text, const std::string& option);
 
 }  // namespace gradflow
