@@ -5,10 +5,10 @@
 //                                negative: the gradient shrinks towards the top; exp(b) is the factor per layer)
 #include <cmath>
 
-#include "gradflow/report/fields.hpp"
-#include "gradflow/run/analysis.hpp"
 #include "gradflow/linalg/svd.hpp"
+#include "gradflow/report/fields.hpp"
 #include "gradflow/report/gradient_profile.hpp"
+#include "gradflow/run/analysis.hpp"
 
 namespace gradflow {
 namespace {

@@ -3,11 +3,11 @@
 // and the RMS gains ‖·‖_F/√N that compare "the product of per-layer gains" with the true product.
 #include <cmath>
 
-#include "gradflow/report/fields.hpp"
-#include "gradflow/run/analysis.hpp"
 #include "gradflow/linalg/svd.hpp"
+#include "gradflow/report/fields.hpp"
 #include "gradflow/report/progress.hpp"
 #include "gradflow/report/spectrum_json.hpp"
+#include "gradflow/run/analysis.hpp"
 
 namespace gradflow {
 namespace {

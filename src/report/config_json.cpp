@@ -1,8 +1,8 @@
 // config_json.cpp — see config_json.hpp. Keys match the command-line flags (with underscores).
-#include "gradflow/report/fields.hpp"
 #include "gradflow/report/config_json.hpp"
 
 #include "gradflow/model/placement.hpp"
+#include "gradflow/report/fields.hpp"
 
 namespace gradflow {
 

@@ -1,16 +1,12 @@
 // gradient_profile.cpp — see gradient_profile.hpp.
-#include "gradflow/report/fields.hpp"
 #include "gradflow/report/gradient_profile.hpp"
 
 #include <cmath>
 
 #include "gradflow/model/model.hpp"
+#include "gradflow/report/fields.hpp"
 
 namespace gradflow {
-
-nlohmann::ordered_json finite_or_null(double v) {
-  return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr);
-}
 
 nlohmann::ordered_json write_gradient_profile(const std::vector<double>& grad_norms,
                                               const std::vector<ParamGradNorm>& params, nlohmann::ordered_json& layers) {

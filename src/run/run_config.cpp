@@ -1,8 +1,8 @@
 // run_config.cpp — see run_config.hpp.
-#include "gradflow/report/fields.hpp"
 #include "gradflow/run/run_config.hpp"
 
 #include "gradflow/report/config_json.hpp"
+#include "gradflow/report/fields.hpp"
 
 namespace gradflow {
 

@@ -12,6 +12,7 @@
 #include "gradflow/experiments/csv_writer.hpp"
 #include "gradflow/experiments/runner.hpp"
 #include "gradflow/report/fields.hpp"
+#include "gradflow/report/finite_json.hpp"
 
 namespace gradflow {
 using Json = nlohmann::ordered_json;
@@ -24,8 +25,6 @@ std::string short_num(double v) {
   std::snprintf(buf, sizeof buf, "%g", v);
   return buf;
 }
-
-Json num(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); }
 
 }  // namespace
 
@@ -131,7 +130,7 @@ Json train_sweep_report(const TrainSweepOptions& o, const std::vector<TrainRun>&
     row[kLr] = run.lr;
     row[kSeed] = run.tc.init.seed;
     row[kLossFloor] = floor;
-    row[kFinalEvalLoss] = num(fe);
+    row[kFinalEvalLoss] = finite_or_null(fe);
     row[kFinalTrainLoss] = r[kFinal][kTrainLoss];
     row[kConverged] = conv;
     row[kDiverged] = r[kDiverged];
@@ -173,7 +172,7 @@ Json train_sweep_report(const TrainSweepOptions& o, const std::vector<TrainRun>&
           const Stat fin = mean_std(c.finals);  // std null, not 0, when no run of the cell has a final loss
           cj.push_back(Json{{kLr, lr}, {kWarmup, w}, {kRuns, c.n}, {kConverged, c.conv}, {kDiverged, c.div},
                             {kDivergenceRate, static_cast<double>(c.div) / c.n},
-                            {kFinalEvalLossMean, num(fin.mean)}, {kFinalEvalLossStd, num(fin.n ? fin.std : NAN)},
+                            {kFinalEvalLossMean, finite_or_null(fin.mean)}, {kFinalEvalLossStd, finite_or_null(fin.n ? fin.std : NAN)},
                             {kMeanEvalCurve, mc}});
           if (best.is_null() && c.conv == c.n) best = w;
         }

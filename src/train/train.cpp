@@ -1,5 +1,4 @@
 // train.cpp — see train.hpp: the training loop, its instrumentation, divergence detection and checkpoints.
-#include "gradflow/report/fields.hpp"
 #include "gradflow/train/train.hpp"
 
 #include <omp.h>
@@ -18,6 +17,7 @@
 #include "gradflow/model/init.hpp"
 #include "gradflow/model/placement.hpp"
 #include "gradflow/report/config_json.hpp"
+#include "gradflow/report/fields.hpp"
 #include "gradflow/report/gradient_profile.hpp"
 #include "gradflow/train/lm.hpp"
 

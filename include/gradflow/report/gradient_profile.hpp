@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gradflow/core/types.hpp"
+#include "gradflow/report/finite_json.hpp"
 
 namespace gradflow {
 
@@ -27,8 +28,5 @@ nlohmann::ordered_json write_gradient_profile(const std::vector<double>& grad_no
 
 // ‖dL/dx_0‖ / ‖dL/dx_{L−1}‖ of grad_norms (l = 0..L−1); NaN when either is not finite.
 double bottom_to_top_ratio(const std::vector<double>& grad_norms);
-
-// v, or null when it is not finite.
-nlohmann::ordered_json finite_or_null(double v);
 
 }  // namespace gradflow
