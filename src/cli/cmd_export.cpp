@@ -3,6 +3,8 @@
 // state_dict naming, so `encoder.load_state_dict(tensors, strict=True)` reads them (docs/formats.md).
 #include "cli/commands.hpp"
 #include "cli/model_options.hpp"
+#include "gradflow/model/placement.hpp"
+#include "gradflow/run/memory_estimate.hpp"
 #include "gradflow/run/run_inputs.hpp"
 #include "gradflow/io/safetensors.hpp"
 #include "gradflow/report/atomic_file.hpp"
@@ -17,6 +19,13 @@ struct ExportOptions {
 void run_export(const ExportOptions& o) {
   const RunConfig rc = resolve(o.model);
   check_outputs({{"--out", o.out}}, {{"--weights", rc.weights}, {"--input", rc.input}, {"--cotangent", rc.cotangent}});
+  rc.model.validate();
+  MemoryEstimate need;
+  const double params = body_parameter_count(rc.model) * sizeof(double);
+  need.add("parameters", params).add("their float64 copy for the file", params);
+  if (find_placement(rc.model.placement).name() == "admin")  // Admin's profiling runs one forward pass on x_0
+    need.add("forward trace", trace_doubles(rc.model, rc.analysis.seq_len) * sizeof(double));
+  require_memory(need, rc.analysis.max_memory_bytes, "export", "lower --layers or --d-model, or raise --max-memory");
   Model model(rc.model);
   prepare_run(rc, model);  // --init (and Admin's profiling on the input), or --weights
   write_safetensors(o.out, to_tensors(model.params()));

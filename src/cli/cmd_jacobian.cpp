@@ -4,6 +4,7 @@
 #include "cli/model_options.hpp"
 #include "gradflow/run/engine.hpp"
 #include "gradflow/run/context.hpp"
+#include "gradflow/run/numeric_fix.hpp"
 #include "gradflow/run/run_inputs.hpp"
 #include "gradflow/core/error.hpp"
 #include "gradflow/io/csv.hpp"
@@ -30,8 +31,14 @@ void run_jacobian(const JacobianOptions& o) {
   check_outputs({{"--out", o.out}}, {{"--weights", rc.weights}, {"--input", rc.input}, {"--cotangent", rc.cotangent}});
   Model model(rc.model);
   const RunInputs in = prepare_run(rc, model);  // --weights/--input/--cotangent, or --init and seeded draws
-  AnalysisContext ctx(model, in.x0, rc.analysis, in.cotangent_or_null(), rc.init.seed);
-  const Mat J = ctx.jacobian_between(o.from, o.to.value_or(model.layers()));
+  const Mat J = with_nonfinite_fix(rc, in.x0, [&] {
+    const AnalysisContext ctx(model, in.x0, rc.analysis, in.cotangent_or_null(), rc.init.seed);
+    Mat j = ctx.jacobian_between(o.from, o.to.value_or(model.layers()));
+    if (!j.allFinite())
+      throw Error("NaN/Inf in the Jacobian dx_" + std::to_string(o.to.value_or(model.layers())) + "/dx_" +
+                      std::to_string(o.from) + "; fix: " + std::string(kNonFiniteFix), ErrorKind::Numeric);
+    return j;
+  });
   if (format == "npy") write_npy(o.out, J);
   else write_csv(o.out, J);
 }

@@ -28,6 +28,9 @@ void add_train_flags(CLI::App& app, TrainFlags& f) {
   app.add_option("--eval-size", t.eval_size, "held-out sequences for eval_loss and accuracy")->capture_default_str();
   app.add_option("--diverge-loss", t.diverge_loss, "divergence threshold on the train loss (0: 2*max(ln V, loss at step 0))")
       ->capture_default_str();
+  app.add_option("--diverge-activation", t.diverge_activation,
+                 "divergence when a block output entry exceeds this magnitude (default: float32's largest; inf: off)")
+      ->capture_default_str();
 }
 
 TrainConfig resolve_train(const TrainFlags& f, const std::string& placement, Index layers) {
@@ -39,6 +42,7 @@ TrainConfig resolve_train(const TrainFlags& f, const std::string& placement, Ind
   const RunConfig rc = resolve(s);
   c.model = rc.model;
   c.init = rc.init;
+  c.max_memory_bytes = rc.analysis.max_memory_bytes;
   validate_train(c);
   return c;
 }

@@ -5,11 +5,17 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
+#include "gradflow/core/error.hpp"
 #include "gradflow/linalg/svd.hpp"
 
 namespace gradflow {
 namespace {
+
+// spectral_norm runs Lanczos on A itself while max|A| lies in this range (its squares and sums of squares stay
+// far from under- and overflow), else on A scaled by a power of two.
+constexpr double kUnscaledMin = 1e-100, kUnscaledMax = 1e100;
 
 // The operator AᵀA in Spectra's interface.
 class NormalOperator {
@@ -57,7 +63,14 @@ TopSingular top_singular_values(const LinearMap& A, const LinearMap& At, Index r
   const Index ncv = std::min(cols, std::max<Index>(2 * k + 1, 20));
   Spectra::SymEigsSolver<NormalOperator> eigs(op, k, ncv);
   eigs.init();
-  eigs.compute(Spectra::SortRule::LargestAlge, max_restarts, tol);
+  try {
+    eigs.compute(Spectra::SortRule::LargestAlge, max_restarts, tol);
+  } catch (const std::runtime_error&) {  // its tridiagonal eigensolver failed: reported as not converged
+    out.converged = false;
+    out.iterations = eigs.num_iterations();
+    out.operations = eigs.num_operations();
+    return out;
+  }
   out.converged = eigs.info() == Spectra::CompInfo::Successful;
   out.iterations = eigs.num_iterations();
   out.operations = eigs.num_operations();
@@ -67,7 +80,17 @@ TopSingular top_singular_values(const LinearMap& A, const LinearMap& At, Index r
 
 double spectral_norm(const Mat& A) {
   if (A.size() == 0) return 0.0;
-  if (A.cwiseAbs().maxCoeff() == 0.0) return 0.0;
+  if (!A.allFinite())
+    throw Error("internal: spectral norm of a matrix holding NaN/Inf (its caller locates them first)", ErrorKind::Internal);
+  const double amax = A.cwiseAbs().maxCoeff();
+  if (amax == 0.0) return 0.0;
+  if (amax < kUnscaledMin || amax > kUnscaledMax) {
+    // AᵀA of such a matrix under- or overflows inside Lanczos (Spectra's tridiagonal solver then fails): the
+    // norm of A·2^-e, e the binary exponent of max|A|, scaled back (powers of two are exact).
+    int e = 0;
+    std::frexp(amax, &e);
+    return std::ldexp(spectral_norm(A.unaryExpr([e](double v) { return std::ldexp(v, -e); })), e);
+  }
   const LinearMap f = [&](const double* x, double* y) {
     Eigen::Map<Vec>(y, A.rows()).noalias() = A * Eigen::Map<const Vec>(x, A.cols());
   };

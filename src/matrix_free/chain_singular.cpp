@@ -21,7 +21,7 @@ void unscale_into(const Scaled& r, long c, double* out, const std::string& what)
   y *= std::ldexp(1.0, static_cast<int>(e - e / 2));
   if (!y.allFinite())
     throw Error("the rescaled Lanczos operator of " + what + " overflowed (scale 2^" + std::to_string(c) +
-                    "); fix: lower --init-scale", ErrorKind::Numeric);
+                    "); fix: " + std::string(kNonFiniteFix), ErrorKind::Numeric);
 }
 
 // σ(J) = 2^c · σ(J / 2^c) from the solver's values, and their log10 (finite even beyond a double's range).

@@ -31,7 +31,7 @@ void JacobianChain::keep_in_range(Scaled& s, const char* dir, Index block) const
   if (!s.m.allFinite())
     throw Error(std::string("NaN/Inf in the ") + dir + " of " + what_ + " at " +
                     (block < 0 ? std::string("the final norm") : "block " + std::to_string(block)) +
-                    "; fix: lower --init-scale or check the weights", ErrorKind::Numeric);
+                    "; fix: " + std::string(kNonFiniteFix), ErrorKind::Numeric);
   rebalance(s);
 }
 

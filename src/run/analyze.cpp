@@ -7,6 +7,7 @@
 #include "gradflow/run/analysis.hpp"
 #include "gradflow/run/context.hpp"
 #include "gradflow/run/engine.hpp"
+#include "gradflow/run/numeric_fix.hpp"
 #include "gradflow/run/run_config.hpp"
 #include "gradflow/run/run_inputs.hpp"
 #include "gradflow/core/error.hpp"
@@ -26,9 +27,12 @@ nlohmann::ordered_json analyze(const RunConfig& rc) {
   if (opts.spectrum && opts.engine != Engine::Explicit && opts.progress)
     std::fprintf(stderr, "gradflow: note: --spectrum skipped: %s\n", choice.reason.c_str());
   const auto t1 = std::chrono::steady_clock::now();
-  AnalysisContext ctx(model, in.x0, opts, in.cotangent_or_null(), rc.init.seed);
+  // NaN/Inf errors name the fix that fits where this run's numbers came from (numeric_fix.hpp)
+  const AnalysisContext ctx = with_nonfinite_fix(rc, in.x0, [&] {
+    return AnalysisContext(model, in.x0, opts, in.cotangent_or_null(), rc.init.seed);
+  });
   const auto t2 = std::chrono::steady_clock::now();
-  Json body = run_analyses(ctx);
+  Json body = with_nonfinite_fix(rc, in.x0, [&] { return run_analyses(ctx); });
   const auto t3 = std::chrono::steady_clock::now();
   Json report;
   report["config"] = run_config_json(model, rc, &choice);

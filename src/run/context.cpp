@@ -4,6 +4,7 @@
 #include "backend/cpu_backend.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "gradflow/core/error.hpp"
 #include "gradflow/linalg/svd.hpp"
@@ -18,8 +19,8 @@ AnalysisContext::AnalysisContext(const Model& m, Mat x0, const AnalysisOptions& 
     for (Index l = 1; l < static_cast<Index>(trace.x.size()); ++l)
       if (!trace.x[static_cast<size_t>(l)].allFinite())
         throw Error("forward pass produced NaN/Inf at the output of layer " + std::to_string(l - 1) +
-                        "; fix: lower --init-scale or check the weights", ErrorKind::Numeric);
-    throw Error("forward pass produced NaN/Inf in the final norm", ErrorKind::Numeric);
+                        "; fix: " + std::string(kNonFiniteFix), ErrorKind::Numeric);
+    throw Error("forward pass produced NaN/Inf in the final norm; fix: " + std::string(kNonFiniteFix), ErrorKind::Numeric);
   }
   const Index n = trace.y.rows(), d = trace.y.cols();
   if (opts.loss == "dot") {
@@ -42,7 +43,12 @@ AnalysisContext::AnalysisContext(const Model& m, Mat x0, const AnalysisOptions& 
   for (Index l = model.layers(); l >= 0; --l)
     if (!dx[static_cast<size_t>(l)].allFinite())
       throw Error("backward pass produced NaN/Inf in dL/dx at layer " + std::to_string(l) +
-                      "; fix: lower --init-scale or check the weights", ErrorKind::Numeric);
+                      "; fix: " + std::string(kNonFiniteFix), ErrorKind::Numeric);
+  const auto& params = model.params().all();
+  for (size_t i = 0; i < params.size(); ++i)
+    if (!std::isfinite(param_grad_norms[i]))
+      throw Error("backward pass produced NaN/Inf in the gradient of " + params[i].name + "; fix: " +
+                      std::string(kNonFiniteFix), ErrorKind::Numeric);
 }
 
 void AnalysisContext::backward_with_param_norms() {

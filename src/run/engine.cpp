@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "gradflow/core/error.hpp"
+#include "gradflow/run/memory_estimate.hpp"
 
 namespace gradflow {
 
@@ -14,13 +15,13 @@ EngineChoice choose_engine(const ModelConfig& cfg, const AnalysisOptions& opts) 
   require(opts.top_k >= 1, "--top-k " + std::to_string(opts.top_k) + " must be at least 1; fix: e.g. --top-k 3");
   require(opts.hutchinson_probes >= 0, "--hutchinson-probes " + std::to_string(opts.hutchinson_probes) +
                                            " is negative; fix: e.g. --hutchinson-probes 32 (0 skips the estimates)");
-  parse_spectral_layers(opts.spectral_layers, cfg.layers);
+  if (opts.spectral_layers != "all") parse_spectral_layers(opts.spectral_layers, cfg.layers);  // "all": L indices
   require(!(opts.spectrum && opts.engine_request == EngineRequest::MatrixFree),
           "--spectrum needs the full spectra of explicit mode; fix: drop --spectrum or use --mode explicit/auto");
   EngineChoice c;
   c.explicit_bytes = explicit_memory_estimate(cfg, opts.seq_len);
   c.budget_bytes = opts.max_memory_bytes > 0 ? opts.max_memory_bytes : default_max_memory();
-  const std::string sizes = "explicit Jacobians need about " + format_bytes(c.explicit_bytes) + ", the budget (--max-memory" +
+  const std::string sizes = "explicit mode needs about " + format_bytes(c.explicit_bytes) + ", the budget (--max-memory" +
                             std::string(opts.max_memory_bytes > 0 ? "" : ", default half of RAM") + ") is " +
                             format_bytes(c.budget_bytes);
   switch (opts.engine_request) {
@@ -44,40 +45,47 @@ EngineChoice choose_engine(const ModelConfig& cfg, const AnalysisOptions& opts) 
     }
   }
   if (c.engine == Engine::Explicit) {
-    require(c.explicit_bytes <= c.budget_bytes,
-            "explicit Jacobians of (n*d)^2 = (" + std::to_string(opts.seq_len * cfg.d_model) + ")^2 entries need about " +
-                format_bytes(c.explicit_bytes) + ", more than the " + format_bytes(c.budget_bytes) +
-                " allowed; fix: lower --seq-len or --d-model, or raise --max-memory");
+    require_memory(explicit_memory(cfg, opts.seq_len), opts.max_memory_bytes,
+                   "explicit mode (Jacobians of (n*d)^2 = (" + std::to_string(opts.seq_len * cfg.d_model) + ")^2 entries)",
+                   "lower --seq-len or --d-model (or --layers when the parameters or trace dominate), or raise "
+                   "--max-memory (analyze: or use --mode matrix-free)");
   } else {
     const Index probes = c.engine == Engine::MatrixFree ? opts.hutchinson_probes : 0;
-    const double need = streaming_memory_estimate(cfg, opts.seq_len, probes);
-    require(need <= c.budget_bytes, std::string(to_string(c.engine)) + " mode keeps " + std::to_string(cfg.heads) +
-                                        " attention matrices of (" + std::to_string(opts.seq_len) +
-                                        ")^2 entries per layer and needs about " + format_bytes(need) + ", more than the " +
-                                        format_bytes(c.budget_bytes) +
-                                        " allowed; fix: lower --seq-len or --layers, or raise --max-memory");
+    require_memory(streaming_memory(cfg, opts.seq_len, probes), opts.max_memory_bytes, std::string(to_string(c.engine)) + " mode",
+                   "lower --layers or --seq-len (the trace keeps " + std::to_string(cfg.heads) + " attention matrices of (" +
+                       std::to_string(opts.seq_len) + ")^2 entries per layer), or raise --max-memory");
   }
   return c;
 }
 
-double explicit_memory_estimate(const ModelConfig& cfg, Index n_tokens) {
+MemoryEstimate explicit_memory(const ModelConfig& cfg, Index n_tokens) {
   const double N = static_cast<double>(n_tokens) * static_cast<double>(cfg.d_model);
+  MemoryEstimate m;
   // live (N, N) matrices: P, B (dense + structured copy), the product's result, the SVD's copy and workspace
-  return 7.0 * N * N * sizeof(double);
+  m.add("explicit Jacobians", 7.0 * N * N * sizeof(double));
+  m.add("parameters", body_parameter_count(cfg) * sizeof(double));
+  m.add("forward trace", trace_doubles(cfg, n_tokens) * sizeof(double));
+  return m;
 }
 
-double streaming_memory_estimate(const ModelConfig& cfg, Index n_tokens, Index probes) {
+MemoryEstimate streaming_memory(const ModelConfig& cfg, Index n_tokens, Index probes) {
   const double n = static_cast<double>(n_tokens), d = static_cast<double>(cfg.d_model);
   const double ff = static_cast<double>(cfg.ff()), h = static_cast<double>(cfg.heads);
-  const double L = static_cast<double>(cfg.layers), k = static_cast<double>(std::max<Index>(probes, 1));
-  // per block, the forward trace: h (n, n) attention probabilities, ~12 (n, d) activations and norm caches,
-  // 3 (n, d_ff) FFN activations; the gradients dL/dx_l; the parameters, and one block's parameter gradients
-  // (analyze frees each block's after taking their norms); transient per-head (n, n) products of the backward
-  // pass; k stacked probes through the widest sublayer.
-  const double block_params = 4 * d * d + 2 * d * ff;
-  const double doubles = L * (h * n * n + 12 * n * d + 3 * n * ff) + (L + 1) * n * d + (L + 1) * block_params +
-                         4 * h * n * n + 6 * k * n * (d + ff);
-  return doubles * sizeof(double);
+  const double k = static_cast<double>(std::max<Index>(probes, 1));
+  const double params = body_parameter_count(cfg);
+  MemoryEstimate m;
+  // the parameters, and one block's parameter gradients (analyze frees each block's after taking their norms)
+  m.add("parameters", (params + params / static_cast<double>(std::max<Index>(cfg.layers, 1))) * sizeof(double));
+  m.add("forward trace", trace_doubles(cfg, n_tokens) * sizeof(double));
+  // transient per-head (n, n) products of the backward pass; k stacked probes through the widest sublayer
+  m.add("probes and backward transients", (4 * h * n * n + 6 * k * n * (d + ff)) * sizeof(double));
+  return m;
+}
+
+double explicit_memory_estimate(const ModelConfig& cfg, Index n_tokens) { return explicit_memory(cfg, n_tokens).total(); }
+
+double streaming_memory_estimate(const ModelConfig& cfg, Index n_tokens, Index probes) {
+  return streaming_memory(cfg, n_tokens, probes).total();
 }
 
 std::vector<Index> parse_spectral_layers(const std::string& text, Index layers) {

@@ -114,7 +114,7 @@ std::vector<ModelOption> make_table() {
                     "", false, [](ModelSettings& s, const std::string& v) { s.rc.input = existing_file(v, "input"); }));
   t.push_back(value("cotangent", "g of --loss dot from a .npy of the output's shape (default: seeded N(0,1))", "", false,
                     [](ModelSettings& s, const std::string& v) { s.rc.cotangent = existing_file(v, "cotangent"); }));
-  t.push_back(value("max-memory", "memory budget of explicit mode, e.g. 512M, 8G (default: half of RAM)", "", false,
+  t.push_back(value("max-memory", "memory budget, e.g. 512M, 8G (default: half of RAM): a run estimated to need more is refused before it allocates", "", true,
                     [](ModelSettings& s, const std::string& v) { s.max_memory = v; }));
   return t;
 }

@@ -124,8 +124,15 @@ SeqLoss LanguageModel::forward_backward(const Sequence& s, double scale, LmGrads
     probe->dx_sq.assign(static_cast<size_t>(L + 1), 0.0);
     for (Index l = 0; l <= L; ++l) probe->dx_sq[static_cast<size_t>(l)] = dx[static_cast<size_t>(l)].squaredNorm();
     probe->bad_forward_layer = -2;
-    for (Index l = 1; l <= L && probe->bad_forward_layer == -2; ++l)
-      if (!t.x[static_cast<size_t>(l)].allFinite()) probe->bad_forward_layer = static_cast<int>(l - 1);
+    probe->bad_forward_finite = false;
+    for (Index l = 1; l <= L && probe->bad_forward_layer == -2; ++l) {
+      const Mat& xl = t.x[static_cast<size_t>(l)];
+      if (!xl.allFinite() || xl.cwiseAbs().maxCoeff() > probe->activation_bound ||
+          norm_input_above(t.blocks[static_cast<size_t>(l - 1)], l - 1, probe->activation_bound)) {
+        probe->bad_forward_layer = static_cast<int>(l - 1);
+        probe->bad_forward_finite = xl.allFinite();
+      }
+    }
     if (probe->bad_forward_layer == -2 && !(t.y.allFinite() && z.allFinite())) probe->bad_forward_layer = -1;
     probe->bad_backward_layer = -2;
     for (Index l = L; l >= 0 && probe->bad_backward_layer == -2; --l)
@@ -135,6 +142,24 @@ SeqLoss LanguageModel::forward_backward(const Sequence& s, double scale, LmGrads
   if (trace_out) *trace_out = std::move(t);
   if (dy_out) *dy_out = std::move(dy);
   return out;
+}
+
+// Whether the input of a norm inside block l (the sum a Post-LN norm sees: stream plus branch) exceeds the bound
+// somewhere: a LayerNorm/RMSNorm row whose RMS 1/r (ε aside) is above it (its largest entry is at least that), a
+// DyT input entry above it.
+bool LanguageModel::norm_input_above(const BlockCache& b, Index l, double bound) const {
+  const bool dyt = body_.config().norm == NormKind::DyT;
+  auto above = [&](const NormCache& c) {
+    if (dyt) return c.x.size() > 0 && c.x.cwiseAbs().maxCoeff() > bound;
+    return c.rstd.size() > 0 && (c.rstd.array() * bound < 1.0).any();
+  };
+  const auto& units = body_.block(l);
+  for (size_t u = 0; u < units.size(); ++u) {
+    if (!units[u].spec.pre_norm.empty() && above(b.units[u].pre)) return true;
+    if (!units[u].spec.branch_norm.empty() && above(b.units[u].branch)) return true;
+    if (!units[u].spec.post_norm.empty() && above(b.units[u].post)) return true;
+  }
+  return false;
 }
 
 // Mean square of each norm's input per token: LayerNorm 1/r² − ε (the variance: its input centred), RMSNorm

@@ -3,6 +3,9 @@
 // atomically.
 #include "gradflow/train/sweep.hpp"
 
+#include <omp.h>
+
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -80,6 +83,18 @@ std::vector<Json> run_train_runs(const std::vector<TrainRun>& runs, const TrainS
     std::snprintf(buf, sizeof buf, "  eval %.4f", has ? r[kFinal][kEvalLoss].get<double>() : NAN);
     return std::string(buf) + (r.is_object() && !r[kDiverged].is_null() ? " diverged" : "");
   };
+  // runs side by side, one thread each: the largest run's memory times the runs that run at once
+  if (!runs.empty()) {
+    const long side_by_side = std::min<long>(o.threads > 0 ? o.threads : omp_get_max_threads(), static_cast<long>(runs.size()));
+    const TrainRun* largest = &runs[0];
+    for (const auto& r : runs)
+      if (train_memory(r.tc, 1).total() > train_memory(largest->tc, 1).total()) largest = &r;
+    MemoryEstimate all;
+    for (const auto& p : train_memory(largest->tc, 1).parts)
+      all.add(p.what + " x " + std::to_string(side_by_side) + " runs", p.bytes * static_cast<double>(side_by_side));
+    require_memory(all, largest->tc.max_memory_bytes, "train-sweep (" + std::to_string(side_by_side) + " runs at once)",
+                   "use fewer --threads (runs at once), smaller models, or raise --max-memory");
+  }
   RunnerOptions ro;
   ro.threads = o.threads;
   ro.resume_dir = o.resume_dir;
@@ -103,7 +118,7 @@ Json train_sweep_report(const TrainSweepOptions& o, const std::vector<TrainRun>&
   config.erase(kSeed);
   rep["definitions"] = Json{
       {kConverged, "not diverged and final eval loss <= loss_floor + converge_margin"},
-      {kDiverged, "NaN/Inf in activations, gradients or loss, or a train loss above diverge_loss, at any step"},
+      {kDiverged, "NaN/Inf in activations, gradients or loss, an activation above diverge_activation, or a train loss above diverge_loss, at any step"},
       {"cell_converges", "every seed of the (placement, layers, lr, warmup) cell converged"},
       {kLargestStableLr, "largest lr whose cell converges at that warmup"},
       {kSmallestConvergingWarmup, "smallest warmup whose cell converges at that lr"},

@@ -61,12 +61,33 @@ void validate_train(const TrainConfig& c) {
   require(c.eval_size >= 1, "--eval-size must be >= 1; fix: e.g. --eval-size 64");
   require(std::isfinite(c.diverge_loss) && c.diverge_loss >= 0,
           "--diverge-loss must be >= 0 (0: 2 ln V); fix: e.g. --diverge-loss 10");
+  require(c.diverge_activation > 0, "--diverge-activation must be > 0 (inf: off); fix: e.g. --diverge-activation 1e30");
   require(c.save_every >= 0, "--save-every must be >= 0 (0: no checkpoints); fix: e.g. --save-every 100");
   require(!c.save_batches || !c.checkpoint_dir.empty(),
           "--save-batches needs a directory; fix: add --checkpoint-dir DIR");
   require(c.save_every == 0 || !c.checkpoint_dir.empty(),
           "--save-every needs a directory for the checkpoints; fix: add --checkpoint-dir DIR");
   require(c.threads >= 0, "--threads must be >= 0 (0: every core); fix: e.g. --threads 2");
+  c.model.validate();
+  const int threads = static_cast<int>(std::min<long>(c.threads > 0 ? c.threads : omp_get_max_threads(), c.batch));
+  require_memory(train_memory(c, threads), c.max_memory_bytes, "training",
+                 "lower --layers, --d-model, --seq-len or --vocab, use fewer --threads, or raise --max-memory");
+}
+
+MemoryEstimate train_memory(const TrainConfig& c, int threads) {
+  const double d = static_cast<double>(c.model.d_model), V = static_cast<double>(c.task.vocab);
+  const double n = static_cast<double>(c.task.seq_len);  // positions the model reads
+  const double io = V * d + n * d + (c.tie_embeddings ? 0.0 : V * d);
+  const double P = body_parameter_count(c.model) + io;
+  const double T = static_cast<double>(std::max(threads, 1));
+  MemoryEstimate m;
+  m.add("parameters", P * sizeof(double));
+  m.add("gradients (total and one per thread)", (1 + T) * P * sizeof(double));
+  m.add("Adam moments", 2 * P * sizeof(double));
+  m.add("forward traces (one sequence per thread)",
+        T * (trace_doubles(c.model, static_cast<Index>(n)) + 2 * n * V) * sizeof(double));
+  if (c.save_every > 0) m.add("checkpoint buffer", P * sizeof(double));
+  return m;
 }
 
 Json train_config_json(const TrainConfig& c0) {
@@ -96,6 +117,7 @@ Json train_config_json(const TrainConfig& c0) {
   cfg["eval_size"] = c.eval_size;
   cfg["eval_seed"] = eval_seed(seed);
   cfg["diverge_loss"] = c.diverge_loss > 0 ? Json(c.diverge_loss) : Json("auto: 2*max(ln V, train loss at step 0)");
+  cfg["diverge_activation"] = std::isfinite(c.diverge_activation) ? Json(c.diverge_activation) : Json("off");
   if (c.save_every > 0) {
     cfg["save_every"] = c.save_every;
     cfg["checkpoint_dir"] = c.checkpoint_dir;
@@ -177,6 +199,7 @@ Json train(const TrainConfig& c0) {
     }
     std::vector<SeqLoss> losses(batch.size());
     std::vector<SeqProbe> probes(batch.size());
+    for (auto& p : probes) p.activation_bound = c.diverge_activation;
     total.zero();
 #pragma omp parallel for ordered schedule(static, 1) num_threads(threads)
     for (long i = 0; i < c.batch; ++i) {
@@ -197,11 +220,14 @@ Json train(const TrainConfig& c0) {
     last_train = train_loss;
     if (s == 0 && c.diverge_loss <= 0 && std::isfinite(train_loss)) threshold = std::max(threshold, 2.0 * train_loss);
 
-    // divergence: NaN/Inf anywhere, or the loss above the threshold
+    // divergence: NaN/Inf anywhere, an activation above --diverge-activation, or the loss above the threshold
     int bad_fwd = -2, bad_bwd = -2;
+    bool bad_fwd_finite = false;
     for (const auto& p : probes) {
-      if (p.bad_forward_layer != -2 && (bad_fwd == -2 || (p.bad_forward_layer >= 0 && (bad_fwd < 0 || p.bad_forward_layer < bad_fwd))))
+      if (p.bad_forward_layer != -2 && (bad_fwd == -2 || (p.bad_forward_layer >= 0 && (bad_fwd < 0 || p.bad_forward_layer < bad_fwd)))) {
         bad_fwd = p.bad_forward_layer;
+        bad_fwd_finite = p.bad_forward_finite;
+      }
       if (p.bad_backward_layer != -2 && p.bad_backward_layer > bad_bwd) bad_bwd = p.bad_backward_layer;
     }
     bool grads_finite = true;
@@ -209,6 +235,7 @@ Json train(const TrainConfig& c0) {
     if (bad_fwd != -2) {
       diverged = Json{{"step", s}, {"layer", bad_fwd >= 0 ? Json(bad_fwd) : Json(L - 1)},
                       {"quantity", bad_fwd >= 0 ? "activation" : "output"}};
+      if (bad_fwd_finite) diverged["bound"] = c.diverge_activation;
     } else if (!std::isfinite(train_loss)) {
       diverged = Json{{"step", s}, {"layer", nullptr}, {"quantity", "loss"}};
     } else if (bad_bwd != -2 || !grads_finite) {

@@ -87,3 +87,45 @@ TEST_CASE("layernorm Jacobian equals the closed form of Xiong et al. (eps = 0, g
   CHECK(svd.singularValues()(d - 2) <= 1e-14);
   CHECK(svd.singularValues()(d - 3) > 1e-3);
 }
+
+// Issue 13 item 4: rows whose squares overflow (|x| > sqrt(DBL_MAX) ~ 1.34e154) used to normalize to exact zeros
+// (r = 1/sqrt(inf) = 0). The norms are scale-invariant, so x·2^k (exact) must give the same normalized row as x
+// with ε·2^-2k (here 0 in double precision, so compared with ε = 0), and r scaled by 2^-k, and the same
+// derivatives (J, JVP, VJP are all r·(...)): checked against the unscaled row, and J vs JVP/VJP at the huge scale.
+TEST_CASE("norms: rows beyond sqrt(DBL_MAX) normalize exactly, as the same row at ordinary scale", "[ops][norm]") {
+  for (NormKind k : {NormKind::LayerNorm, NormKind::RMSNorm}) {
+    for (int shift : {520, 900, 1000}) {  // 2^520 ~ 3e156: squares overflow; 2^1000 ~ 1e301: the sum too
+      INFO(to_string(k) << " scaled by 2^" << shift);
+      NormFixture f(k, 7);
+      const Mat x = random_mat(3, 7, 70, 1.5);
+      const Mat big = x.unaryExpr([shift](double v) { return std::ldexp(v, shift); });
+      NormLayer plain = f.layer;
+      plain.eps = 0.0;
+      NormCache cb, cx;
+      const Mat yb = f.layer.forward(f.p, big, cb);
+      const Mat yx = plain.forward(f.p, x, cx);
+      REQUIRE(yb.allFinite());
+      CHECK(rel_err(yb, yx) <= kAlgebraTol);
+      CHECK(rel_err(cb.xhat, cx.xhat) <= kAlgebraTol);
+      const Vec rstd_back = cb.rstd.unaryExpr([shift](double r) { return std::ldexp(r, shift); });
+      CHECK(rel_err(rstd_back, cx.rstd) <= kAlgebraTol);
+      const Mat Jb = f.layer.jacobian(f.p, cb).to_dense().unaryExpr([shift](double v) { return std::ldexp(v, shift); });
+      CHECK(rel_err(Jb, plain.jacobian(f.p, cx).to_dense()) <= kAlgebraTol);
+      const Mat v = random_mat(3, 7, 71), u = random_mat(3, 7, 72);
+      const Mat J = f.layer.jacobian(f.p, cb).to_dense();
+      CHECK(rel_err(flat(f.layer.jvp(f.p, cb, v)), J * flat(v)) <= kCrossTol);
+      CHECK(rel_err(flat(f.layer.vjp(f.p, cb, u, nullptr)), J.transpose() * flat(u)) <= kCrossTol);
+    }
+    // all entries equal and huge: only ε is left, the normalized row is 0 and r = 1/sqrt(ε)
+    NormFixture f(k, 4);
+    NormCache c;
+    f.layer.forward(f.p, Mat::Constant(1, 4, 1e300), c);
+    if (k == NormKind::LayerNorm) {
+      CHECK(c.xhat.isZero(0.0));
+      CHECK(c.rstd(0) == 1.0 / std::sqrt(f.layer.eps));
+    } else {
+      CHECK(c.xhat.allFinite());
+      CHECK(std::abs(c.xhat(0, 0) - 1.0) <= kAlgebraTol);
+    }
+  }
+}

@@ -46,7 +46,7 @@ TEST_CASE("mode: --mode explicit above the budget is refused with the size, matr
     FAIL("no refusal");
   } catch (const Error& e) {
     REQUIRE(e.kind() == ErrorKind::BadInput);
-    REQUIRE(std::string(e.what()).find("need about") != std::string::npos);
+    REQUIRE(std::string(e.what()).find("needs about") != std::string::npos);
   }
   rc.analysis.engine_request = EngineRequest::MatrixFree;
   REQUIRE_NOTHROW(choose_engine(rc.model, rc.analysis));

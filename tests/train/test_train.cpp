@@ -119,6 +119,31 @@ TEST_CASE("train: divergence is detected and reported with step, layer and quant
   REQUIRE(r["log"].back()["diverged"] == r["diverged"]);
 }
 
+// Issue 13 item 4: at --init-scale 1e300 LayerNorm used to return exact zeros (its variance overflowed), every
+// gradient was 0 and the run "trained" with diverged null. The norms are exact now, so the run is flagged by its
+// activations: a Post-LN norm input (stream + 1e300·branch) or a Pre-LN stream above --diverge-activation.
+TEST_CASE("train: activations past --diverge-activation are divergence, located at step 0", "[train][quick]") {
+  for (const std::string placement : {"post", "pre"}) {
+    INFO(placement);
+    TrainConfig c = small(placement, 5);
+    c.init.scale = 1e300;
+    c.init.scale_text = "1e300";
+    const Json r = train(c);
+    REQUIRE(!r["diverged"].is_null());
+    CHECK(r["diverged"]["step"] == 0);
+    CHECK(r["diverged"]["layer"] == 0);
+    CHECK(r["diverged"]["quantity"] == "activation");
+    CHECK(r["diverged"]["bound"].get<double>() == c.diverge_activation);
+    // the gradients of that step are exact, not zeros: the first block's norm weights see a nonzero gradient
+    CHECK(r["log"][0]["grad_norm_total"].get<double>() > 0);
+  }
+  // the bound is an option: off (inf), the same run is not divergence (its loss stays near ln V)
+  TrainConfig off = small("post", 5);
+  off.init.scale = 1e300;
+  off.diverge_activation = std::numeric_limits<double>::infinity();
+  CHECK(train(off)["diverged"].is_null());
+}
+
 TEST_CASE("train: checkpoints load as an nn.TransformerEncoder state_dict", "[train][quick]") {
   const auto dir = (std::filesystem::temp_directory_path() / ("gradflow_ckpt_" + std::to_string(::getpid()))).string();
   TrainConfig c = small("pre", 6);

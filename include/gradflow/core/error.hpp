@@ -23,6 +23,11 @@ class Error : public std::runtime_error {
   ErrorKind kind_;
 };
 
+// The fix every NaN/Inf error of the library ends with ("...; fix: " + kNonFiniteFix). A command that knows where
+// the run's numbers came from (--input, --weights, --init-scale, --residual-scale) replaces it with the fix that
+// fits: with_nonfinite_fix (include/gradflow/run/numeric_fix.hpp).
+inline constexpr const char* kNonFiniteFix = "lower --init-scale or check the weights";
+
 // Throws Error(BadInput) with `msg` unless `cond` holds.
 inline void require(bool cond, const std::string& msg) {
   if (!cond) throw Error(msg);

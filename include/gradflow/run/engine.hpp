@@ -1,12 +1,13 @@
 // engine.hpp — which engine `analyze` runs, chosen in one place with its memory estimate (options.hpp: Engine):
 // explicit Jacobians (dense (N, N) matrices, N = n·d, exact SVDs), matrix-free operators (JVP/VJP only) or
-// gradients only. auto picks explicit when its estimated peak memory (~7·N²·8 bytes) fits in --max-memory,
+// gradients only. auto picks explicit when its estimated peak memory (~7·N²·8 bytes + parameters + trace) fits in --max-memory,
 // matrix-free above it. A run whose chosen engine does not fit is refused here, before anything is allocated.
 // docs/scaling.md gives the costs of each engine.
 #pragma once
 #include <string>
 #include <vector>
 
+#include "gradflow/run/memory_estimate.hpp"
 #include "gradflow/run/options.hpp"
 #include "gradflow/model/config.hpp"
 
@@ -26,10 +27,13 @@ struct EngineChoice {
 // to explicit).
 EngineChoice choose_engine(const ModelConfig& cfg, const AnalysisOptions& opts);
 
-// Estimated peak memory (bytes) of the explicit Jacobian analysis of this model at n tokens.
+// Estimated peak memory of the explicit Jacobian analysis of this model at n tokens: 7 (N, N) matrices, the
+// parameters and the forward trace (memory_estimate.hpp); the _estimate functions return its total in bytes.
+MemoryEstimate explicit_memory(const ModelConfig& cfg, Index n_tokens);
 double explicit_memory_estimate(const ModelConfig& cfg, Index n_tokens);
 // Estimated peak memory (bytes) of the engines that never form an (N, N) matrix (matrix-free, gradients-only):
 // the forward trace (dominated by h·n² attention probabilities per block) plus `probes` stacked probe vectors.
+MemoryEstimate streaming_memory(const ModelConfig& cfg, Index n_tokens, Index probes);
 double streaming_memory_estimate(const ModelConfig& cfg, Index n_tokens, Index probes);
 
 // --spectral-layers: "all" | "none" | "bottom" | "top" | comma-separated indices "0,6,12" (each in 0..L-1).

@@ -11,6 +11,7 @@
 // warns about the three extra tensors and ignores them.
 // Rule: parameter gradients ACCUMULATE (+=) into LmGrads; activation gradients are returned fresh.
 #pragma once
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -41,7 +42,10 @@ struct SeqProbe {
   std::vector<double> dx_sq;     // ||dL/dx_l||² for l = 0..L (l = L: the gradient entering the head)
   std::vector<double> norm_sq;   // per norm (LanguageModel::norm_names order): Σ over tokens of the input's mean square
   double norm_tokens = 0;        // tokens counted in norm_sq
-  int bad_forward_layer = -2;    // first block l whose output x_{l+1} is NaN/Inf (-1: the final norm/logits); -2: none
+  double activation_bound = std::numeric_limits<double>::infinity();  // input: |x_{l+1}| above it is divergence
+  int bad_forward_layer = -2;    // first block l whose output x_{l+1} is NaN/Inf or above activation_bound (-1: the
+                                 // final norm/logits, NaN/Inf only); -2: none
+  bool bad_forward_finite = false;  // that output was finite (above activation_bound), not NaN/Inf
   int bad_backward_layer = -2;   // highest l whose dL/dx_l is NaN/Inf; -2: none
 };
 
@@ -85,6 +89,7 @@ class LanguageModel {
 
  private:
   void probe_norms(const Trace& t, SeqProbe& p) const;
+  bool norm_input_above(const BlockCache& b, Index l, double bound) const;
   Model body_;
   ParamStore io_;
   Index vocab_, positions_;

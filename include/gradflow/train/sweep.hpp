@@ -2,7 +2,8 @@
 // rates × seeds, in parallel over runs (OpenMP; every run single-threaded and deterministic, so the results do
 // not depend on the thread count), with atomic per-run --resume files, and the report per (placement, depth):
 //   converged run  not diverged and final eval loss <= task floor + margin (--converge-margin, default 0.05)
-//   diverged run   train.hpp's divergence: NaN/Inf anywhere, or a train loss above --diverge-loss (2 ln V)
+//   diverged run   train.hpp's divergence: NaN/Inf anywhere, an activation above --diverge-activation, or a train
+//                  loss above --diverge-loss (2 ln V)
 //   a cell (placement, depth, lr, warmup) "converges" when every seed converges; it is "non-diverging" when no
 //   seed diverges.
 //   smallest_converging_warmup[lr]  the smallest warmup whose cell converges at that lr (null: none)

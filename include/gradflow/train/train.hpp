@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gradflow/model/config.hpp"
+#include "gradflow/run/memory_estimate.hpp"
 #include "gradflow/train/optim.hpp"
 #include "gradflow/train/tasks.hpp"
 
@@ -36,15 +37,24 @@ struct TrainConfig {
   long log_every = 10;            // --log-every
   long eval_size = 64;            // --eval-size: held-out sequences (from seed + 1000003)
   double diverge_loss = 0;        // --diverge-loss: threshold on the train loss (0: 2·max(ln V, loss at step 0))
+  // --diverge-activation: a block output entry larger in magnitude is divergence. Default: float32's largest value
+  // (the same run in single precision would have overflowed; LayerNorm stays exact far beyond it, docs/math.md).
+  double diverge_activation = 3.4028234663852886e38;
   long save_every = 0;            // --save-every K: checkpoints at steps 0, K, 2K, ... and S (0: none)
   std::string checkpoint_dir;     // --checkpoint-dir DIR
   bool save_batches = false;      // --save-batches: DIR/batch_NNNNNN.tokens.npy (B, n+1) and .targets.npy (B, n; -1: none)
   int threads = 0;                // --threads: OpenMP threads over the sequences of a batch (0: all)
+  double max_memory_bytes = 0;    // --max-memory: refuse a run estimated above it (train_memory; 0: half of RAM)
   bool progress = false;          // a line per log entry on stderr
 };
 
-// Validates every option (Error naming the option and the fix); call before any output is created.
+// Validates every option (Error naming the option and the fix) and refuses a run whose train_memory exceeds
+// --max-memory; call before any output is created.
 void validate_train(const TrainConfig& c);
+// Estimated peak memory of one training run with `threads` threads over a batch: the body's and the embeddings'
+// parameters with their total gradient, one gradient per thread and Adam's two moments; per thread one
+// sequence's forward trace and logits; the checkpoint buffer when saving.
+MemoryEstimate train_memory(const TrainConfig& c, int threads);
 // Seed of the held-out evaluation set.
 uint64_t eval_seed(uint64_t seed);
 // The report's "config" for c (what a resumed train-sweep result must have been computed with).

@@ -1,0 +1,85 @@
+// memory_estimate.cpp — see memory_estimate.hpp.
+#include "gradflow/run/memory_estimate.hpp"
+
+#include <algorithm>
+
+#include "gradflow/core/error.hpp"
+#include "gradflow/model/placement.hpp"
+#include "gradflow/run/options.hpp"
+
+namespace gradflow {
+
+MemoryEstimate& MemoryEstimate::add(std::string what, double bytes) {
+  parts.push_back({std::move(what), bytes});
+  return *this;
+}
+
+double MemoryEstimate::total() const {
+  double t = 0;
+  for (const auto& p : parts) t += p.bytes;
+  return t;
+}
+
+std::string MemoryEstimate::describe() const {
+  const double t = total();
+  std::vector<Part> shown;
+  for (const auto& p : parts)
+    if (p.bytes >= 0.01 * t) shown.push_back(p);
+  std::stable_sort(shown.begin(), shown.end(), [](const Part& a, const Part& b) { return a.bytes > b.bytes; });
+  std::string out = "about " + format_bytes(t);
+  for (size_t i = 0; i < shown.size(); ++i)
+    out += (i == 0 ? " (" : ", ") + shown[i].what + " " + format_bytes(shown[i].bytes) + (i + 1 == shown.size() ? ")" : "");
+  return out;
+}
+
+namespace {
+
+// Parameters of one block, from its recipe (residual_unit.hpp): the sublayers' weights and biases, each norm
+// counted as the largest kind (DyT: γ, β and α), and the scheme's extra gains, gates and skip vectors.
+double block_parameters(const ModelConfig& cfg, const std::vector<UnitSpec>& units) {
+  const double d = static_cast<double>(cfg.d_model), ff = static_cast<double>(cfg.ff());
+  const double h = static_cast<double>(cfg.heads);
+  auto norm = [](double width) { return 2 * width + 1; };
+  double p = 0;
+  for (const UnitSpec& u : units) {
+    if (u.kind == SublayerKind::Attention) p += 4 * d * d + 4 * d;  // in_proj (3d, d) + 3d, out_proj (d, d) + d
+    else p += 2 * d * ff + ff + d;                                   // linear1 (ff, d) + ff, linear2 (d, ff) + d
+    for (const std::string* n : {&u.pre_norm, &u.branch_norm, &u.post_norm, &u.inner_norm})
+      if (!n->empty()) p += norm(d);
+    if (!u.mid_norm.empty()) p += norm(ff);
+    if (!u.head_scale.empty()) p += h;
+    if (!u.skip_param.empty()) p += d;
+    if (u.gate) p += 1;
+  }
+  return p;
+}
+
+}  // namespace
+
+double body_parameter_count(const ModelConfig& cfg) {
+  const Placement& pl = find_placement(cfg.placement);
+  const Index L = cfg.layers;
+  // Blocks differ only in a scheme like mix (Post-LN blocks below, Pre-LN above): the largest of the first, a
+  // middle and the last block bounds them all without walking a billion layers.
+  double per_block = 0;
+  for (Index l : {Index{0}, L / 2, L - 1}) per_block = std::max(per_block, block_parameters(cfg, pl.block(cfg, l)));
+  return static_cast<double>(L) * per_block + 2 * static_cast<double>(cfg.d_model) + 1;  // + the final norm
+}
+
+double trace_doubles(const ModelConfig& cfg, Index n_tokens) {
+  const double n = static_cast<double>(n_tokens), d = static_cast<double>(cfg.d_model);
+  const double ff = static_cast<double>(cfg.ff()), h = static_cast<double>(cfg.heads);
+  const double L = static_cast<double>(cfg.layers);
+  // per block: h (n, n) attention probabilities, ~12 (n, d) activations and norm caches, 3 (n, d_ff) FFN
+  // activations; and dL/dx_l for l = 0..L
+  return L * (h * n * n + 12 * n * d + 3 * n * ff) + (L + 1) * n * d;
+}
+
+void require_memory(const MemoryEstimate& need, double budget_bytes, const std::string& command, const std::string& fix) {
+  const double budget = budget_bytes > 0 ? budget_bytes : default_max_memory();
+  require(need.total() <= budget, command + " needs " + need.describe() + ", more than the " + format_bytes(budget) +
+                                      " allowed (--max-memory" + (budget_bytes > 0 ? "" : ", default half of RAM") +
+                                      "); fix: " + fix);
+}
+
+}  // namespace gradflow

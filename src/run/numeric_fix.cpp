@@ -1,0 +1,40 @@
+// numeric_fix.cpp — see numeric_fix.hpp.
+#include "gradflow/run/numeric_fix.hpp"
+
+#include <cstdio>
+#include <vector>
+
+namespace gradflow {
+namespace {
+
+std::string number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", v);
+  return buf;
+}
+
+}  // namespace
+
+std::string nonfinite_fix(const RunConfig& rc, const Mat& x0) {
+  std::vector<std::string> fixes;
+  if (!rc.input.empty()) {
+    const double m = x0.size() > 0 ? x0.cwiseAbs().maxCoeff() : 0.0;
+    fixes.push_back("rescale --input (its largest |entry| is " + number(m) + ")");
+  }
+  if (!rc.weights.empty()) fixes.push_back("check the --weights file");
+  else if (rc.init.scale != 1.0) fixes.push_back("lower --init-scale (now " + rc.init.scale_text + ")");
+  if (rc.model.residual_scale != 1.0) fixes.push_back("lower --residual-scale (now " + number(rc.model.residual_scale) + ")");
+  if (fixes.empty()) return kNonFiniteFix;
+  std::string out = fixes[0];
+  for (size_t i = 1; i < fixes.size(); ++i) out += " or " + fixes[i];
+  return out;
+}
+
+Error refit_nonfinite_fix(const Error& e, const RunConfig& rc, const Mat& x0) {
+  const std::string msg = e.what();
+  const std::string tail = std::string("fix: ") + kNonFiniteFix;
+  if (msg.size() < tail.size() || msg.compare(msg.size() - tail.size(), tail.size(), tail) != 0) return e;
+  return Error(msg.substr(0, msg.size() - tail.size()) + "fix: " + nonfinite_fix(rc, x0), e.kind());
+}
+
+}  // namespace gradflow

@@ -1,0 +1,77 @@
+#!/bin/sh
+# test_limits.sh GRADFLOW CASE — silent wrong results and limits (issue 13 items 4-7, 10): activations beyond
+# sqrt(DBL_MAX) normalize exactly instead of to zeros, training flags them as divergence, every NaN/Inf is located
+# with a fix that fits (never an internal solver error), and runs that cannot fit in memory are refused before
+# they allocate (each memory probe runs under a 4 GB address-space limit, so a regression fails instead of
+# swapping). Exit 0 pass, 1 fail.
+gf=${1:?usage: test_limits.sh GRADFLOW CASE}
+case_=${2:?usage: test_limits.sh GRADFLOW CASE}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+py() { /usr/bin/python3 -c "$@"; }
+limited() { prlimit --as=4000000000 -- "$gf" "$@"; }
+# refused RC WORDS... -- ARGS: the command exits 2 and its one-line message holds every word
+refused() {
+  words=""
+  while [ "$1" != "--" ]; do words="$words $1"; shift; done
+  shift
+  limited "$@" > "$tmp/out" 2> "$tmp/err"
+  rc=$?
+  [ $rc -eq 2 ] || fail "$* exited $rc (want 2): $(tail -c 300 "$tmp/err")"
+  for w in $words; do grep -q -- "$w" "$tmp/err" || fail "the message lacks '$w': $(cat "$tmp/err")"; done
+  [ -s "$tmp/out" ] && fail "something was written on stdout"
+  echo "ok: $(grep error "$tmp/err")"
+}
+case $case_ in
+  layernorm_overflow)  # item 4: the variance overflowed and every output became exactly 0
+    for extra in "--init-scale 1e160 --layers 48" "--residual-scale 1e200 --layers 4"; do
+      "$gf" analyze --placement post $extra -q --json "$tmp/r.json" || fail "analyze $extra exited $?"
+      py "
+import json, math, sys
+r = json.load(open('$tmp/r.json'))
+g = [l['grad_norm'] for l in r['layers']]
+assert r['loss'] != 0.0, 'loss is exactly 0'
+assert all(x is not None and math.isfinite(x) and x > 0 for x in g), 'gradient norms %s' % g[:4]
+" || fail "$extra: silent zeros"
+    done
+    echo "ok: Post-LN at --init-scale 1e160 and --residual-scale 1e200: nonzero loss, finite nonzero gradients" ;;
+  train_overflow)  # item 4: at --init-scale 1e300 training ran on zeroed activations with diverged null
+    "$gf" train --placement pre --layers 2 --d-model 16 --heads 2 --steps 3 --init-scale 1e300 -q --json "$tmp/t.json" \
+      || fail "train exited $?"
+    py "
+import json
+d = json.load(open('$tmp/t.json'))['diverged']
+assert d and d['quantity'] == 'activation' and d['step'] == 0 and 'bound' in d, d
+" || fail "the run is not flagged as diverged at step 0 by its activations"
+    echo "ok: train --init-scale 1e300 diverged at step 0 (activation past the bound)" ;;
+  located_explicit)  # item 5: explicit mode ended in 'internal error: TridiagEigen' (exit 4)
+    py "import numpy as np; np.random.seed(0); np.save('$tmp/x.npy', np.random.randn(16, 64) * 1e300)"
+    for mode in explicit matrix-free; do
+      "$gf" analyze --placement pre --layers 4 --input "$tmp/x.npy" --mode $mode -q --json "$tmp/r.json" 2> "$tmp/err"
+      rc=$?
+      [ $rc -eq 0 ] || fail "pre, --input 1e300, --mode $mode exited $rc: $(cat "$tmp/err")"
+    done
+    rm -f "$tmp/r.json"
+    "$gf" analyze --placement post --layers 4 --input "$tmp/x.npy" --mode explicit -q --json "$tmp/r.json" 2> "$tmp/err"
+    rc=$?
+    [ $rc -eq 3 ] || fail "post, --input 1e300 exited $rc (want 3, located): $(cat "$tmp/err")"
+    grep -q "layer 0" "$tmp/err" || fail "not located: $(cat "$tmp/err")"
+    grep -q "fix: rescale --input" "$tmp/err" || fail "item 10: the fix does not name --input: $(cat "$tmp/err")"
+    [ -e "$tmp/r.json" ] && fail "a report was written by a failed run"
+    echo "ok: Pre-LN at an input of 1e300 runs in both modes; Post-LN's overflow is located: $(cat "$tmp/err")" ;;
+  memory_analyze)  # item 6: the estimate did not count the parameters, so a billion layers was never refused
+    refused parameters "fix:" -- analyze --layers 1000000000 -q --json "$tmp/r.json"
+    refused parameters -- analyze --layers 100000 --max-memory 100M -q --json "$tmp/r.json"
+    refused parameters -- analyze --layers 100000 --gradients-only --max-memory 100M -q --json "$tmp/r.json"
+    [ -e "$tmp/r.json" ] && fail "a report was written" ; : ;;
+  memory_train)
+    refused "Adam moments" -- train --layers 100000 --steps 1 -q --json "$tmp/t.json"
+    refused "runs at once" -- train-sweep --layers 15 --d-model 512 --heads 8 --steps 1 --lr 1e-3,1e-2 --threads 2 --max-memory 3G -q --json "$tmp/t.json"
+    refused parameters -- export --layers 100000 --out "$tmp/e.safetensors"
+    [ -e "$tmp/e.safetensors" ] && fail "an export was written" ; : ;;
+  memory_jacobian)  # item 7: the Jacobian written (N² doubles) was not counted
+    refused "explicit Jacobians" -- jacobian --seq-len 64 --d-model 64 --max-memory 50M --out "$tmp/j.npy"
+    [ -e "$tmp/j.npy" ] && fail "a Jacobian was written" ; : ;;
+  *) fail "unknown case $case_" ;;
+esac

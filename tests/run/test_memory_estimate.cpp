@@ -1,0 +1,53 @@
+// test_memory_estimate.cpp — the memory estimates every command refuses by (src/run/memory_estimate.cpp, issue 13
+// item 6): the parameter count read off the placement's recipe bounds the model's own count for every placement
+// and norm, tightly; a billion layers is refused by every engine before anything is allocated, naming the part
+// that does not fit.
+#include <catch2/catch.hpp>
+
+#include "gradflow/core/error.hpp"
+#include "gradflow/model/model.hpp"
+#include "gradflow/model/placement.hpp"
+#include "gradflow/run/engine.hpp"
+#include "gradflow/run/memory_estimate.hpp"
+#include "small_model.hpp"
+
+using namespace gradflow;
+using namespace gradflow::test;
+
+TEST_CASE("memory: the recipe's parameter count bounds the model's, within 3·d + 1 per norm-free slack per block",
+          "[memory]") {
+  for (const auto& p : placements()) {
+    for (NormKind norm : {NormKind::LayerNorm, NormKind::RMSNorm, NormKind::DyT}) {
+      ModelConfig cfg = small_model(p->name(), 5);
+      cfg.norm = norm;
+      INFO(p->name() << " " << to_string(norm));
+      const double counted = body_parameter_count(cfg);
+      const double actual = static_cast<double>(Model(cfg).params().numel());
+      CHECK(counted >= actual);
+      // slack: every norm counted as DyT's 2d + 1 (RMSNorm has d), and the final norm counted when absent
+      CHECK(counted - actual <= 6.0 * (cfg.d_model + 1) * cfg.layers + 2 * cfg.d_model + 1);
+    }
+  }
+}
+
+TEST_CASE("memory: a billion layers is refused by every engine with the parameters named", "[memory]") {
+  ModelConfig cfg = small_model("post", 1000000000);
+  for (EngineRequest r : {EngineRequest::Auto, EngineRequest::Explicit, EngineRequest::MatrixFree,
+                          EngineRequest::GradientsOnly}) {
+    AnalysisOptions o;
+    o.engine_request = r;
+    o.max_memory_bytes = 1e9;
+    try {
+      choose_engine(cfg, o);
+      FAIL("not refused");
+    } catch (const Error& e) {
+      const std::string msg = e.what();
+      CHECK(msg.find("parameters") != std::string::npos);
+      CHECK(msg.find("fix:") != std::string::npos);
+    }
+  }
+  // the explicit estimate counts the parameters and the trace beside the Jacobians: more than 7 N² doubles
+  const ModelConfig deep = small_model("pre", 10000);
+  const double N = 16.0 * 8.0;
+  CHECK(explicit_memory_estimate(deep, 16) > 7 * N * N * 8 + body_parameter_count(deep) * 8);
+}
