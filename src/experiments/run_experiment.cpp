@@ -62,9 +62,13 @@ nlohmann::ordered_json run_experiment(ExperimentSettings e) {
   info.axes = e.axes;
   info.spec = e.spec;
   nlohmann::ordered_json report = experiment_report(info, configs, reports);
-  if (!e.spec_file.empty())  // the spec as the file gave it (a report's own spec when the file is a report, so
-                            // rerunning a report does not nest the previous report inside the new one)
-    report["spec_file"] = nlohmann::ordered_json{{"path", e.spec_file}, {"content", load_spec(e.spec_file)}};
+  if (!e.spec_file.empty()) {  // the spec as the file gave it (a report's own spec when the file is a report, so
+                              // rerunning a report does not nest the previous report inside the new one)
+    const nlohmann::ordered_json file_spec = load_spec(e.spec_file);
+    for (const char* key : {"claim", "description", "plot"})  // what the figure of a claim reads (plot --kind claims)
+      if (file_spec.contains(key)) report["spec"][key] = file_spec[key];
+    report["spec_file"] = nlohmann::ordered_json{{"path", e.spec_file}, {"content", file_spec}};
+  }
   return report;
 }
 

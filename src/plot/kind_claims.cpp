@@ -40,13 +40,20 @@ const ClaimPanel kClaimPanels[] = {
     {"Xiong et al. 2020, Theorem 1", {metric_name(metrics::kTopW2GradNorm), false, NAN}},
 };
 
-const PlotJson& spec_of(const PlotJson& report) {
-  static const PlotJson empty = PlotJson::object();
-  return report.contains(kSpec) && report[kSpec].is_object() ? report[kSpec] : empty;
+// The spec a report records, with the claim, description and plot of the spec file it came from (reports
+// written before `spec` carried them hold them only in spec_file.content).
+PlotJson spec_of(const PlotJson& report) {
+  PlotJson spec = report.contains(kSpec) && report[kSpec].is_object() ? report[kSpec] : PlotJson::object();
+  if (report.contains("spec_file") && report["spec_file"].is_object() && report["spec_file"].contains("content") &&
+      report["spec_file"]["content"].is_object())
+    for (const char* key : {"claim", "description", "plot"})
+      if (!spec.contains(key) && report["spec_file"]["content"].contains(key))
+        spec[key] = report["spec_file"]["content"][key];
+  return spec;
 }
 
 Panel panel_for(const PlotInput& in, const PlotOptions& o) {
-  const PlotJson& spec = spec_of(in.json);
+  const PlotJson spec = spec_of(in.json);
   Panel p{kDefaultMetric, false, NAN};
   const std::string claim = spec.value("claim", std::string());
   for (const auto& c : kClaimPanels)
@@ -112,18 +119,13 @@ Figure plot_claims(const std::vector<PlotInput>& in, const PlotOptions& o) {
             "claims reads compare/sweep reports, not '" + i.path + "'; fix: pass the --json of `gradflow run examples/claims/...`");
   const int n = static_cast<int>(in.size());
   const int cols = std::max(1, std::min(n, static_cast<int>(o.width / 3.3)));  // panels at least 3.3 in wide
-  const int rows = (n + cols - 1) / cols;
-  Figure fig;
-  fig.aspect = rows * 2.3 / o.width;  // panels 2.3 in tall
-  fig.body = "set multiplot layout " + std::to_string(rows) + "," + std::to_string(cols) + "\n";
-  int block = 0;
+  std::vector<LineFigure> panels;
   for (const auto& i : in) {
     const Panel p = panel_for(i, o);
     LineFigure f = p.ratio ? ratio_figure(i, p.metric) : sensitivity_figure(i, p.metric, "");
     if (o.logy != "auto") f.logy = o.logy;
-    std::string title = spec_of(i.json).value("claim", std::string());
-    if (title.empty()) title = i.stem;
-    f.extra = "set title " + gp_quote(title) + " noenhanced font ',8' offset 0,-0.5\n";
+    const std::string claim = spec_of(i.json).value("claim", std::string());
+    f.title = claim.empty() ? i.stem : claim + ": " + i.stem;  // several specs test one claim: the file tells them apart
     if (std::isfinite(p.article)) {  // the article's number as a dashed line across the panel
       double x0 = INFINITY, x1 = -INFINITY;
       for (const auto& s : f.series)
@@ -134,16 +136,13 @@ Figure plot_claims(const std::vector<PlotInput>& in, const PlotOptions& o) {
       ref.title = "article";
       ref.x = {x0, x1};
       ref.y = {p.article, p.article};
-      ref.style_spec = "lt 7 pt -1 dt 2 lw 1";
+      ref.with = "lines";
+      ref.style_spec = "lt 7 dt 2 lw 1";
       f.series.push_back(ref);
     }
-    const Figure panel = line_figure(f, block);
-    fig.body += "reset\n" + base_style() + panel.body;
-    fig.data += (block ? "\n\n" : "") + panel.data;
-    block += static_cast<int>(f.series.size());
+    panels.push_back(std::move(f));
   }
-  fig.body += "unset multiplot\n";
-  return fig;
+  return panel_figure(std::move(panels), {}, cols, o.width, 1.6);
 }
 
 }  // namespace gradflow
