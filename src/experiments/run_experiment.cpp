@@ -1,6 +1,7 @@
 // run_experiment.cpp — see run_experiment.hpp.
 #include "gradflow/experiments/run_experiment.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -54,8 +55,8 @@ nlohmann::ordered_json run_experiment(ExperimentSettings e) {
   const std::vector<Configuration> configs = plan_configurations(e.axes, make);
   for (const auto& c : configs) choose_engine(c.rc.model, c.rc.analysis);  // refuses what does not fit, up front
   if (e.runner.progress)
-    std::fprintf(stderr, "gradflow %s: %zu configurations (%d seeds each)\n", e.kind.c_str(), configs.size(),
-                 e.axes.seeds);
+    std::fprintf(stderr, "gradflow %s: %zu configurations x %d seeds = %zu runs\n", e.kind.c_str(),
+                 configs.size() / static_cast<size_t>(std::max(e.axes.seeds, 1)), e.axes.seeds, configs.size());
   const auto reports = run_configurations(configs, e.runner);
   ExperimentInfo info;
   info.kind = e.kind;

@@ -111,6 +111,26 @@ LineFigure ratio_figure(const PlotInput& in, const std::string& metric) {
   return f;
 }
 
+// "CLAIM: stem" on one line when it fits the panel's axes (`inches` wide), else the claim (shortened with "…"
+// when even it does not fit) over "(stem)": several specs test one claim, the file tells them apart.
+std::string panel_title(const std::string& claim, const std::string& stem, double inches) {
+  if (claim.empty()) return stem;
+  const size_t fit = static_cast<size_t>(std::max(inches, 0.5) / 0.058);
+  auto chars = [](const std::string& s) {
+    size_t n = 0;
+    for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+    return n;
+  };
+  if (chars(claim) + 2 + chars(stem) <= fit) return claim + ": " + stem;
+  std::string first = claim;
+  if (chars(first) > fit) {
+    size_t cut = std::min(first.size(), fit > 1 ? fit - 1 : 1);
+    while (cut > 0 && (static_cast<unsigned char>(first[cut]) & 0xC0) == 0x80) --cut;  // not inside a character
+    first = first.substr(0, cut) + "…";
+  }
+  return first + "\n(" + stem + ")";
+}
+
 }  // namespace
 
 Figure plot_claims(const std::vector<PlotInput>& in, const PlotOptions& o) {
@@ -125,7 +145,7 @@ Figure plot_claims(const std::vector<PlotInput>& in, const PlotOptions& o) {
     LineFigure f = p.ratio ? ratio_figure(i, p.metric) : sensitivity_figure(i, p.metric, "");
     if (o.logy != "auto") f.logy = o.logy;
     const std::string claim = spec_of(i.json).value("claim", std::string());
-    f.title = claim.empty() ? i.stem : claim + ": " + i.stem;  // several specs test one claim: the file tells them apart
+    f.title = panel_title(claim, i.stem, o.width / cols - 0.93);
     if (std::isfinite(p.article)) {  // the article's number as a dashed line across the panel
       double x0 = INFINITY, x1 = -INFINITY;
       for (const auto& s : f.series)
@@ -142,7 +162,7 @@ Figure plot_claims(const std::vector<PlotInput>& in, const PlotOptions& o) {
     }
     panels.push_back(std::move(f));
   }
-  return panel_figure(std::move(panels), {}, cols, o.width, 1.6);
+  return panel_figure(std::move(panels), {}, cols, o.width, 1.8);
 }
 
 }  // namespace gradflow

@@ -69,6 +69,7 @@ LineFigure sensitivity_figure(const PlotInput& in, const std::string& metric, co
   }
   f.xlabel = one_depth ? "placement, {/:Italic L} = " + std::to_string(groups[0][kLayers].get<long long>()) : param_label(axis);
   f.integer_x = axis == "layers";
+  if (one_depth) f.key = "none";  // the placements are the x tics: a legend would repeat them
   f.ylabel = metric_label(metric);
   if (f.ylabel.empty()) f.ylabel = metric, f.ylabel_plain = true;
   bool any = false;

@@ -127,9 +127,10 @@ KeyBox key_box(const std::vector<std::string>& titles, double width, int rows) {
   if (titles.empty()) return k;
   size_t longest = 0;
   for (const auto& t : titles) longest = std::max(longest, drawn_length(t));
-  const double col = (static_cast<double>(longest) + 6.5) * kCharWidth;  // text, sample (samplen 3.5), gaps
+  const double col = (static_cast<double>(longest) + 8) * kCharWidth;  // text, sample (samplen 3.5), gaps
   const int n = static_cast<int>(titles.size());
-  const int fit = std::max(1, static_cast<int>((width - 0.2) / col));
+  const int fit = std::max(1, static_cast<int>((width - 0.8) / col));  // within the axes' width (gnuplot drops
+                                                                        // the columns that do not fit)
   k.rows = rows > 0 ? rows : (n + fit - 1) / fit;
   k.cols = (n + k.rows - 1) / k.rows;
   k.height = k.rows * kKeyRowHeight + 0.06;
@@ -236,7 +237,15 @@ Figure line_figure(const LineFigure& f, int first_block) {
       b += "set xtics " + std::to_string(step) + "\nset mxtics " + std::to_string(step > 1 ? step : 1) + "\n";
     }
   }
-  if (!f.title.empty()) b += "set title " + gp_quote(f.title) + " noenhanced\n";
+  if (!f.title.empty()) {  // a title of several lines: 'line 1'."\n".'line 2'
+    std::string t, line;
+    for (size_t i = 0; i <= f.title.size(); ++i) {
+      if (i < f.title.size() && f.title[i] != '\n') { line += f.title[i]; continue; }
+      t += (t.empty() ? "" : ".\"\\n\".") + gp_quote(line);
+      line.clear();
+    }
+    b += "set title " + t + " noenhanced\n";
+  }
   const std::vector<std::string> titles = legend_titles(f.series);
   std::string where = f.key;
   if (titles.empty() || where == "none") where = "none";
@@ -293,8 +302,9 @@ Figure panel_figure(std::vector<LineFigure> panels, const std::vector<Series>& l
   cols = std::max(1, std::min(cols, static_cast<int>(panels.size())));
   const int rows = (static_cast<int>(panels.size()) + cols - 1) / cols;
   const double cell = width / cols;
-  constexpr double left = 0.62, right = 0.15, bottom = 0.42;  // inches: y tics and label, x tics and label
+  constexpr double left = 0.78, right = 0.15, bottom = 0.52;  // inches: y tics and label, x tics and label
   std::vector<Figure> built;
+  std::vector<double> rotated;  // inches the rotated x tic labels of each panel take beyond the usual
   std::vector<double> key_pad(static_cast<size_t>(rows), 0.0), top(static_cast<size_t>(rows), 0.1);
   int block = 0;
   for (size_t i = 0; i < panels.size(); ++i) {
@@ -304,9 +314,10 @@ Figure panel_figure(std::vector<LineFigure> panels, const std::vector<Series>& l
     for (const auto& s : panels[i].series) block += s.key_only ? 0 : 1;
     const size_t r = i / static_cast<size_t>(cols);
     // the panel's own legend below its axes, and rotated x tic labels, take room under the axes
-    const double rotated = built.back().body.find("rotate by") != std::string::npos ? 0.3 : 0.0;
-    key_pad[r] = std::max(key_pad[r], built.back().extra_height + rotated);
-    if (!panels[i].title.empty()) top[r] = 0.24;
+    rotated.push_back(built.back().body.find("rotate by") != std::string::npos ? 0.4 : 0.0);
+    key_pad[r] = std::max(key_pad[r], built.back().extra_height + rotated.back() + (built.back().extra_height > 0 ? 0.12 : 0.0));
+    if (!panels[i].title.empty())  // gnuplot draws a title about a line above the axes: room for each line
+      top[r] = std::max(top[r], 0.2 + 0.14 * static_cast<double>(1 + std::count(panels[i].title.begin(), panels[i].title.end(), '\n')));
   }
   const std::vector<std::string> shared = legend_titles(legend);
   const KeyBox lk = key_box(shared, width, legend_rows);
@@ -327,8 +338,7 @@ Figure panel_figure(std::vector<LineFigure> panels, const std::vector<Series>& l
     const auto at = body.find(below);
     if (at != std::string::npos)  // the panel's own legend, centred under its axes
       body.replace(at, below.size(), "set key at screen " + sx(x0 + (left + cell - right) / 2) + "," +
-                                         sy(yt + panel_height + bottom + key_pad[r] - built[i].extra_height) +
-                                         " center top");
+                                         sy(yt + panel_height + bottom + rotated[i] + 0.05) + " center top");
     fig.body += "reset\n" + base_style() + "set lmargin at screen " + sx(x0 + left) + "\nset rmargin at screen " +
                 sx(x0 + cell - right) + "\nset tmargin at screen " + sy(yt) + "\nset bmargin at screen " +
                 sy(yt + panel_height) + "\n" + body;
