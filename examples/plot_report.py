@@ -56,6 +56,8 @@ def readable_log_tics(ax, which="y"):
     axis = ax.yaxis if which == "y" else ax.xaxis
     if (ax.get_yscale() if which == "y" else ax.get_xscale()) != "log":
         return
+    if isinstance(axis.get_major_locator(), matplotlib.ticker.FixedLocator):
+        return  # tics placed on purpose (swept values, step 0)
     lo, hi = sorted(ax.get_ylim() if which == "y" else ax.get_xlim())
     plain = matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}")
     if hi / lo < 100:
@@ -222,9 +224,19 @@ def main():
             x = g.get("x") if param else g["layers"]
             st = g["scalars"].get(a.metric, {})
             series.setdefault(key, []).append((x if x is not None else g.get("value"), st.get("mean", np.nan), st.get("std", 0)))
+        tics = {}
         for k, (key, pts) in enumerate(series.items()):
             xs = [pt[0] for pt in pts] if all(isinstance(pt[0], (int, float)) for pt in pts) else list(range(len(pts)))
             ax.errorbar(xs, [pt[1] for pt in pts], yerr=[pt[2] for pt in pts], label=key, capsize=2, **style(k))
+        if param:  # tics at the swept values, named as the sweep names them; a log axis when they span decades
+            for g in e["groups"]:
+                if isinstance(g.get("x"), (int, float)):
+                    tics[g["x"]] = "1/√(2L)" if g.get("value") == "inv-sqrt-2L" else str(g.get("value"))
+            if tics and max(tics) / min(tics) > 10:
+                ax.set_xscale("log")
+            if 0 < len(tics) <= 10:
+                ax.set_xticks(list(tics), list(tics.values()))
+                ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
         ax.set_xlabel(PARAM_LABELS.get(param or "layers", param))
         ax.set_ylabel(METRIC_LABELS.get(a.metric, a.metric))
         maybe_log(ax, [pt[1] for pts in series.values() for pt in pts], a.logy)
@@ -272,9 +284,11 @@ def main():
         ax.set_xlabel("step")
         if logx:
             ax.set_xscale("log")
-            ticks = [t for t in ax.get_xticks() if t >= first]
+            last = max(e["step"] for i in inputs for e in i["json"]["log"])
+            ticks = [m * 10.0 ** k for k in range(int(np.floor(np.log10(first))), int(np.ceil(np.log10(last))) + 1)
+                     for m in ((1, 2, 5) if last / first < 1000 else (1,)) if first <= m * 10.0 ** k <= last]
             ax.set_xticks([first / 4] + ticks, ["0"] + [f"{t:g}" for t in ticks])
-            ax.set_xlim(first / 4 / 1.2, None)
+            ax.set_xlim(first / 4 / 1.2, last * 1.2)
     if a.kind != "heatmap":
         readable_log_tics(ax, "y")
         readable_log_tics(ax, "x")

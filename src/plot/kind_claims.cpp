@@ -79,6 +79,7 @@ LineFigure ratio_figure(const PlotInput& in, const std::string& metric) {
   f.spread = "errorbars";
   f.logy = "on";
   f.integer_x = !sweep;
+  f.logx = sweep ? "auto" : "off";  // a sweep over values that span decades (init scale 1 ... 16): log x
   f.xlabel = param_label(sweep ? e[kParam].get<std::string>() : "layers");
   const std::string ml = metric_label(metric);
   f.ylabel = ml.empty() ? metric + " ratio" : "ratio of " + ml;
@@ -105,8 +106,12 @@ LineFigure ratio_figure(const PlotInput& in, const std::string& metric) {
     s.y.push_back(mean);
     s.lo.push_back(mean > 0 ? std::max(mean - (std::isnan(sd) ? 0 : sd), 0.1 * mean) : mean);
     s.hi.push_back(mean + (std::isnan(sd) ? 0 : sd));
-    if (!sweep && std::none_of(f.xtics.begin(), f.xtics.end(), [&](const auto& t) { return t.first == x; }))
-      f.xtics.emplace_back(x, std::to_string(static_cast<long long>(x)));  // tics at the depths run
+    if (std::isfinite(x) && std::none_of(f.xtics.begin(), f.xtics.end(), [&](const auto& t) { return t.first == x; })) {
+      // tics at the depths run, or at the swept values as the sweep names them
+      std::string v = sweep ? r.value(kValue, std::string()) : std::to_string(static_cast<long long>(x));
+      if (v == "inv-sqrt-2L") v = "1/√(2L)";
+      f.xtics.emplace_back(x, v);
+    }
   }
   return f;
 }
@@ -115,7 +120,7 @@ LineFigure ratio_figure(const PlotInput& in, const std::string& metric) {
 // when even it does not fit) over "(stem)": several specs test one claim, the file tells them apart.
 std::string panel_title(const std::string& claim, const std::string& stem, double inches) {
   if (claim.empty()) return stem;
-  const size_t fit = static_cast<size_t>(std::max(inches, 0.5) / 0.058);
+  const size_t fit = static_cast<size_t>(std::max(inches, 0.5) / 0.08);  // a title's characters are ~0.08 in
   auto chars = [](const std::string& s) {
     size_t n = 0;
     for (unsigned char c : s) n += (c & 0xC0) != 0x80;

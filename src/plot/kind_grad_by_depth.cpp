@@ -86,8 +86,9 @@ Figure plot_grad_by_depth(const std::vector<PlotInput>& in, const PlotOptions& o
   if (!t.colour.empty()) {
     for (size_t k = 0; k < f.series.size(); ++k) f.series[k].title.clear(), f.series[k].style_spec = two_way_style(t, k);
     for (auto& k : two_way_legend(t.colours, t.marks)) f.series.push_back(std::move(k));
+    const size_t t_rows = std::max(t.colours.size(), t.marks.size());
     f.key = "below";
-    f.key_rows = 2;
+    f.key_rows = static_cast<int>(std::max(t_rows, size_t{1}));
   }
   return line_figure(f);
 }

@@ -94,8 +94,9 @@ Figure plot_grad_over_training(const std::vector<PlotInput>& in, const PlotOptio
       f.series[k].style_spec = colour_style(c) + " " + mark_style(m);
     }
     for (auto& k : two_way_legend(reports, layers)) f.series.push_back(std::move(k));
+    const size_t t_rows = std::max(reports.size(), layers.size());
     f.key = "below";
-    f.key_rows = 2;
+    f.key_rows = static_cast<int>(std::max(t_rows, size_t{1}));
   }
   apply_step_axis(f, step);
   return line_figure(f);

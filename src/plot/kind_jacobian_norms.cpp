@@ -105,13 +105,14 @@ Figure plot_jacobian_norms(const std::vector<PlotInput>& in, const PlotOptions& 
       std::vector<std::string> quantities;
       for (const auto& qu : kQuantities) quantities.push_back(qu.metric->plot);
       std::vector<Series> key = two_way_legend({lines[0].label, lines[1].label}, quantities);
+      const size_t t_rows = quantities.size();
       for (auto& k : key) {
         for (size_t q = 0; q < 3; ++q)  // the quantities' own markers (kQuantities), enhanced titles
           if (k.title == kQuantities[q].metric->plot) k.style_spec = std::string("lt 7 ") + kQuantities[q].marker, k.enhanced = true;
         f.series.push_back(std::move(k));
       }
       f.key = "below";
-      f.key_rows = 2;
+      f.key_rows = static_cast<int>(std::max(t_rows, size_t{1}));
     }
     return line_figure(f);
   }
@@ -146,7 +147,8 @@ Figure plot_jacobian_norms(const std::vector<PlotInput>& in, const PlotOptions& 
       legend.push_back(std::move(k));
     }
   const int cols = o.width >= 6 ? 3 : 1;  // a column: panels stacked; a page: side by side
-  return panel_figure(std::move(panels), legend, cols, o.width, cols == 1 ? 1.5 : 1.7, t.colour.empty() ? 0 : 2);
+  const int rows = t.colour.empty() ? 0 : static_cast<int>(std::max(t.colours.size(), t.marks.size()));
+  return panel_figure(std::move(panels), legend, cols, o.width, cols == 1 ? 1.5 : 1.7, rows);
 }
 
 }  // namespace gradflow

@@ -28,6 +28,7 @@ Figure plot_loss_curves(const std::vector<PlotInput>& in, const PlotOptions& o) 
     for (const auto& i : in)
       require(i.json.contains(kRuns), "loss-curves draws train reports or train-sweep reports, not both ('" + i.path +
                                           "' is a train report); fix: plot them in two figures");
+    f.ylabel = "mean eval loss (nats)";  // short: a panel's axis is about 1.3 in tall
     return sweep_panels(in, o, f, step, [&](const PlotInput&, const PlotJson& g) {
       std::vector<CellLine> lines;
       for (const auto& c : g[kCells]) {
@@ -66,13 +67,14 @@ Figure plot_loss_curves(const std::vector<PlotInput>& in, const PlotOptions& o) 
   require(!f.series.empty(), "no loss curve in the inputs; fix: pass gradflow train or train-sweep --json reports");
   if (!one) {  // a colour per run, then the two line styles in black
     std::vector<Series> key = two_way_legend(labels, {"eval", "train"});
+    const size_t t_rows = std::max(labels.size(), size_t{2});
     for (auto& k : key) {
       if (k.title == "eval" && k.style_spec.rfind("lt 7", 0) == 0) k.style_spec = "lt 7 pt 7 dt 1";
       if (k.title == "train" && k.style_spec.rfind("lt 7", 0) == 0) k.style_spec = "lt 7 dt 2", k.with = "lines";
       f.series.push_back(std::move(k));
     }
     f.key = "below";
-    f.key_rows = 2;
+    f.key_rows = static_cast<int>(std::max(t_rows, size_t{1}));
   }
   apply_step_axis(f, step);
   return line_figure(f);

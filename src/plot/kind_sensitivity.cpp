@@ -50,6 +50,7 @@ LineFigure sensitivity_figure(const PlotInput& in, const std::string& metric, co
   LineFigure f;
   f.spread = "errorbars";
   f.logx = numeric ? "auto" : "off";
+  f.categorical = !numeric;
   for (size_t c = 0; c < categories.size(); ++c) f.xtics.emplace_back(static_cast<double>(c), categories[c]);
   if (numeric && axis == "layers")  // tics at the depths run
     for (const auto& g : groups) {

@@ -92,17 +92,18 @@ size_t drawn_length(const std::string& t) {
   return n;
 }
 
-constexpr double kCharWidth = 0.055;   // inches per character of the 8 pt serif font (measured on cairo's output)
-constexpr double kKeyRowHeight = 0.15;  // inches per legend row (8 pt, spacing 1.1, with the sample's marker)
+constexpr double kCharWidth = 0.07;   // inches per character of the 8 pt serif font (cairo's DejaVu Serif, wide letters)
+constexpr double kKeyRowHeight = 0.17;  // inches per legend row (8 pt, spacing 1.1, with the sample's marker)
 
 // Whether labelled x tics would touch: their centres closer than half their widths plus a gap, on an axis
 // axis_w inches wide spanning the data's x range (padded as line_figure pads it).
-bool xtics_collide(const std::vector<std::pair<double, std::string>>& tics, const Range& rx, bool logx, double axis_w) {
+bool xtics_collide(const std::vector<std::pair<double, std::string>>& tics, const Range& rx, bool logx, double axis_w,
+                   bool categorical) {
   if (tics.size() < 2 || rx.empty()) return false;
   auto t = [&](double v) { return logx ? std::log10(v) : v; };
   double lo = t(logx ? rx.pos_lo : rx.lo), hi = t(rx.hi);
   if (!(hi > lo)) return false;
-  const double pad = 0.04 * (hi - lo);
+  const double pad = categorical ? 0.5 : 0.04 * (hi - lo);
   lo -= pad, hi += pad;
   std::vector<std::pair<double, double>> at;  // (position in inches, half width)
   for (const auto& [x, label] : tics)
@@ -133,15 +134,16 @@ KeyBox key_box(const std::vector<std::string>& titles, double width, int rows) {
                                                                         // the columns that do not fit)
   k.rows = rows > 0 ? rows : (n + fit - 1) / fit;
   k.cols = (n + k.rows - 1) / k.rows;
-  k.height = k.rows * kKeyRowHeight + 0.06;
+  k.height = k.rows * kKeyRowHeight + 0.1;
   return k;
 }
 
 std::vector<Series> two_way_legend(const std::vector<std::string>& colours, const std::vector<std::string>& marks) {
   std::vector<Series> out;
   const size_t n = std::max(colours.size(), marks.size());
-  for (size_t i = 0; i < n; ++i)  // column by column: colour i above mark i; a blank entry pads the shorter row
-    for (int row = 0; row < 2; ++row) {
+  for (int col = 0; col < 2; ++col)  // the colours in the first column, the marks in the second; blank entries pad
+    for (size_t i = 0; i < n; ++i) {
+      const int row = col;
       Series k;
       k.key_only = true;
       const auto& names = row == 0 ? colours : marks;
@@ -192,6 +194,7 @@ Figure line_figure(const LineFigure& f, int first_block) {
     for (double v : s.lo) ry.add(v);
     for (double v : s.hi) ry.add(v);
   }
+  if (std::isfinite(f.y_lo) && std::isfinite(f.y_hi)) ry.add(f.y_lo), ry.add(f.y_hi);  // a range shared by panels
   require(!ry.empty(), "nothing to plot: every value is missing or not finite; fix: check the report files");
   const bool logy = decide_log(f.logy, ry), logx = decide_log(f.logx, rx);
   if (logy) require(ry.hi > 0, "a log y axis needs positive values; fix: pass --logy off");
@@ -216,7 +219,7 @@ Figure line_figure(const LineFigure& f, int first_block) {
   std::string& b = fig.body;
   b += "set xlabel " + gp_quote(f.xlabel) + "\nset ylabel " + gp_quote(f.ylabel) + (f.ylabel_plain ? " noenhanced" : "") + "\n";
   // the axes' size in inches (margins of about 0.75 in across, 0.6 in up): how many tics fit without touching
-  const double axis_w = std::max(f.width - 0.75, 0.5);
+  const double axis_w = std::max(f.width - 0.93, 0.5);
   const double axis_h = f.height > 0 ? f.height : std::max(f.width * f.aspect - 0.6, 0.5);
   if (logy) b += log_axis("y", ry.pos_lo, ry.hi, std::max(3, static_cast<int>(axis_h / 0.22)));
   else if (ry.lo >= 0 && ry.lo < 0.2 * ry.hi) b += "set yrange [0:*]\n";
@@ -225,11 +228,12 @@ Figure line_figure(const LineFigure& f, int first_block) {
     b += "set xtics (";
     for (size_t i = 0; i < f.xtics.size(); ++i)
       b += (i ? ", " : "") + gp_quote(f.xtics[i].second) + " " + gp_num(f.xtics[i].first);
-    b += ") noenhanced" + std::string(xtics_collide(f.xtics, rx, logx, axis_w) ? " rotate by 30 right" : "") + "\n";
+    b += ") noenhanced" + std::string(xtics_collide(f.xtics, rx, logx, axis_w, f.categorical) ? " rotate by 30 right" : "") + "\n";
     b += "unset mxtics\n";
   }
   if (!logx && !rx.empty()) {
-    const double pad = rx.hi > rx.lo ? 0.03 * (rx.hi - rx.lo) : 0.5;
+    // categories (placements, init schemes): half a slot on each side, so the outer labels stay on the figure
+    const double pad = f.categorical ? 0.5 : rx.hi > rx.lo ? 0.03 * (rx.hi - rx.lo) : 0.5;
     b += "set xrange [" + gp_num(rx.lo - pad) + ":" + gp_num(rx.hi + pad) + "]\n";
     if (f.integer_x && f.xtics.empty()) {
       const double span = rx.hi - rx.lo;
@@ -255,7 +259,7 @@ Figure line_figure(const LineFigure& f, int first_block) {
     b += "unset key\n";
   } else if (where == "below") {  // below the axes, entries column by column; the figure grows by its height
     const KeyBox k = key_box(titles, f.width, f.key_rows);
-    b += "set key below center maxrows " + std::to_string(k.rows) + "\n";
+    b += "set key below center noopaque maxrows " + std::to_string(k.rows) + "\n";
     fig.extra_height = k.height;
   } else {
     b += "set key " + where + "\n";
@@ -317,12 +321,12 @@ Figure panel_figure(std::vector<LineFigure> panels, const std::vector<Series>& l
     rotated.push_back(built.back().body.find("rotate by") != std::string::npos ? 0.4 : 0.0);
     key_pad[r] = std::max(key_pad[r], built.back().extra_height + rotated.back() + (built.back().extra_height > 0 ? 0.12 : 0.0));
     if (!panels[i].title.empty())  // gnuplot draws a title about a line above the axes: room for each line
-      top[r] = std::max(top[r], 0.2 + 0.14 * static_cast<double>(1 + std::count(panels[i].title.begin(), panels[i].title.end(), '\n')));
+      top[r] = std::max(top[r], 0.24 + 0.14 * static_cast<double>(1 + std::count(panels[i].title.begin(), panels[i].title.end(), '\n')));
   }
   const std::vector<std::string> shared = legend_titles(legend);
   const KeyBox lk = key_box(shared, width, legend_rows);
   std::vector<double> y0(static_cast<size_t>(rows) + 1, 0.0);  // inches from the top to each row
-  for (int r = 0; r < rows; ++r) y0[r + 1] = y0[r] + top[r] + panel_height + bottom + key_pad[r];
+  for (int r = 0; r < rows; ++r) y0[r + 1] = y0[r] + top[r] + panel_height + bottom + key_pad[r] + (r + 1 < rows ? 0.1 : 0.0);
   const double H = y0[rows] + (shared.empty() ? 0.0 : lk.height + 0.08);
   auto sx = [&](double in) { return gp_num(in / width); };
   auto sy = [&](double in) { return gp_num(1 - in / H); };  // inches from the top -> screen y
@@ -334,7 +338,7 @@ Figure panel_figure(std::vector<LineFigure> panels, const std::vector<Series>& l
     const size_t r = i / static_cast<size_t>(cols), c = i % static_cast<size_t>(cols);
     const double x0 = static_cast<double>(c) * cell, yt = y0[r] + top[r];
     std::string body = built[i].body;
-    const std::string below = "set key below center";
+    const std::string below = "set key below center noopaque";
     const auto at = body.find(below);
     if (at != std::string::npos)  // the panel's own legend, centred under its axes
       body.replace(at, below.size(), "set key at screen " + sx(x0 + (left + cell - right) / 2) + "," +
@@ -348,7 +352,7 @@ Figure panel_figure(std::vector<LineFigure> panels, const std::vector<Series>& l
     fig.body += "reset\n" + base_style() + "unset border\nunset tics\nset xrange [0:1]\nset yrange [0:1]\n";
     fig.body += "set lmargin at screen 0\nset rmargin at screen 1\nset tmargin at screen " + sy(y0[rows]) +
                 "\nset bmargin at screen 0\n";
-    fig.body += "set key at screen 0.5," + sy(y0[rows] + 0.04) + " center top maxrows " + std::to_string(lk.rows) + "\n";
+    fig.body += "set key at screen 0.5," + sy(y0[rows] + 0.04) + " center top noopaque maxrows " + std::to_string(lk.rows) + "\n";
     fig.body += "plot NaN notitle";
     for (const auto& s : legend) {
       if (s.title.empty()) continue;

@@ -113,6 +113,12 @@ std::string log_axis(const std::string& axis, double lo, double hi, int max_tics
   const double rlo = std::pow(10.0, l0 - pad), rhi = std::pow(10.0, l1 + pad);
   std::string s = "set logscale " + axis + "\nset " + axis + "range [" + gp_num(rlo) + ":" + gp_num(rhi) + "]\n";
   if (l1 - l0 >= 2) {
+    const int per = static_cast<int>(std::ceil((l1 - l0) / std::max(max_tics, 2)));  // decades per tic
+    if (per > 1) {  // a short axis over many decades: a tic every `per` decades, so the labels do not touch
+      s += "set " + axis + "tics " + gp_num(std::pow(10.0, per)) + "\nset m" + axis + "tics " + std::to_string(per) + "\n";
+      s += "set format " + axis + " '10^{%L}'\n";
+      return s;
+    }
     s += "set m" + axis + "tics 10\n";
     if (l1 - l0 > 3) s += "set format " + axis + " '10^{%L}'\n";
     return s;

@@ -48,7 +48,10 @@ Figure sweep_panels(const std::vector<PlotInput>& in, const PlotOptions& o, cons
   struct Panel {
     std::string title;
     std::vector<CellLine> lines;
+    size_t placement = 0, depth = 0;  // indices in order of first appearance (the grid's row and column)
   };
+  std::vector<std::string> placements;
+  std::vector<long long> depths;
   std::vector<Panel> panels;
   std::vector<std::vector<std::string>> factors;  // per line: lr, warmup
   for (const auto& i : in)
@@ -57,22 +60,45 @@ Figure sweep_panels(const std::vector<PlotInput>& in, const PlotOptions& o, cons
       p.title = (in.size() > 1 ? i.stem + ": " : "") + g[kPlacement].get<std::string>() + ", L=" +
                 std::to_string(g[kLayers].get<long long>());
       p.lines = lines(i, g);
-      for (const auto& l : p.lines) {
-        char lr[32];
-        std::snprintf(lr, sizeof lr, "lr %g", l.lr);
-        factors.push_back({lr, "warmup " + std::to_string(l.warmup)});
-      }
+      const std::string pl = g[kPlacement].get<std::string>();
+      const long long L = g[kLayers].get<long long>();
+      if (std::find(placements.begin(), placements.end(), pl) == placements.end()) placements.push_back(pl);
+      if (std::find(depths.begin(), depths.end(), L) == depths.end()) depths.push_back(L);
+      p.placement = static_cast<size_t>(std::find(placements.begin(), placements.end(), pl) - placements.begin());
+      p.depth = static_cast<size_t>(std::find(depths.begin(), depths.end(), L) - depths.begin());
       panels.push_back(std::move(p));
+    }
+  if (in.size() == 1 && static_cast<int>(placements.size()) <= std::max(1, static_cast<int>(o.width / 2.2)))
+    std::stable_sort(panels.begin(), panels.end(), [](const Panel& a, const Panel& b) {  // rows: depths
+      return a.depth != b.depth ? a.depth < b.depth : a.placement < b.placement;
+    });
+  for (const auto& p : panels)
+    for (const auto& l : p.lines) {
+      char lr[32];
+      std::snprintf(lr, sizeof lr, "lr %g", l.lr);
+      factors.push_back({lr, "warmup " + std::to_string(l.warmup)});
     }
   // one style per (lr, warmup) cell, the same in every panel
   const TwoWay t = two_way(factors);
   std::vector<std::string> cells;  // "lr 0.001, warmup 0" in order of first appearance (one-way styling)
   for (const auto& f : factors)
     if (std::find(cells.begin(), cells.end(), f[0] + ", " + f[1]) == cells.end()) cells.push_back(f[0] + ", " + f[1]);
+  // one y range and one log/linear decision for every panel, so the panels compare at a glance
+  double lo = INFINITY, hi = -INFINITY, pos_lo = INFINITY;
+  for (const auto& p : panels)
+    for (const auto& l : p.lines)
+      for (double v : l.series.y)
+        if (std::isfinite(v)) lo = std::min(lo, v), hi = std::max(hi, v), pos_lo = v > 0 ? std::min(pos_lo, v) : pos_lo;
+  LineFigure shared = axes;
+  if (std::isfinite(lo)) {
+    if (shared.logy == "auto") shared.logy = hi > 0 && spans_decades(pos_lo, hi) ? "on" : "off";
+    shared.y_lo = shared.logy == "on" ? pos_lo : lo;
+    shared.y_hi = hi;
+  }
   std::vector<LineFigure> figs;
   size_t item = 0;
   for (auto& p : panels) {
-    LineFigure f = axes;
+    LineFigure f = shared;
     f.title = p.title;
     f.key = "none";
     for (auto& l : p.lines) {
@@ -100,8 +126,12 @@ Figure sweep_panels(const std::vector<PlotInput>& in, const PlotOptions& o, cons
       legend.push_back(std::move(k));
     }
   }
-  const int cols = std::max(1, std::min(static_cast<int>(figs.size()), static_cast<int>(o.width / 1.75)));
-  return panel_figure(std::move(figs), legend, cols, o.width, 1.3, t.colour.empty() ? 0 : 2);
+  // a row per depth, a column per placement when they fit (panels at least 2.2 in wide)
+  const int fit = std::max(1, static_cast<int>(o.width / 2.2));
+  const int cols = static_cast<int>(placements.size()) <= fit ? static_cast<int>(placements.size())
+                                                             : std::min(fit, static_cast<int>(figs.size()));
+  const int rows = t.colour.empty() ? 0 : static_cast<int>(std::max(t.colours.size(), t.marks.size()));
+  return panel_figure(std::move(figs), legend, cols, o.width, 1.3, rows);
 }
 
 }  // namespace gradflow

@@ -75,7 +75,8 @@ TEST_CASE("grad-by-depth of a 3 x 3 compare: colour by placement, marker and das
   TempDir dir;
   const std::string cmp = write_json(dir, "cmp.json", compare_report({"post", "pre", "sandwich"}, {6, 12, 24}));
   const Written w = figure(dir, "grad-by-depth", {cmp});
-  REQUIRE(w.script.find("set key below center maxrows 2") != std::string::npos);  // not over the data
+  REQUIRE(w.script.find("set key below center noopaque maxrows 3") != std::string::npos);  // not over the data:
+  // placements in the first column, depths in the second
   const auto lines = data_elements(w.script);
   REQUIRE(lines.size() == 9);
   for (const auto& l : lines) REQUIRE(l.find("notitle") != std::string::npos);  // 6 legend entries, not 9
@@ -96,7 +97,7 @@ TEST_CASE("jacobian-norms of many groups: one panel per quantity, the layers not
   REQUIRE(count(w.script, "set ylabel") == 3);        // ‖B_l‖₂, ‖P_l‖₂, σ_min(P_l)
   REQUIRE(count(w.script, "unset key") == 3);         // the panels carry no legend of their own
   REQUIRE(count(w.script, "keyentry") == 6);          // one shared two-way legend: 3 placements, 3 depths
-  REQUIRE(w.script.find("opaque") == std::string::npos || w.script.find("set key top") == std::string::npos);
+  REQUIRE(w.script.find("set key top") == std::string::npos);  // no legend inside a panel, over its lines
 }
 
 TEST_CASE("styles do not repeat after 8 series: 12 analyze reports in one grad-by-depth figure", "[quick]") {

@@ -2,6 +2,7 @@
 // (a shaded band or error bars from lo to hi), axis labels carrying the quantity's symbol, log axes when the
 // values span decades, and the legend put in the corner the data leave empty.
 #pragma once
+#include <cmath>
 #include <string>
 #include <utility>
 #include <vector>
@@ -30,6 +31,7 @@ struct LineFigure {
   std::string logy = "auto", logx = "off";         // auto | on | off
   std::vector<std::pair<double, std::string>> xtics;  // categorical x labels (empty: numeric tics)
   bool integer_x = false;                          // x is a layer index: integer tics only
+  bool categorical = false;                        // x is 0, 1, ... naming the xtics' categories
   bool ylabel_plain = false;                       // ylabel is a metric name: no enhanced-text markup
   int point_interval = 1;                          // a marker every k points (long series: spectra)
   std::string extra;                               // more gnuplot commands before `plot`
@@ -41,6 +43,7 @@ struct LineFigure {
                               // the legend column by column
   std::string title;          // a panel's title (multi-panel figures)
   double height = 0;          // inches of the axes' height (0: from width and aspect): how many y tics fit
+  double y_lo = NAN, y_hi = NAN;  // the y range to show instead of the data's (small multiples share one)
 };
 
 // The size of a legend below the axes: rows, columns and height in inches, for `titles` on `width` inches.
@@ -51,8 +54,9 @@ struct KeyBox {
 KeyBox key_box(const std::vector<std::string>& titles, double width, int rows = 0);
 
 // A two-way legend for series coloured by one factor and marked (marker and dash) by another: a coloured line
-// per level of the first, a black marker and dash per level of the second, one factor per legend row (use with
-// key_rows = 2). Colour k and mark k are style.hpp's colour_style(k), mark_style(k).
+// per level of the first (the legend's first column), a black marker and dash per level of the second (its
+// second column); use with key_rows = the larger number of levels (size() / 2). Colour k and mark k are
+// style.hpp's colour_style(k), mark_style(k).
 std::vector<Series> two_way_legend(const std::vector<std::string>& colours, const std::vector<std::string>& marks);
 
 // Items (reports, groups, runs) described by their factor values ({"post", "L=12"}, as report_factors gives):
