@@ -259,7 +259,7 @@ Figure line_figure(const LineFigure& f, int first_block) {
     b += "unset key\n";
   } else if (where == "below") {  // below the axes, entries column by column; the figure grows by its height
     const KeyBox k = key_box(titles, f.width, f.key_rows);
-    b += "set key below center noopaque maxrows " + std::to_string(k.rows) + "\n";
+    b += "set key below center noopaque maxrows " + std::to_string(k.rows) + " height 1\n";  // height: cairo's fonts are taller than gnuplot reckons
     fig.extra_height = k.height;
   } else {
     b += "set key " + where + "\n";

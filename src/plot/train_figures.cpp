@@ -31,16 +31,30 @@ StepAxis step_axis(const std::vector<PlotInput>& in, const std::string& logx) {
   a.log = logx == "on" || (logx == "auto" && std::isfinite(first) && spans_decades(first, last));
   if (a.log) require(std::isfinite(first), "--logx on needs steps after 0; fix: train longer or use --logx off");
   a.zero_at = std::isfinite(first) ? first / 4 : 0;
+  a.first = std::isfinite(first) ? first : 0;
+  a.last = last;
   return a;
 }
 
 void apply_step_axis(LineFigure& f, const StepAxis& a) {
   f.xlabel = "step";
   f.logx = a.log ? "on" : "off";
-  if (a.log)  // step 0 stays on the figure: at zero_at, its tic says 0 (the axis is log from the first logged step)
-    f.extra += "set xtics add ('0' " + gp_num(a.zero_at) + ")\n";
-  else
+  if (a.log) {  // step 0 stays on the figure: at zero_at, its tic says 0 (the axis is log from the first logged step)
+    std::string tics = "set xtics ('0' " + gp_num(a.zero_at);
+    const bool fine = a.last < 1000 * a.first;  // 1-2-5 tics over up to three decades, decades beyond
+    for (int k = static_cast<int>(std::floor(std::log10(a.first))); k <= static_cast<int>(std::ceil(std::log10(a.last))); ++k)
+      for (double m : {1.0, 2.0, 5.0}) {
+        const double v = m * std::pow(10.0, k);
+        if ((m == 1.0 || fine) && v >= a.first * (1 - 1e-9) && v <= a.last * (1 + 1e-9)) {
+          char label[32];
+          std::snprintf(label, sizeof label, "%g", v);
+          tics += ", " + gp_quote(label) + " " + gp_num(v);
+        }
+      }
+    f.extra += tics + ")\nunset mxtics\n";
+  } else {
     f.extra += round_xtics(f.series);
+  }
 }
 
 Figure sweep_panels(const std::vector<PlotInput>& in, const PlotOptions& o, const LineFigure& axes,

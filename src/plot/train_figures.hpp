@@ -14,13 +14,15 @@ namespace gradflow {
 struct StepAxis {
   bool log = false;
   double zero_at = 0;  // where step 0 is drawn on a log axis
+  double first = 0, last = 0;  // the first positive and the last step
   double at(double step) const { return log && !(step > 0) ? zero_at : step; }
 };
 
 // The step axis of --logx (on | off | auto: log when the positive steps span more than a decade) for the steps
 // of `in` (train reports' log[].step, train-sweep runs' curve[].step).
 StepAxis step_axis(const std::vector<PlotInput>& in, const std::string& logx);
-// Sets f's x axis: label, log or linear, the tic "0" at zero_at on a log axis, round tics on a linear one.
+// Sets f's x axis: label, log or linear; on a log axis the tic "0" at zero_at and 1-2-5 tics from the first logged
+// step on (none between step 0 and it, where no step was logged); round tics on a linear one.
 void apply_step_axis(LineFigure& f, const StepAxis& a);
 
 // One line of a train-sweep panel: the (lr, warmup) cell it belongs to and its points.
