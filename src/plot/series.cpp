@@ -142,14 +142,13 @@ std::vector<Series> two_way_legend(const std::vector<std::string>& colours, cons
   std::vector<Series> out;
   const size_t n = std::max(colours.size(), marks.size());
   for (int col = 0; col < 2; ++col)  // the colours in the first column, the marks in the second; blank entries pad
-    for (size_t i = 0; i < n; ++i) {
-      const int row = col;
+    for (size_t i = 0; i < n; ++i) {  // (gnuplot fills a legend column by column, maxrows n at a time)
       Series k;
       k.key_only = true;
-      const auto& names = row == 0 ? colours : marks;
+      const auto& names = col == 0 ? colours : marks;
       if (i >= names.size()) {
         k.title = " ", k.with = "lines", k.style_spec = "lc rgb '#ffffff'";
-      } else if (row == 0) {
+      } else if (col == 0) {
         k.title = names[i], k.with = "lines", k.style_spec = colour_style(static_cast<int>(i)) + " dt 1";
       } else {
         k.title = names[i], k.style_spec = "lt 7 " + mark_style(static_cast<int>(i));
@@ -162,14 +161,14 @@ std::vector<Series> two_way_legend(const std::vector<std::string>& colours, cons
 TwoWay two_way(const std::vector<std::vector<std::string>>& factors) {
   TwoWay t;
   if (factors.size() < 2) return t;
+  for (const auto& f : factors)
+    if (f.size() != factors[0].size()) return t;
   std::vector<size_t> varying;
   for (size_t j = 0; j < factors[0].size(); ++j) {
     bool v = false;
-    for (const auto& f : factors) v |= f.size() != factors[0].size() || f[j] != factors[0][j];
+    for (const auto& f : factors) v |= f[j] != factors[0][j];
     if (v) varying.push_back(j);
   }
-  for (const auto& f : factors)
-    if (f.size() != factors[0].size()) return t;
   if (varying.size() != 2) return t;
   auto level = [](std::vector<std::string>& names, const std::string& v) {
     auto it = std::find(names.begin(), names.end(), v);

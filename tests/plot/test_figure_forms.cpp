@@ -61,7 +61,7 @@ std::string style_of(const std::string& element) {
 
 }  // namespace
 
-TEST_CASE("no two of the first 64 series styles look alike; the first 8 are the palette", "[quick]") {
+TEST_CASE("no two of the first 64 series styles look alike, the first 8 are the palette", "[quick]") {
   std::set<std::string> seen;
   for (int k = 0; k < 64; ++k) seen.insert(series_style(k));
   REQUIRE(seen.size() == 64);
@@ -166,7 +166,7 @@ TEST_CASE("a 96-cell train-sweep: small multiples per placement and depth, a two
   }
 }
 
-TEST_CASE("sensitivity: tics at the swept values, inv-sqrt-2L named; category labels that collide are rotated", "[quick]") {
+TEST_CASE("sensitivity: tics at the swept values, inv-sqrt-2L named, category labels that collide rotated", "[quick]") {
   TempDir dir;
   J r = {{"experiment", "sweep"}, {"param", "init-scale"}};
   r["groups"] = J::array();
@@ -201,7 +201,7 @@ TEST_CASE("log axes: no more tics than fit, and no axis ending just short of a t
   REQUIRE(log_axis("y", 1e-9, 1, 6).find("set ytics 100\n") != std::string::npos);
 }
 
-TEST_CASE("claims: the claim and plot recorded in the report decide the panel; train reports are skipped", "[quick]") {
+TEST_CASE("claims: the claim and plot recorded in the report decide the panel, train reports are skipped", "[quick]") {
   TempDir dir;
   // a report as `gradflow run` wrote it before spec carried the claim: only spec_file.content has it
   J old = compare_report({"post", "pre"}, {24});
