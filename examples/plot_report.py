@@ -69,16 +69,18 @@ def readable_log_tics(ax, which="y"):
 
 
 def legend(fig, ax, args):
-    """Up to four entries inside the axes (where they hide least); more below the axes, in columns."""
+    """Up to four entries inside the axes (where they hide least); more below the axes, in columns. Returns
+    whether the legend is below the axes."""
     handles, names = ax.get_legend_handles_labels()
     if not handles:
-        return
+        return False
     if len(handles) <= 4:
         ax.legend(fontsize=7)
-        return
+        return False
     longest = max(len(n) for n in names)
-    cols = max(1, min(len(handles), int((args.width - 0.2) / ((longest + 6) * 0.055))))
+    cols = max(1, min(len(handles), int((args.width - 0.2) / ((longest + 6) * 0.07))))
     ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=cols)
+    return True  # below the axes: the saved figure grows to hold it
 
 
 def load(path):
@@ -289,12 +291,14 @@ def main():
                      for m in ((1, 2, 5) if last / first < 1000 else (1,)) if first <= m * 10.0 ** k <= last]
             ax.set_xticks([first / 4] + ticks, ["0"] + [f"{t:g}" for t in ticks])
             ax.set_xlim(first / 4 / 1.2, last * 1.2)
+    outside = False
     if a.kind != "heatmap":
         readable_log_tics(ax, "y")
         readable_log_tics(ax, "x")
-        legend(fig, ax, a)
     fig.tight_layout()
-    fig.savefig(a.output, dpi=a.dpi)
+    if a.kind != "heatmap":
+        outside = legend(fig, ax, a)
+    fig.savefig(a.output, dpi=a.dpi, bbox_inches="tight" if outside else None)
     print(f"plot_report.py: {a.output}", file=sys.stderr)
 
 
