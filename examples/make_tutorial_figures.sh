@@ -1,6 +1,6 @@
 #!/bin/bash
 # make_tutorial_figures.sh — regenerates docs/img/tutorial-*.png and prints the numbers docs/tutorial.md quotes.
-#   examples/make_tutorial_figures.sh [PATH/TO/gradflow]     (from the repository root; about a minute on 2 cores)
+#   examples/make_tutorial_figures.sh [PATH/TO/gradflow]     (from the repository root; about 4 s on 2 busy cores)
 # Every run is at initialization with fixed seeds, so the figures and numbers come out the same each time.
 set -euo pipefail
 gf=${1:-build/gradflow}

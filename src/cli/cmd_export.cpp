@@ -14,6 +14,7 @@ namespace {
 struct ExportOptions {
   ModelSettings model;
   std::string out;
+  bool quiet = false;  // export prints nothing; -q is accepted like every other command's
 };
 
 void run_export(const ExportOptions& o) {
@@ -37,6 +38,7 @@ void setup_export(CLI::App& app) {
   auto* sub = app.add_subcommand("export", "write the initialized model's parameters as .safetensors (PyTorch names)");
   add_model_options(*sub, opts->model);
   sub->add_option("--out", opts->out, "output file (.safetensors, F64)")->required();
+  sub->add_flag("-q,--quiet", opts->quiet, "accepted for scripts that pass -q to every command (export prints nothing)");
   sub->callback([opts] { run_export(*opts); });
 }
 

@@ -10,6 +10,7 @@ namespace {
 
 void run_plot(const PlotOptions& o, const std::string& command_line) {
   const RenderedFiles f = make_plot(o, command_line);
+  for (const auto& s : f.skipped) std::cerr << "gradflow plot: skipped " << s << "\n";
   std::cerr << "gradflow plot: " << (o.render ? o.output + " (script " + f.script + ", data " + f.data + ")"
                                               : f.script + " and " + f.data + " (not rendered)")
             << "\n";

@@ -1,6 +1,8 @@
 // cmd_train.cpp — `gradflow train [model options] --task TASK --steps S --lr LR --warmup W --batch B --json run.json`:
 // trains a small causal language model in double precision (docs/training.md) and writes the train report
 // (docs/report-schema.md, "train report") atomically; --csv adds one row per logged step and layer.
+#include <unistd.h>
+
 #include <cmath>
 #include <iostream>
 #include <sstream>
@@ -23,7 +25,9 @@ struct TrainCmdOptions {
 
 void run_train(const TrainCmdOptions& o) {
   TrainConfig c = resolve_train(o.flags, o.placement, o.layers);
-  c.progress = !o.quiet;
+  // live progress on a terminal only: the summary on stdout repeats every logged row, so a log file that takes
+  // both streams would hold each row twice
+  c.progress = !o.quiet && ::isatty(STDERR_FILENO);
   check_outputs({{"--json", o.json}, {"--csv", o.csv}}, {});
   const auto report = train(c);
   if (!o.quiet) print_train_summary(std::cout, report);

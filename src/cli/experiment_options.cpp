@@ -29,6 +29,8 @@ Json given_options(const CLI::App& sub) {
     // writes over it)
     if (opt->count() == 0 || name.empty() || name == "help") continue;
     if (name == "spec-file" || name == "json" || name == "csv" || name == "resume") continue;
+    if (name == "threads" || name == "quiet") continue;  // how it ran, not what: the report is the same for every
+                                                         // --threads (docs/experiments.md) and with or without -q
     if (opt->get_expected_min() == 0) {
       j[name] = true;
       continue;

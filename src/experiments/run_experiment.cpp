@@ -1,6 +1,7 @@
 // run_experiment.cpp — see run_experiment.hpp.
 #include "gradflow/experiments/run_experiment.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -54,17 +55,21 @@ nlohmann::ordered_json run_experiment(ExperimentSettings e) {
   const std::vector<Configuration> configs = plan_configurations(e.axes, make);
   for (const auto& c : configs) choose_engine(c.rc.model, c.rc.analysis);  // refuses what does not fit, up front
   if (e.runner.progress)
-    std::fprintf(stderr, "gradflow %s: %zu configurations (%d seeds each)\n", e.kind.c_str(), configs.size(),
-                 e.axes.seeds);
+    std::fprintf(stderr, "gradflow %s: %zu configurations x %d seeds = %zu runs\n", e.kind.c_str(),
+                 configs.size() / static_cast<size_t>(std::max(e.axes.seeds, 1)), e.axes.seeds, configs.size());
   const auto reports = run_configurations(configs, e.runner);
   ExperimentInfo info;
   info.kind = e.kind;
   info.axes = e.axes;
   info.spec = e.spec;
   nlohmann::ordered_json report = experiment_report(info, configs, reports);
-  if (!e.spec_file.empty())  // the spec as the file gave it (a report's own spec when the file is a report, so
-                            // rerunning a report does not nest the previous report inside the new one)
-    report["spec_file"] = nlohmann::ordered_json{{"path", e.spec_file}, {"content", load_spec(e.spec_file)}};
+  if (!e.spec_file.empty()) {  // the spec as the file gave it (a report's own spec when the file is a report, so
+                              // rerunning a report does not nest the previous report inside the new one)
+    const nlohmann::ordered_json file_spec = load_spec(e.spec_file);
+    for (const char* key : {"claim", "description", "plot"})  // what the figure of a claim reads (plot --kind claims)
+      if (file_spec.contains(key)) report["spec"][key] = file_spec[key];
+    report["spec_file"] = nlohmann::ordered_json{{"path", e.spec_file}, {"content", file_spec}};
+  }
   return report;
 }
 

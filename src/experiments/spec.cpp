@@ -41,9 +41,21 @@ void check_spec(const Json& spec, const std::string& where) {
   }
   for (const auto& [k, v] : spec.items())
     require(k == "gradflow_spec" || k == "command" || k == "options" || k == "reduced" || k == "claim" ||
-                k == "description" || k == "notes",
+                k == "description" || k == "notes" || k == "plot",
             where + ": unknown key \"" + k + "\"; fix: use gradflow_spec, command, options, reduced, claim, "
-                    "description or notes");
+                    "description, notes or plot");
+  if (spec.contains("plot")) {  // how `gradflow plot --kind claims` draws this spec's panel (docs/plotting.md)
+    const Json& p = spec["plot"];
+    require(p.is_object(), where + ": \"plot\" must be an object; fix: e.g. \"plot\": {\"metric\": "
+                                   "\"bottom.grad_norm\", \"ratio\": true, \"article_value\": 0.01}");
+    for (const auto& [k, v] : p.items()) {
+      const bool ok = (k == "metric" && v.is_string()) || (k == "ratio" && v.is_boolean()) ||
+                      (k == "article_value" && v.is_number());
+      require(ok, where + ": \"plot\": \"" + k + "\" " +
+                      (k == "metric" || k == "ratio" || k == "article_value" ? "has the wrong type" : "is unknown") +
+                      "; fix: use \"metric\" (a string), \"ratio\" (true/false), \"article_value\" (a number)");
+    }
+  }
 }
 
 Json load_spec(const std::string& path) {

@@ -122,13 +122,13 @@ std::string gnuplot_program() {
 
 RenderedFiles render_figure(const Figure& fig, const PlotOptions& o, const std::string& command_line) {
   namespace fs = std::filesystem;
-  const double h = o.height > 0 ? o.height : o.width * fig.aspect;
+  const double h = o.height > 0 ? o.height : o.width * fig.aspect + fig.extra_height;
   const std::string terminal = terminal_line(o.output, o.width, h, o.dpi);
   check_writable(o.output, "-o");
   const fs::path out(o.output);
   const std::string dir = out.parent_path().empty() ? "." : out.parent_path().string();
   const std::string name = out.filename().string(), stem = out.stem().string();
-  RenderedFiles files{(fs::path(dir) / (stem + ".gp")).string(), (fs::path(dir) / (stem + ".dat")).string()};
+  RenderedFiles files{(fs::path(dir) / (stem + ".gp")).string(), (fs::path(dir) / (stem + ".dat")).string(), {}};
 
   std::string s;
   s += "# " + stem + ".gp — written by gradflow " GRADFLOW_VERSION ": " + command_line + "\n";

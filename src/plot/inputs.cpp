@@ -25,7 +25,7 @@ std::string short_value(const PlotJson& v) {
 // Config fields worth a legend entry when they differ, with their short names.
 const std::pair<const char*, const char*> kLabelled[] = {
     {kLayers, "L="},    {kDModel, "d="},         {kHeads, "h="},       {kDFf, "d_ff="}, {kSeqLen, "n="},
-    {kNorm, ""},        {kActivation, ""},       {kInit, "init="},     {kInitScale, "×"},
+    {kNorm, ""},        {kActivation, ""},       {kInit, "init="},     {kInitScale, "init scale "},
     {kResidualScale, "λ="}, {kCausal, "causal="}, {kMode, ""},         {kSeed, "seed="},
 };
 
@@ -69,18 +69,29 @@ std::vector<PlotInput> load_inputs(const std::vector<std::string>& paths) {
   return out;
 }
 
-std::vector<std::string> report_labels(const std::vector<const PlotInput*>& reports) {
-  std::vector<std::string> labels;
-  for (const PlotInput* r : reports) labels.push_back(r->json[kConfig].value(kPlacement, r->stem));
-  if (reports.size() < 2) return labels;
+std::vector<std::vector<std::string>> report_factors(const std::vector<const PlotInput*>& reports) {
+  std::vector<std::vector<std::string>> f;
+  for (const PlotInput* r : reports) f.push_back({r->json[kConfig].value(kPlacement, r->stem)});
+  if (reports.size() < 2) return f;
   for (const auto& [key, prefix] : kLabelled) {
     bool differs = false;
     for (const PlotInput* r : reports) differs |= r->json[kConfig].value(key, PlotJson()) != reports[0]->json[kConfig].value(key, PlotJson());
     if (!differs) continue;
     for (size_t i = 0; i < reports.size(); ++i) {
       const PlotJson v = reports[i]->json[kConfig].value(key, PlotJson());
-      if (!v.is_null()) labels[i] += ", " + std::string(prefix) + short_value(v);
+      f[i].push_back(v.is_null() ? std::string("-") : std::string(prefix) + short_value(v));
     }
+  }
+  return f;
+}
+
+std::vector<std::string> report_labels(const std::vector<const PlotInput*>& reports) {
+  std::vector<std::string> labels;
+  for (const auto& f : report_factors(reports)) {
+    std::string s;
+    for (const auto& v : f)
+      if (v != "-") s += (s.empty() ? "" : ", ") + v;
+    labels.push_back(s);
   }
   bool unique = true;
   for (size_t i = 0; i < labels.size(); ++i)
@@ -104,18 +115,27 @@ std::vector<std::string> train_report_labels(const std::vector<PlotInput>& in) {
   return report_labels(reports);
 }
 
-std::vector<std::string> group_labels(const PlotJson& e) {
+std::vector<std::vector<std::string>> group_factors(const PlotJson& e) {
   const auto& groups = e[kGroups];
   bool depths = false, values = false;
   for (const auto& g : groups) {
     depths |= g.value(kLayers, PlotJson()) != groups[0].value(kLayers, PlotJson());
     values |= g.value(kValue, PlotJson()) != groups[0].value(kValue, PlotJson());
   }
-  std::vector<std::string> labels;
+  std::vector<std::vector<std::string>> f;
   for (const auto& g : groups) {
-    std::string s = g.value(kPlacement, std::string("?"));
-    if (depths) s += ", L=" + short_value(g.value(kLayers, PlotJson(0)));
-    if (values) s += ", " + g.value(kParam, std::string("value")) + "=" + short_value(g.value(kValue, PlotJson("")));
+    f.push_back({g.value(kPlacement, std::string("?"))});
+    if (depths) f.back().push_back("L=" + short_value(g.value(kLayers, PlotJson(0))));
+    if (values) f.back().push_back(g.value(kParam, std::string("value")) + "=" + short_value(g.value(kValue, PlotJson(""))));
+  }
+  return f;
+}
+
+std::vector<std::string> group_labels(const PlotJson& e) {
+  std::vector<std::string> labels;
+  for (const auto& f : group_factors(e)) {
+    std::string s;
+    for (const auto& v : f) s += (s.empty() ? "" : ", ") + v;
     labels.push_back(s);
   }
   return labels;

@@ -40,13 +40,20 @@ const ClaimPanel kClaimPanels[] = {
     {"Xiong et al. 2020, Theorem 1", {metric_name(metrics::kTopW2GradNorm), false, NAN}},
 };
 
-const PlotJson& spec_of(const PlotJson& report) {
-  static const PlotJson empty = PlotJson::object();
-  return report.contains(kSpec) && report[kSpec].is_object() ? report[kSpec] : empty;
+// The spec a report records, with the claim, description and plot of the spec file it came from (reports
+// written before `spec` carried them hold them only in spec_file.content).
+PlotJson spec_of(const PlotJson& report) {
+  PlotJson spec = report.contains(kSpec) && report[kSpec].is_object() ? report[kSpec] : PlotJson::object();
+  if (report.contains("spec_file") && report["spec_file"].is_object() && report["spec_file"].contains("content") &&
+      report["spec_file"]["content"].is_object())
+    for (const char* key : {"claim", "description", "plot"})
+      if (!spec.contains(key) && report["spec_file"]["content"].contains(key))
+        spec[key] = report["spec_file"]["content"][key];
+  return spec;
 }
 
 Panel panel_for(const PlotInput& in, const PlotOptions& o) {
-  const PlotJson& spec = spec_of(in.json);
+  const PlotJson spec = spec_of(in.json);
   Panel p{kDefaultMetric, false, NAN};
   const std::string claim = spec.value("claim", std::string());
   for (const auto& c : kClaimPanels)
@@ -72,6 +79,7 @@ LineFigure ratio_figure(const PlotInput& in, const std::string& metric) {
   f.spread = "errorbars";
   f.logy = "on";
   f.integer_x = !sweep;
+  f.logx = sweep ? "auto" : "off";  // a sweep over values that span decades (init scale 1 ... 16): log x
   f.xlabel = param_label(sweep ? e[kParam].get<std::string>() : "layers");
   const std::string ml = metric_label(metric);
   f.ylabel = ml.empty() ? metric + " ratio" : "ratio of " + ml;
@@ -98,10 +106,34 @@ LineFigure ratio_figure(const PlotInput& in, const std::string& metric) {
     s.y.push_back(mean);
     s.lo.push_back(mean > 0 ? std::max(mean - (std::isnan(sd) ? 0 : sd), 0.1 * mean) : mean);
     s.hi.push_back(mean + (std::isnan(sd) ? 0 : sd));
-    if (!sweep && std::none_of(f.xtics.begin(), f.xtics.end(), [&](const auto& t) { return t.first == x; }))
-      f.xtics.emplace_back(x, std::to_string(static_cast<long long>(x)));  // tics at the depths run
+    if (std::isfinite(x) && std::none_of(f.xtics.begin(), f.xtics.end(), [&](const auto& t) { return t.first == x; })) {
+      // tics at the depths run, or at the swept values as the sweep names them
+      std::string v = sweep ? r.value(kValue, std::string()) : std::to_string(static_cast<long long>(x));
+      if (v == "inv-sqrt-2L") v = "1/√(2L)";
+      f.xtics.emplace_back(x, v);
+    }
   }
   return f;
+}
+
+// "CLAIM: stem" on one line when it fits the panel's axes (`inches` wide), else the claim (shortened with "…"
+// when even it does not fit) over "(stem)": several specs test one claim, the file tells them apart.
+std::string panel_title(const std::string& claim, const std::string& stem, double inches) {
+  if (claim.empty()) return stem;
+  const size_t fit = static_cast<size_t>(std::max(inches, 0.5) / 0.08);  // a title's characters are ~0.08 in
+  auto chars = [](const std::string& s) {
+    size_t n = 0;
+    for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+    return n;
+  };
+  if (chars(claim) + 2 + chars(stem) <= fit) return claim + ": " + stem;
+  std::string first = claim;
+  if (chars(first) > fit) {
+    size_t cut = std::min(first.size(), fit > 1 ? fit - 1 : 1);
+    while (cut > 0 && (static_cast<unsigned char>(first[cut]) & 0xC0) == 0x80) --cut;  // not inside a character
+    first = first.substr(0, cut) + "…";
+  }
+  return first + "\n(" + stem + ")";
 }
 
 }  // namespace
@@ -112,18 +144,13 @@ Figure plot_claims(const std::vector<PlotInput>& in, const PlotOptions& o) {
             "claims reads compare/sweep reports, not '" + i.path + "'; fix: pass the --json of `gradflow run examples/claims/...`");
   const int n = static_cast<int>(in.size());
   const int cols = std::max(1, std::min(n, static_cast<int>(o.width / 3.3)));  // panels at least 3.3 in wide
-  const int rows = (n + cols - 1) / cols;
-  Figure fig;
-  fig.aspect = rows * 2.3 / o.width;  // panels 2.3 in tall
-  fig.body = "set multiplot layout " + std::to_string(rows) + "," + std::to_string(cols) + "\n";
-  int block = 0;
+  std::vector<LineFigure> panels;
   for (const auto& i : in) {
     const Panel p = panel_for(i, o);
     LineFigure f = p.ratio ? ratio_figure(i, p.metric) : sensitivity_figure(i, p.metric, "");
     if (o.logy != "auto") f.logy = o.logy;
-    std::string title = spec_of(i.json).value("claim", std::string());
-    if (title.empty()) title = i.stem;
-    f.extra = "set title " + gp_quote(title) + " noenhanced font ',8' offset 0,-0.5\n";
+    const std::string claim = spec_of(i.json).value("claim", std::string());
+    f.title = panel_title(claim, i.stem, o.width / cols - 0.93);
     if (std::isfinite(p.article)) {  // the article's number as a dashed line across the panel
       double x0 = INFINITY, x1 = -INFINITY;
       for (const auto& s : f.series)
@@ -134,16 +161,13 @@ Figure plot_claims(const std::vector<PlotInput>& in, const PlotOptions& o) {
       ref.title = "article";
       ref.x = {x0, x1};
       ref.y = {p.article, p.article};
-      ref.style_spec = "lt 7 pt -1 dt 2 lw 1";
+      ref.with = "lines";
+      ref.style_spec = "lt 7 dt 2 lw 1";
       f.series.push_back(ref);
     }
-    const Figure panel = line_figure(f, block);
-    fig.body += "reset\n" + base_style() + panel.body;
-    fig.data += (block ? "\n\n" : "") + panel.data;
-    block += static_cast<int>(f.series.size());
+    panels.push_back(std::move(f));
   }
-  fig.body += "unset multiplot\n";
-  return fig;
+  return panel_figure(std::move(panels), {}, cols, o.width, 1.8);
 }
 
 }  // namespace gradflow

@@ -31,7 +31,15 @@ Figure plot_grad_by_depth(const std::vector<PlotInput>& in, const PlotOptions& o
   f.ylabel = o.param.empty() ? metrics::kLayerGradNorm.plot : "‖∂{/:Italic L}/∂{/:Italic W}‖  (" + o.param + ")";
   for (const auto& i : in)
     require(i.kind != InputKind::Npy, "grad-by-depth reads reports, not '" + i.path + "'; fix: pass analyze or compare --json files");
+  f.width = o.width;
   const std::vector<std::string> labels = analyze_report_labels(in);
+  std::vector<std::vector<std::string>> factors;  // of each series: what the legend names (two-way styling)
+  {
+    std::vector<const PlotInput*> reports;
+    for (const auto& i : in)
+      if (i.kind == InputKind::Analyze) reports.push_back(&i);
+    factors = report_factors(reports);
+  }
   size_t next_label = 0;
   const bool many_files = in.size() > 1;
   for (const auto& i : in) {
@@ -52,6 +60,10 @@ Figure plot_grad_by_depth(const std::vector<PlotInput>& in, const PlotOptions& o
     }
     const std::string metric = o.param.empty() ? std::string(kGradNorm) : kParamGradNorms + ("." + o.param);
     const std::vector<std::string> glabels = group_labels(i.json);
+    for (auto gf : group_factors(i.json)) {
+      if (many_files) gf.insert(gf.begin(), i.stem);
+      factors.push_back(gf);
+    }
     for (size_t g = 0; g < i.json[kGroups].size(); ++g) {
       const auto& group = i.json[kGroups][g];
       Series s;
@@ -67,6 +79,16 @@ Figure plot_grad_by_depth(const std::vector<PlotInput>& in, const PlotOptions& o
       require(any, "'" + metric + "' is not in " + i.path + "; fix: check --param against the report's per_layer metrics");
       f.series.push_back(std::move(s));
     }
+  }
+  // Many lines that differ in two factors (placement x depth, placement x init scale): colour by the first,
+  // marker and dash by the second, a two-row legend below the axes.
+  const TwoWay t = factors.size() == f.series.size() && f.series.size() >= 4 ? two_way(factors) : TwoWay{};
+  if (!t.colour.empty()) {
+    for (size_t k = 0; k < f.series.size(); ++k) f.series[k].title.clear(), f.series[k].style_spec = two_way_style(t, k);
+    for (auto& k : two_way_legend(t.colours, t.marks)) f.series.push_back(std::move(k));
+    const size_t t_rows = std::max(t.colours.size(), t.marks.size());
+    f.key = "below";
+    f.key_rows = static_cast<int>(std::max(t_rows, size_t{1}));
   }
   return line_figure(f);
 }

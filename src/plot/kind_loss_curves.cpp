@@ -1,14 +1,17 @@
-// loss_curves.cpp — `--kind loss-curves`: train and eval loss against step (docs/training.md). A train report
-// gives two lines (eval solid, train dashed, same colour); a train-sweep report one line per cell (placement,
-// depth, lr, warmup): its mean eval curve over seeds. --logx draws the step axis in log scale (step 0 dropped).
+// loss_curves.cpp — `--kind loss-curves`: train and eval loss against step (docs/training.md). Train reports:
+// one colour per run, eval a solid line with markers, train a dashed line (a legend of the runs' colours and of
+// the two line styles). Train-sweep reports: small multiples, one panel per (placement, depth), one mean eval
+// curve over seeds per (lr, warmup) cell (colour by lr, marker and dash by warmup). --logx draws the step axis
+// in log scale, step 0 included (train_figures.hpp).
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 
 #include "gradflow/core/error.hpp"
 #include "gradflow/plot/kinds.hpp"
 #include "gradflow/plot/series.hpp"
+#include "gradflow/plot/style.hpp"
 #include "gradflow/report/fields.hpp"
+#include "train_figures.hpp"
 
 namespace gradflow {
 using namespace fields;
@@ -16,53 +19,64 @@ using namespace fields;
 Figure plot_loss_curves(const std::vector<PlotInput>& in, const PlotOptions& o) {
   LineFigure f;
   f.logy = o.logy;
-  f.logx = o.logx;
-  f.xlabel = "step";
   f.ylabel = "loss (nats per target token)";
   f.ylabel_plain = true;
-  const bool logx = o.logx == "on";
-  const std::vector<std::string> labels = train_report_labels(in);
-  size_t next = 0;
-  int style = 0;
-  for (const auto& i : in) {
-    if (i.json.contains(kLog)) {
-      const std::string label = labels[next++];
-      ++style;
-      Series ev, tr;
-      ev.title = label + " eval";
-      tr.title = label + " train";
-      ev.style = tr.style = (style - 1) % 8 + 1;
-      tr.style_spec = "lt " + std::to_string(tr.style) + " dt 2";
-      for (const auto& e : i.json[kLog]) {
-        const double s = e[kStep].get<double>();
-        if (logx && !(s > 0)) continue;
-        ev.x.push_back(s);
-        ev.y.push_back(json_number(e, kEvalLoss));
-        tr.x.push_back(s);
-        tr.y.push_back(json_number(e, kTrainLoss));
-      }
-      f.series.push_back(std::move(ev));
-      f.series.push_back(std::move(tr));
-      continue;
-    }
-    for (const auto& g : i.json[kGroups])
+  f.width = o.width;
+  const StepAxis step = step_axis(in, o.logx);
+  const bool sweeps = std::any_of(in.begin(), in.end(), [](const PlotInput& i) { return i.json.contains(kRuns); });
+  if (sweeps) {
+    for (const auto& i : in)
+      require(i.json.contains(kRuns), "loss-curves draws train reports or train-sweep reports, not both ('" + i.path +
+                                          "' is a train report); fix: plot them in two figures");
+    f.ylabel = "mean eval loss (nats)";  // short: a panel's axis is about 1.3 in tall
+    return sweep_panels(in, o, f, step, [&](const PlotInput&, const PlotJson& g) {
+      std::vector<CellLine> lines;
       for (const auto& c : g[kCells]) {
-        Series s;
-        char buf[160];
-        std::snprintf(buf, sizeof buf, "%s L=%lld lr=%g w=%lld", g[kPlacement].get<std::string>().c_str(),
-                      g[kLayers].get<long long>(), c[kLr].get<double>(), c[kWarmup].get<long long>());
-        s.title = (in.size() > 1 ? i.stem + ": " : "") + buf;
+        CellLine l;
+        l.lr = c[kLr].get<double>();
+        l.warmup = c[kWarmup].get<long long>();
         for (const auto& p : c[kMeanEvalCurve]) {
-          const double st = p[0].get<double>();
-          if (logx && !(st > 0)) continue;
-          s.x.push_back(st);
-          s.y.push_back(p[1].is_number() ? p[1].get<double>() : NAN);
+          l.series.x.push_back(step.at(p[0].get<double>()));
+          l.series.y.push_back(p[1].is_number() ? p[1].get<double>() : NAN);
         }
-        f.series.push_back(std::move(s));
+        lines.push_back(std::move(l));
       }
+      return lines;
+    });
+  }
+  const std::vector<std::string> labels = train_report_labels(in);
+  const bool one = labels.size() == 1;
+  size_t r = 0;
+  for (const auto& i : in) {
+    Series ev, tr;
+    ev.style_spec = colour_style(static_cast<int>(r)) + " pt 7 dt 1";  // eval: solid with markers
+    tr.style_spec = colour_style(static_cast<int>(r)) + " dt 2";       // train: dashed, no markers
+    tr.with = "lines";
+    if (one) ev.title = "eval", tr.title = "train";
+    for (const auto& e : i.json[kLog]) {
+      const double s = step.at(e[kStep].get<double>());
+      ev.x.push_back(s);
+      ev.y.push_back(json_number(e, kEvalLoss));
+      tr.x.push_back(s);
+      tr.y.push_back(json_number(e, kTrainLoss));
+    }
+    f.series.push_back(std::move(ev));
+    f.series.push_back(std::move(tr));
+    ++r;
   }
   require(!f.series.empty(), "no loss curve in the inputs; fix: pass gradflow train or train-sweep --json reports");
-  if (!logx) f.extra += round_xtics(f.series);
+  if (!one) {  // a colour per run, then the two line styles in black
+    std::vector<Series> key = two_way_legend(labels, {"eval", "train"});
+    const size_t t_rows = std::max(labels.size(), size_t{2});
+    for (auto& k : key) {
+      if (k.title == "eval" && k.style_spec.rfind("lt 7", 0) == 0) k.style_spec = "lt 7 pt 7 dt 1";
+      if (k.title == "train" && k.style_spec.rfind("lt 7", 0) == 0) k.style_spec = "lt 7 dt 2", k.with = "lines";
+      f.series.push_back(std::move(k));
+    }
+    f.key = "below";
+    f.key_rows = static_cast<int>(std::max(t_rows, size_t{1}));
+  }
+  apply_step_axis(f, step);
   return line_figure(f);
 }
 

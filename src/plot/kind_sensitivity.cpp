@@ -50,6 +50,7 @@ LineFigure sensitivity_figure(const PlotInput& in, const std::string& metric, co
   LineFigure f;
   f.spread = "errorbars";
   f.logx = numeric ? "auto" : "off";
+  f.categorical = !numeric;
   for (size_t c = 0; c < categories.size(); ++c) f.xtics.emplace_back(static_cast<double>(c), categories[c]);
   if (numeric && axis == "layers")  // tics at the depths run
     for (const auto& g : groups) {
@@ -57,8 +58,19 @@ LineFigure sensitivity_figure(const PlotInput& in, const std::string& metric, co
       if (std::none_of(f.xtics.begin(), f.xtics.end(), [&](const auto& t) { return t.first == L; }))
         f.xtics.emplace_back(L, std::to_string(static_cast<long long>(L)));
     }
+  if (numeric && axis != "layers") {  // tics at the swept values, named as the sweep names them (inv-sqrt-2L too)
+    std::vector<std::pair<double, std::string>> at;
+    for (const auto& g : groups) {
+      const double x = g[kX].get<double>();
+      std::string v = g.value(kValue, std::string());
+      if (v == "inv-sqrt-2L") v = "1/√(2L)";
+      if (std::none_of(at.begin(), at.end(), [&](const auto& t) { return t.first == x; })) at.emplace_back(x, v);
+    }
+    if (at.size() <= 10) f.xtics = at;
+  }
   f.xlabel = one_depth ? "placement, {/:Italic L} = " + std::to_string(groups[0][kLayers].get<long long>()) : param_label(axis);
   f.integer_x = axis == "layers";
+  if (one_depth) f.key = "none";  // the placements are the x tics: a legend would repeat them
   f.ylabel = metric_label(metric);
   if (f.ylabel.empty()) f.ylabel = metric, f.ylabel_plain = true;
   bool any = false;
@@ -76,6 +88,7 @@ Figure plot_sensitivity(const std::vector<PlotInput>& in, const PlotOptions& o) 
           "sensitivity reads one sweep (or compare over depths) report; fix: pass the --json of gradflow sweep");
   LineFigure f = sensitivity_figure(in[0], o.metric.empty() ? kDefaultMetric : o.metric, "");
   f.logy = o.logy;
+  f.width = o.width;
   return line_figure(f);
 }
 

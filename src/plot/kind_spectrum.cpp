@@ -9,6 +9,7 @@
 #include "gradflow/linalg/svd.hpp"
 #include "gradflow/plot/kinds.hpp"
 #include "gradflow/plot/series.hpp"
+#include "gradflow/plot/style.hpp"
 #include "gradflow/report/fields.hpp"
 
 namespace gradflow {
@@ -38,6 +39,7 @@ Figure plot_spectrum(const std::vector<PlotInput>& in, const PlotOptions& o) {
   require(o.matrix == "P" || o.matrix == "B", "--matrix '" + o.matrix + "' is unknown; fix: use --matrix P (product) or B (block)");
   const std::string group = o.matrix == "P" ? kProductJacobian : kBlockJacobian;
   LineFigure f;
+  f.width = o.width;
   f.logy = o.logy == "auto" ? "on" : o.logy;
   f.ylabel = "singular value σ_{/:Italic i}";
   for (const auto& i : in)
@@ -72,8 +74,10 @@ Figure plot_spectrum(const std::vector<PlotInput>& in, const PlotOptions& o) {
       std::vector<double> sigma;
       for (const auto& v : layer[group][kSpectrum][kSingularValues]) sigma.push_back(v.is_number() ? v.get<double>() : NAN);
       longest = std::max(longest, sigma.size());
-      const std::string title = (in.size() > 1 || labels.size() > 1 ? label + ": " : "") + o.matrix + "_" + std::to_string(l);
+      const std::string title = (in.size() > 1 || labels.size() > 1 ? gp_enhanced_literal(label) + ": " : "") +
+                                "{/:Italic " + o.matrix + "}_{" + std::to_string(l) + "}";
       omitted |= add_spectrum(f, title, sigma);
+      f.series.back().enhanced = true;
     }
   }
   f.xlabel = omitted ? "index {/:Italic i}   (σ_{/:Italic i} ≤ 10^{-10} σ_1 not shown)" : "index {/:Italic i}";

@@ -43,7 +43,18 @@ RenderedFiles make_plot(const PlotOptions& o, const std::string& command_line) {
   require(!o.inputs.empty(), "no input files; fix: pass report .json files (or a Jacobian .npy for heatmap/spectrum)");
   PlotOptions opts = o;
   if (!(opts.width > 0)) opts.width = o.kind == "claims" ? 7.0 : 3.5;
-  const std::vector<PlotInput> inputs = load_inputs(opts.inputs);
+  std::vector<PlotInput> inputs = load_inputs(opts.inputs);
+  std::vector<std::string> skipped;
+  if (o.kind == "claims") {  // `plot results/*.json --kind claims`: the train-sweep claims have figures of their own
+    std::vector<PlotInput> kept;
+    for (auto& in : inputs) {
+      if (in.kind == InputKind::Train) skipped.push_back(in.path + " (a train report: draw it with --kind loss-curves or grad-over-training)");
+      else kept.push_back(std::move(in));
+    }
+    require(!kept.empty(), "claims found only train reports; fix: pass the compare/sweep reports of `gradflow run "
+                           "examples/claims/...`, and draw train reports with --kind loss-curves");
+    inputs = std::move(kept);
+  }
   const bool train_kind = o.kind == "loss-curves" || o.kind == "grad-over-training";
   for (const auto& in : inputs)
     require((in.kind == InputKind::Train) == train_kind,
@@ -51,7 +62,9 @@ RenderedFiles make_plot(const PlotOptions& o, const std::string& command_line) {
                              "'; fix: pass the --json of gradflow train or train-sweep"
                        : "'" + in.path + "' is a train report; fix: plot it with --kind loss-curves or grad-over-training");
   const Figure fig = (*build)(inputs, opts);
-  return render_figure(fig, opts, command_line);
+  RenderedFiles files = render_figure(fig, opts, command_line);
+  files.skipped = std::move(skipped);
+  return files;
 }
 
 }  // namespace gradflow

@@ -61,7 +61,7 @@ std::string emptiest_corner(const std::vector<Series>& series, bool logx, bool l
   int best = 1;  // prefer top right on ties, then top left
   for (int k : {1, 0, 3, 2})
     if (count[k] < count[best]) best = k;
-  if (count[best] > 0) return "outside top center horizontal font ',7'";  // every corner holds data: above the plot
+  if (count[best] > 0) return "below";  // every corner holds data: below the axes
   return names[best];
 }
 
@@ -77,6 +77,113 @@ std::string round_xtics(const std::vector<Series>& series) {
   return buf;
 }
 
+namespace {
+
+// Characters of a legend entry as drawn (enhanced-text markup such as {/:Italic l} and _{...} not counted).
+size_t drawn_length(const std::string& t) {
+  size_t n = 0;
+  for (size_t i = 0; i < t.size(); ++i) {
+    if (t.compare(i, 9, "{/:Italic") == 0) { i += 9; continue; }
+    const unsigned char c = static_cast<unsigned char>(t[i]);
+    if (c == '{' || c == '}' || c == '_' || c == '^') continue;
+    if ((c & 0xC0) == 0x80) continue;  // UTF-8 continuation byte
+    ++n;
+  }
+  return n;
+}
+
+constexpr double kCharWidth = 0.07;   // inches per character of the 8 pt serif font (cairo's DejaVu Serif, wide letters)
+constexpr double kKeyRowHeight = 0.17;  // inches per legend row (8 pt, spacing 1.1, with the sample's marker)
+
+// Whether labelled x tics would touch: their centres closer than half their widths plus a gap, on an axis
+// axis_w inches wide spanning the data's x range (padded as line_figure pads it).
+bool xtics_collide(const std::vector<std::pair<double, std::string>>& tics, const Range& rx, bool logx, double axis_w,
+                   bool categorical) {
+  if (tics.size() < 2 || rx.empty()) return false;
+  auto t = [&](double v) { return logx ? std::log10(v) : v; };
+  double lo = t(logx ? rx.pos_lo : rx.lo), hi = t(rx.hi);
+  if (!(hi > lo)) return false;
+  const double pad = categorical ? 0.5 : 0.04 * (hi - lo);
+  lo -= pad, hi += pad;
+  std::vector<std::pair<double, double>> at;  // (position in inches, half width)
+  for (const auto& [x, label] : tics)
+    if (!logx || x > 0) at.emplace_back((t(x) - lo) / (hi - lo) * axis_w, 0.5 * static_cast<double>(drawn_length(label)) * kCharWidth);
+  std::sort(at.begin(), at.end());
+  for (size_t i = 1; i < at.size(); ++i)
+    if (at[i].first - at[i - 1].first < at[i].second + at[i - 1].second + 0.06) return true;
+  return false;
+}
+
+std::vector<std::string> legend_titles(const std::vector<Series>& series) {
+  std::vector<std::string> t;
+  for (const auto& s : series)
+    if (!s.title.empty()) t.push_back(s.title);
+  return t;
+}
+
+}  // namespace
+
+KeyBox key_box(const std::vector<std::string>& titles, double width, int rows) {
+  KeyBox k;
+  if (titles.empty()) return k;
+  size_t longest = 0;
+  for (const auto& t : titles) longest = std::max(longest, drawn_length(t));
+  const double col = (static_cast<double>(longest) + 8) * kCharWidth;  // text, sample (samplen 3.5), gaps
+  const int n = static_cast<int>(titles.size());
+  const int fit = std::max(1, static_cast<int>((width - 0.8) / col));  // within the axes' width (gnuplot drops
+                                                                        // the columns that do not fit)
+  k.rows = rows > 0 ? rows : (n + fit - 1) / fit;
+  k.cols = (n + k.rows - 1) / k.rows;
+  k.height = k.rows * kKeyRowHeight + 0.1;
+  return k;
+}
+
+std::vector<Series> two_way_legend(const std::vector<std::string>& colours, const std::vector<std::string>& marks) {
+  std::vector<Series> out;
+  const size_t n = std::max(colours.size(), marks.size());
+  for (int col = 0; col < 2; ++col)  // the colours in the first column, the marks in the second; blank entries pad
+    for (size_t i = 0; i < n; ++i) {  // (gnuplot fills a legend column by column, maxrows n at a time)
+      Series k;
+      k.key_only = true;
+      const auto& names = col == 0 ? colours : marks;
+      if (i >= names.size()) {
+        k.title = " ", k.with = "lines", k.style_spec = "lc rgb '#ffffff'";
+      } else if (col == 0) {
+        k.title = names[i], k.with = "lines", k.style_spec = colour_style(static_cast<int>(i)) + " dt 1";
+      } else {
+        k.title = names[i], k.style_spec = "lt 7 " + mark_style(static_cast<int>(i));
+      }
+      out.push_back(std::move(k));
+    }
+  return out;
+}
+
+TwoWay two_way(const std::vector<std::vector<std::string>>& factors) {
+  TwoWay t;
+  if (factors.size() < 2) return t;
+  for (const auto& f : factors)
+    if (f.size() != factors[0].size()) return t;
+  std::vector<size_t> varying;
+  for (size_t j = 0; j < factors[0].size(); ++j) {
+    bool v = false;
+    for (const auto& f : factors) v |= f[j] != factors[0][j];
+    if (v) varying.push_back(j);
+  }
+  if (varying.size() != 2) return t;
+  auto level = [](std::vector<std::string>& names, const std::string& v) {
+    auto it = std::find(names.begin(), names.end(), v);
+    if (it == names.end()) names.push_back(v), it = names.end() - 1;
+    return static_cast<int>(it - names.begin());
+  };
+  for (const auto& f : factors) {
+    t.colour.push_back(level(t.colours, f[varying[0]]));
+    t.mark.push_back(level(t.marks, f[varying[1]]));
+  }
+  return t;
+}
+
+std::string two_way_style(const TwoWay& t, size_t i) { return colour_style(t.colour[i]) + " " + mark_style(t.mark[i]); }
+
 Figure line_figure(const LineFigure& f, int first_block) {
   require(!f.series.empty(), "nothing to plot: no series found in the inputs; fix: check the report files");
   Range rx, ry;
@@ -86,6 +193,7 @@ Figure line_figure(const LineFigure& f, int first_block) {
     for (double v : s.lo) ry.add(v);
     for (double v : s.hi) ry.add(v);
   }
+  if (std::isfinite(f.y_lo) && std::isfinite(f.y_hi)) ry.add(f.y_lo), ry.add(f.y_hi);  // a range shared by panels
   require(!ry.empty(), "nothing to plot: every value is missing or not finite; fix: check the report files");
   const bool logy = decide_log(f.logy, ry), logx = decide_log(f.logx, rx);
   if (logy) require(ry.hi > 0, "a log y axis needs positive values; fix: pass --logy off");
@@ -109,17 +217,22 @@ Figure line_figure(const LineFigure& f, int first_block) {
 
   std::string& b = fig.body;
   b += "set xlabel " + gp_quote(f.xlabel) + "\nset ylabel " + gp_quote(f.ylabel) + (f.ylabel_plain ? " noenhanced" : "") + "\n";
-  if (logy) b += log_axis("y", ry.pos_lo, ry.hi);
+  // the axes' size in inches (margins of about 0.75 in across, 0.6 in up): how many tics fit without touching
+  const double axis_w = std::max(f.width - 0.93, 0.5);
+  const double axis_h = f.height > 0 ? f.height : std::max(f.width * f.aspect - 0.6, 0.5);
+  if (logy) b += log_axis("y", ry.pos_lo, ry.hi, std::max(3, static_cast<int>(axis_h / 0.22)));
   else if (ry.lo >= 0 && ry.lo < 0.2 * ry.hi) b += "set yrange [0:*]\n";
-  if (logx) b += log_axis("x", rx.pos_lo, rx.hi);
+  if (logx) b += log_axis("x", rx.pos_lo, rx.hi, std::max(3, static_cast<int>(axis_w / 0.4)));
   if (!f.xtics.empty()) {
     b += "set xtics (";
     for (size_t i = 0; i < f.xtics.size(); ++i)
       b += (i ? ", " : "") + gp_quote(f.xtics[i].second) + " " + gp_num(f.xtics[i].first);
-    b += ") noenhanced\n";
+    b += ") noenhanced" + std::string(xtics_collide(f.xtics, rx, logx, axis_w, f.categorical) ? " rotate by 30 right" : "") + "\n";
+    b += "unset mxtics\n";
   }
   if (!logx && !rx.empty()) {
-    const double pad = rx.hi > rx.lo ? 0.03 * (rx.hi - rx.lo) : 0.5;
+    // categories (placements, init schemes): half a slot on each side, so the outer labels stay on the figure
+    const double pad = f.categorical ? 0.5 : rx.hi > rx.lo ? 0.03 * (rx.hi - rx.lo) : 0.5;
     b += "set xrange [" + gp_num(rx.lo - pad) + ":" + gp_num(rx.hi + pad) + "]\n";
     if (f.integer_x && f.xtics.empty()) {
       const double span = rx.hi - rx.lo;
@@ -127,14 +240,35 @@ Figure line_figure(const LineFigure& f, int first_block) {
       b += "set xtics " + std::to_string(step) + "\nset mxtics " + std::to_string(step > 1 ? step : 1) + "\n";
     }
   }
-  b += "set key " + emptiest_corner(f.series, logx, logy) + "\n";
+  if (!f.title.empty()) {  // a title of several lines: 'line 1'."\n".'line 2'
+    std::string t, line;
+    for (size_t i = 0; i <= f.title.size(); ++i) {
+      if (i < f.title.size() && f.title[i] != '\n') { line += f.title[i]; continue; }
+      t += (t.empty() ? "" : ".\"\\n\".") + gp_quote(line);
+      line.clear();
+    }
+    b += "set title " + t + " noenhanced\n";
+  }
+  const std::vector<std::string> titles = legend_titles(f.series);
+  std::string where = f.key;
+  if (titles.empty() || where == "none") where = "none";
+  else if (where == "auto")
+    where = static_cast<int>(titles.size()) > kMaxKeyInside ? "below" : emptiest_corner(f.series, logx, logy);
+  if (where == "none") {
+    b += "unset key\n";
+  } else if (where == "below") {  // below the axes, entries column by column; the figure grows by its height
+    const KeyBox k = key_box(titles, f.width, f.key_rows);
+    b += "set key below center noopaque maxrows " + std::to_string(k.rows) + " height 1\n";  // height: cairo's fonts are taller than gnuplot reckons
+    fig.extra_height = k.height;
+  } else {
+    b += "set key " + where + "\n";
+  }
   b += f.extra;
   const std::string pi = f.point_interval > 1 ? " pointinterval " + std::to_string(f.point_interval) : "";
   b += "plot \\\n";
   std::vector<std::string> parts;
   auto lt_of = [&](const Series& s, size_t k) {
-    return !s.style_spec.empty() ? s.style_spec
-                                 : "lt " + std::to_string(s.style > 0 ? s.style : static_cast<int>(k % kStyles) + 1);
+    return !s.style_spec.empty() ? s.style_spec : series_style(s.style > 0 ? s.style - 1 : static_cast<int>(k));
   };
   auto title_of = [](const Series& s) {
     return s.title.empty() ? std::string(" notitle") : " title " + gp_quote(s.title) + (s.enhanced ? "" : " noenhanced");
@@ -150,13 +284,83 @@ Figure line_figure(const LineFigure& f, int first_block) {
     const Series& s = f.series[k];
     const std::string idx = "data index " + std::to_string(block[k]);
     if (s.key_only)
-      parts.push_back("  keyentry with linespoints " + lt_of(s, k) + title_of(s));
+      parts.push_back("  keyentry with " + (s.with.empty() ? "linespoints" : s.with) + " " + lt_of(s, k) + title_of(s));
     else if (!s.lo.empty() && f.spread == "errorbars")
       parts.push_back("  " + idx + " using 1:2:3:4 with yerrorlines " + lt_of(s, k) + title_of(s));
     else
-      parts.push_back("  " + idx + " using 1:2 with linespoints " + lt_of(s, k) + pi + title_of(s));
+      parts.push_back("  " + idx + " using 1:2 with " + (s.with.empty() ? "linespoints" : s.with) + " " + lt_of(s, k) +
+                      (s.with.empty() ? pi : "") + title_of(s));
   }
   for (size_t i = 0; i < parts.size(); ++i) b += parts[i] + (i + 1 < parts.size() ? ", \\\n" : "\n");
+  return fig;
+}
+
+}  // namespace gradflow
+
+namespace gradflow {
+
+Figure panel_figure(std::vector<LineFigure> panels, const std::vector<Series>& legend, int cols, double width,
+                    double panel_height, int legend_rows) {
+  require(!panels.empty(), "nothing to plot: no panel; fix: check the report files");
+  cols = std::max(1, std::min(cols, static_cast<int>(panels.size())));
+  const int rows = (static_cast<int>(panels.size()) + cols - 1) / cols;
+  const double cell = width / cols;
+  constexpr double left = 0.78, right = 0.15, bottom = 0.52;  // inches: y tics and label, x tics and label
+  std::vector<Figure> built;
+  std::vector<double> rotated;  // inches the rotated x tic labels of each panel take beyond the usual
+  std::vector<double> key_pad(static_cast<size_t>(rows), 0.0), top(static_cast<size_t>(rows), 0.1);
+  int block = 0;
+  for (size_t i = 0; i < panels.size(); ++i) {
+    panels[i].width = cell;
+    panels[i].height = panel_height;
+    built.push_back(line_figure(panels[i], block));
+    for (const auto& s : panels[i].series) block += s.key_only ? 0 : 1;
+    const size_t r = i / static_cast<size_t>(cols);
+    // the panel's own legend below its axes, and rotated x tic labels, take room under the axes
+    rotated.push_back(built.back().body.find("rotate by") != std::string::npos ? 0.4 : 0.0);
+    key_pad[r] = std::max(key_pad[r], built.back().extra_height + rotated.back() + (built.back().extra_height > 0 ? 0.12 : 0.0));
+    if (!panels[i].title.empty())  // gnuplot draws a title about a line above the axes: room for each line
+      top[r] = std::max(top[r], 0.24 + 0.14 * static_cast<double>(1 + std::count(panels[i].title.begin(), panels[i].title.end(), '\n')));
+  }
+  const std::vector<std::string> shared = legend_titles(legend);
+  const KeyBox lk = key_box(shared, width, legend_rows);
+  std::vector<double> y0(static_cast<size_t>(rows) + 1, 0.0);  // inches from the top to each row
+  for (int r = 0; r < rows; ++r) y0[r + 1] = y0[r] + top[r] + panel_height + bottom + key_pad[r] + (r + 1 < rows ? 0.1 : 0.0);
+  const double H = y0[rows] + (shared.empty() ? 0.0 : lk.height + 0.08);
+  auto sx = [&](double in) { return gp_num(in / width); };
+  auto sy = [&](double in) { return gp_num(1 - in / H); };  // inches from the top -> screen y
+
+  Figure fig;
+  fig.aspect = H / width;
+  fig.body = "set multiplot\n";
+  for (size_t i = 0; i < panels.size(); ++i) {
+    const size_t r = i / static_cast<size_t>(cols), c = i % static_cast<size_t>(cols);
+    const double x0 = static_cast<double>(c) * cell, yt = y0[r] + top[r];
+    std::string body = built[i].body;
+    const std::string below = "set key below center noopaque";
+    const auto at = body.find(below);
+    if (at != std::string::npos)  // the panel's own legend, centred under its axes
+      body.replace(at, below.size(), "set key at screen " + sx(x0 + (left + cell - right) / 2) + "," +
+                                         sy(yt + panel_height + bottom + rotated[i] + 0.05) + " center top");
+    fig.body += "reset\n" + base_style() + "set lmargin at screen " + sx(x0 + left) + "\nset rmargin at screen " +
+                sx(x0 + cell - right) + "\nset tmargin at screen " + sy(yt) + "\nset bmargin at screen " +
+                sy(yt + panel_height) + "\n" + body;
+    fig.data += (fig.data.empty() ? "" : "\n\n") + built[i].data;
+  }
+  if (!shared.empty()) {  // the shared legend: an empty plot that draws only its key
+    fig.body += "reset\n" + base_style() + "unset border\nunset tics\nset xrange [0:1]\nset yrange [0:1]\n";
+    fig.body += "set lmargin at screen 0\nset rmargin at screen 1\nset tmargin at screen " + sy(y0[rows]) +
+                "\nset bmargin at screen 0\n";
+    fig.body += "set key at screen 0.5," + sy(y0[rows] + 0.04) + " center top noopaque maxrows " + std::to_string(lk.rows) + "\n";
+    fig.body += "plot NaN notitle";
+    for (const auto& s : legend) {
+      if (s.title.empty()) continue;
+      fig.body += ", \\\n  keyentry with " + (s.with.empty() ? "linespoints" : s.with) + " " + s.style_spec + " title " +
+                  gp_quote(s.title) + (s.enhanced ? "" : " noenhanced");
+    }
+    fig.body += "\n";
+  }
+  fig.body += "unset multiplot\n";
   return fig;
 }
 

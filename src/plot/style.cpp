@@ -61,8 +61,21 @@ std::string palette_commands() {
   return s + line;
 }
 
+std::string series_style(int k) {
+  if (k < kStyles) return "lt " + std::to_string(k + 1);
+  const int c = k % kStyles, round = k / kStyles % kStyles;  // round >= 1: shift marker and dash away from c's own
+  return colour_style(c) + " pt " + std::to_string(kPalette[(c + round) % kStyles].point) + " dt " +
+         std::to_string(kPalette[(c + 3 * round) % kStyles].dash);
+}
+
+std::string colour_style(int k) { return "lt " + std::to_string(k % kStyles + 1); }
+
+std::string mark_style(int k) {
+  return "pt " + std::to_string(kPalette[k % kStyles].point) + " dt " + std::to_string(kPalette[k % kStyles].dash);
+}
+
 std::string base_style() {
-  return "set border 3 lw 0.8\nset tics nomirror out scale 0.6\nset key samplen 2.5 spacing 1.1 opaque\n";
+  return "set border 3 lw 0.8\nset tics nomirror out scale 0.6\nset key samplen 3.5 spacing 1.1 opaque\n";
 }
 
 std::string gp_quote(const std::string& s) {
@@ -75,6 +88,15 @@ std::string gp_quote(const std::string& s) {
   return q + "'";
 }
 
+std::string gp_enhanced_literal(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '_' || c == '^' || c == '{' || c == '}' || c == '@' || c == '&' || c == '~' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
 std::string gp_num(double v) {
   if (!std::isfinite(v)) return "NaN";
   char buf[32];
@@ -84,23 +106,38 @@ std::string gp_num(double v) {
 
 bool spans_decades(double lo, double hi) { return lo > 0 && hi > 0 && hi / lo > 10; }
 
-std::string log_axis(const std::string& axis, double lo, double hi) {
+std::string log_axis(const std::string& axis, double lo, double hi, int max_tics) {
   if (!(lo > 0) || !(hi > 0)) return "set logscale " + axis + "\n";
   if (hi < lo * 1.02) lo /= 1.1, hi *= 1.1;  // (nearly) constant values: show a small window around them
   const double l0 = std::log10(lo), l1 = std::log10(hi), pad = std::max(0.04 * (l1 - l0), 0.01);
-  const double rlo = std::pow(10.0, l0 - pad), rhi = std::pow(10.0, l1 + pad);
-  std::string s = "set logscale " + axis + "\nset " + axis + "range [" + gp_num(rlo) + ":" + gp_num(rhi) + "]\n";
+  double rlo = std::pow(10.0, l0 - pad), rhi = std::pow(10.0, l1 + pad);
+  std::string s = "set logscale " + axis + "\n";
+  const std::string range = "set " + axis + "range [";
   if (l1 - l0 >= 2) {
+    s += range + gp_num(rlo) + ":" + gp_num(rhi) + "]\n";
+    const int per = static_cast<int>(std::ceil((l1 - l0) / std::max(max_tics, 2)));  // decades per tic
+    if (per > 1) {  // a short axis over many decades: a tic every `per` decades, so the labels do not touch
+      s += "set " + axis + "tics " + gp_num(std::pow(10.0, per)) + "\nset m" + axis + "tics " + std::to_string(per) + "\n";
+      s += "set format " + axis + " '10^{%L}'\n";
+      return s;
+    }
     s += "set m" + axis + "tics 10\n";
     if (l1 - l0 > 3) s += "set format " + axis + " '10^{%L}'\n";
     return s;
   }
+  // the coarsest mantissas giving 3 tics, never more than max_tics (they would collide); a tic within 0.05 decade
+  // beyond the data stretches the range to it, so the axis does not end just short of a labelled value
+  const double ext = std::pow(10.0, 0.05);
   std::vector<double> tics;
   for (const auto& m : std::vector<std::vector<double>>{{1}, {1, 2, 5}, {1, 1.5, 2, 3, 5, 7}, {1, 2, 3, 4, 5, 6, 7, 8, 9}}) {
-    tics = mantissa_tics(rlo, rhi, m);
+    std::vector<double> t = mantissa_tics(rlo / ext, rhi * ext, m);
+    if (static_cast<int>(t.size()) > max_tics) break;
+    tics = std::move(t);
     if (tics.size() >= 3) break;
   }
-  if (tics.size() < 3) tics = linear_tics(rlo, rhi);
+  if (tics.size() < 2) tics = linear_tics(rlo, rhi);
+  rlo = std::min(rlo, tics.front() / 1.01), rhi = std::max(rhi, tics.back() * 1.01);
+  s += range + gp_num(rlo) + ":" + gp_num(rhi) + "]\n";
   s += "set " + axis + "tics (";
   for (size_t i = 0; i < tics.size(); ++i) s += (i ? ", " : "") + gp_quote(fmt_g(tics[i])) + " " + gp_num(tics[i]);
   return s + ")\nunset m" + axis + "tics\n";

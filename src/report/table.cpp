@@ -34,19 +34,27 @@ std::string num(const nlohmann::ordered_json& l, const Metric& m) { return num(l
 
 }  // namespace
 
+std::string log_bar(double value, double log10_max) {
+  if (!(value > 0) || !std::isfinite(value) || !std::isfinite(log10_max)) return "?";
+  const double chars = kBarWidth + kBarPerDecade * (std::log10(value) - log10_max);
+  if (chars < 0.5) return "<";
+  return std::string(static_cast<size_t>(std::lround(std::min<double>(chars, kBarWidth))), '#');
+}
+
 void print_report_table(std::ostream& os, const nlohmann::ordered_json& report, bool bars) {
   const auto& layers = report[kLayers];
   const auto& cfg = report[kConfig];
   os << "gradflow analyze: placement " << cfg.value(kPlacement, "?") << ", L = " << cfg.value(kLayers, 0)
      << ", d = " << cfg.value(kDModel, 0) << ", h = " << cfg.value(kHeads, 0) << ", d_ff = " << cfg.value(kDFf, 0)
-     << ", n = " << cfg.value(kSeqLen, 0) << ", init " << cfg.value(kInit, "?") << " x" << cfg.value(kInitScale, "1")
-     << ", seed " << cfg.value(kSeed, 0) << "\n";
+     << ", n = " << cfg.value(kSeqLen, 0);
+  if (cfg.contains("weights") && cfg["weights"].is_string())  // the weights come from a file, not from --init
+    os << ", weights " << cfg["weights"].get<std::string>();
+  else
+    os << ", init " << cfg.value(kInit, "?") << " x" << cfg.value(kInitScale, "1");
+  os << ", seed " << cfg.value(kSeed, 0) << "\n";
   const double top = layers.back()[kGradNorm].get<double>();
-  double lo = 1e300, hi = -1e300;
-  for (const auto& l : layers) {
-    lo = std::min(lo, std::log10(l[kGradNorm].get<double>()));
-    hi = std::max(hi, std::log10(l[kGradNorm].get<double>()));
-  }
+  double hi = -1e300;  // the bars' fixed scale: kBarPerDecade '#' per decade of ||dL/dx_l||, the largest the longest
+  for (const auto& l : layers) hi = std::max(hi, std::log10(l[kGradNorm].get<double>()));
   char line[512];
   std::snprintf(line, sizeof line, "%5s  %11s  %9s  %11s  %11s  %11s  %11s  %-26s\n", "layer",
                 metrics::kLayerGradNorm.text, "/top", metrics::kBlockSpectralNorm.text, metrics::kProductSpectralNorm.text,
@@ -62,12 +70,13 @@ void print_report_table(std::ostream& os, const nlohmann::ordered_json& report, 
                   g / top, num(l, metrics::kBlockSpectralNorm).c_str(), num(l, metrics::kProductSpectralNorm).c_str(),
                   num(l, metrics::kProductMinSingularValue).c_str(), bestv, best.c_str());
     os << line;
-    if (bars) {
-      const int width = hi > lo ? static_cast<int>(std::lround(1 + 23 * (std::log10(g) - lo) / (hi - lo))) : 12;
-      os << " " << std::string(static_cast<size_t>(width), '#');
-    }
+    if (bars) os << " " << log_bar(g, hi);
     os << "\n";
   }
+  if (bars)
+    os << "bars: log10 " << metrics::kLayerGradNorm.text << ", " << kBarPerDecade << " # per decade, the longest ("
+       << kBarWidth << " #) = " << fmt("%.4e", std::pow(10.0, hi)) << "; '<' = more than "
+       << kBarWidth / kBarPerDecade << " decades below it\n";
   const auto& s = report[kSummary];
   os << "output ||dL/dy|| = " << num(report, kOutputGradNorm) << ", loss (" << cfg.value(kLoss, "?")
      << ") = " << num(report, kLoss) << "\n";

@@ -312,9 +312,12 @@ Json train(const TrainConfig& c0) {
         before_sq.resize(params.size());
         for (size_t i = 0; i < params.size(); ++i) before_sq[i] = params[i]->squaredNorm();
       }
-      if (c.progress)
-        std::fprintf(stderr, "gradflow: step %ld/%ld  train %.4f  eval %.4f  acc %.3f  lr %.3g\n", s, c.steps,
-                     train_loss, last_eval, last_acc, std::isfinite(lr) ? lr : 0.0);
+      if (c.progress) {  // the last line (no update follows it) has no learning rate to show
+        std::fprintf(stderr, "gradflow: step %ld/%ld  train %.4f  eval %.4f  acc %.3f", s, c.steps, train_loss,
+                     last_eval, last_acc);
+        if (std::isfinite(lr)) std::fprintf(stderr, "  lr %.3g", lr);
+        std::fprintf(stderr, "\n");
+      }
     }
     if (c.save_every > 0 && (s % c.save_every == 0 || s == c.steps) && diverged.is_null())
       save_checkpoint(lm, c.checkpoint_dir, s, lm.embed(eval_set[0].tokens));

@@ -90,3 +90,16 @@ TEST_CASE("load_spec names the file and the fix") {
   REQUIRE(test::error_of([&] { load_spec(dir.file("d.json")); }).find("unknown key") != std::string::npos);
   REQUIRE(test::error_of([&] { load_spec(dir.file("missing.json")); }).find("fix") != std::string::npos);
 }
+
+TEST_CASE("a spec's \"plot\" (what the claims figure draws) is accepted and checked") {
+  const Json ok = Json::parse(R"({"gradflow_spec": 1, "command": "compare", "claim": "C5",
+      "plot": {"metric": "bottom.grad_norm", "ratio": true, "article_value": 0.01}})");
+  REQUIRE_NOTHROW(check_spec(ok, "t"));  // it was refused: unknown key "plot" (issue 18)
+  Json bad = ok;
+  bad["plot"] = {{"metrc", "x"}};
+  REQUIRE(test::error_of([&] { check_spec(bad, "t"); }).find("\"metrc\" is unknown") != std::string::npos);
+  bad["plot"] = {{"article_value", "0.01"}};
+  REQUIRE(test::error_of([&] { check_spec(bad, "t"); }).find("wrong type") != std::string::npos);
+  bad["plot"] = "bottom.grad_norm";
+  REQUIRE(test::error_of([&] { check_spec(bad, "t"); }).find("must be an object") != std::string::npos);
+}

@@ -86,6 +86,47 @@ inline J sweep_report(bool categorical) {
   return r;
 }
 
+// A train report (docs/training.md): log every `every` steps up to `steps`, L layers.
+inline J train_report(const std::string& placement, int L, int steps = 100, int every = 10) {
+  J r = {{"config", {{"placement", placement}, {"layers", L}}}, {"task", {{"name", "copy"}}}};
+  r["log"] = J::array();
+  for (int s = 0; s <= steps; s += every) {
+    J e = {{"step", s}, {"train_loss", 2.0 / (1 + 0.01 * s)}, {"eval_loss", 2.1 / (1 + 0.01 * s)},
+           {"bottom_to_top_grad_ratio", 0.5}};
+    e["layers"] = J::array();
+    for (int l = 0; l < L; ++l) e["layers"].push_back({{"grad_norm", (l + 1) * 0.1 * (1 + 0.001 * s)}});
+    r["log"].push_back(e);
+  }
+  return r;
+}
+
+// A train-sweep report: placements × depths × warmups × lrs cells (one seed), curves logged every 10 of 50 steps.
+inline J train_sweep_report(const std::vector<std::string>& placements, const std::vector<int>& depths,
+                            const std::vector<int>& warmups, const std::vector<double>& lrs) {
+  J r = {{"grid", {{"placements", placements}, {"layers", depths}, {"warmup", warmups}, {"lr", lrs}, {"seeds", 1}}},
+         {"spec", {{"claim", "C6"}}}};
+  r["groups"] = J::array();
+  r["runs"] = J::array();
+  for (const auto& p : placements)
+    for (int L : depths) {
+      J g = {{"placement", p}, {"layers", L}, {"cells", J::array()}};
+      for (double lr : lrs)
+        for (int w : warmups) {
+          J curve = J::array(), mean = J::array();
+          for (int s = 0; s <= 50; s += 10) {
+            const double loss = 2.0 / (1 + lr * s * (1 + 0.01 * w));
+            mean.push_back({s, loss});
+            curve.push_back({{"step", s}, {"eval_loss", loss}, {"bottom_to_top_grad_ratio", 0.5 + lr * s},
+                             {"grad_norms", J::array()}});
+          }
+          g["cells"].push_back({{"lr", lr}, {"warmup", w}, {"mean_eval_curve", mean}});
+          r["runs"].push_back({{"placement", p}, {"layers", L}, {"warmup", w}, {"lr", lr}, {"seed", 0}, {"curve", curve}});
+        }
+      r["groups"].push_back(g);
+    }
+  return r;
+}
+
 inline std::string write_json(const TempDir& dir, const std::string& name, const J& j) {
   const std::string p = dir.file(name);
   write_bytes(p, j.dump(1));

@@ -80,9 +80,9 @@ TEST_CASE("each kind writes a valid PDF, SVG and PNG with its script and data", 
   cases.push_back({"jacobian-norms", {cmp}, {"post", "pre"}, {}});
   PlotOptions at;
   at.at = {0, 5};
-  cases.push_back({"spectrum", {post}, {"P_0", "P_5"}, at});
+  cases.push_back({"spectrum", {post}, {}, at});  // titles P_0, P_5 are enhanced text (italic P, subscript)
   at.matrix = "B";
-  cases.push_back({"spectrum", {post, dir.file("J.npy")}, {"post: B_0", "J"}, at});
+  cases.push_back({"spectrum", {post, dir.file("J.npy")}, {"J"}, at});
   cases.push_back({"sensitivity", {sweep}, {"post", "pre"}, {}});
   cases.push_back({"sensitivity", {cat}, {"post", "pre"}, {}});
   cases.push_back({"sensitivity", {depths}, {"post", "pre"}, {}});

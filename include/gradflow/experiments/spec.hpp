@@ -1,10 +1,13 @@
 // spec.hpp — an experiment saved as a file, so that a figure can be regenerated from it:
 //   {"gradflow_spec": 1, "command": "compare" | "sweep", "claim": "C5", "description": "...",
 //    "options": {"placements": "post,pre", "layers": [6, 12, 24], "seeds": 5, "init": "xavier", "gradients-only": true},
-//    "reduced": {"layers": "2,4", "d-model": 16, ...}}
+//    "reduced": {"layers": "2,4", "d-model": 16, ...},
+//    "plot": {"metric": "bottom.grad_norm", "ratio": true, "article_value": 0.01}}
 // "options" holds command-line flags without their dashes: a string or number is the flag's value, an array is
 // joined with commas, true is a bare flag, false leaves it out. "reduced" (optional) overrides options for a
-// seconds-long smoke run (`gradflow run SPEC --reduced`). Every compare/sweep report records its spec.
+// seconds-long smoke run (`gradflow run SPEC --reduced`); "plot" (optional) says what `gradflow plot --kind claims`
+// draws (docs/plotting.md). Every compare/sweep report records its spec, with the file's claim, description
+// and plot.
 #pragma once
 #include <string>
 #include <vector>

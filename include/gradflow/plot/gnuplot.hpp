@@ -3,6 +3,7 @@
 // author can edit the script and rerun `cd DIR && gnuplot FIG.gp`.
 #pragma once
 #include <string>
+#include <vector>
 
 #include "gradflow/plot/options.hpp"
 
@@ -13,6 +14,7 @@ struct Figure {
   std::string body;     // gnuplot commands; the data file is the gnuplot string variable `data`
   std::string data;     // the data file: blocks (one per series) separated by two blank lines = `index i`
   double aspect = 0.75; // default height / width
+  double extra_height = 0;  // inches added to the default height (a legend below the axes)
 };
 
 // The cairo terminal line for `output` ("set terminal pdfcairo size 3.5in,2.6in ..."), picked by extension;
@@ -23,7 +25,8 @@ std::string terminal_line(const std::string& output, double width_in, double hei
 std::string gnuplot_program();
 
 struct RenderedFiles {
-  std::string script, data;  // paths of FIG.gp and FIG.dat
+  std::string script, data;          // paths of FIG.gp and FIG.dat
+  std::vector<std::string> skipped;  // inputs the kind leaves out, each "PATH (why)" (claims: train reports)
 };
 
 // Writes FIG.gp and FIG.dat (atomically) next to o.output, then, when o.render, runs gnuplot in that directory

@@ -27,12 +27,17 @@ std::vector<PlotInput> load_inputs(const std::vector<std::string>& paths);
 // One legend entry per analyze report: the placement, plus every other config field that differs between the
 // reports ("post", "pre, L=12", "post, init=xavier"); the file stems when all configs are equal.
 std::vector<std::string> report_labels(const std::vector<const PlotInput*>& reports);
+// The parts of report_labels, one per factor: the placement, then each config field that differs ("L=12"; "-"
+// where a report lacks it); report_labels joins them.
+std::vector<std::vector<std::string>> report_factors(const std::vector<const PlotInput*>& reports);
 // report_labels of the analyze reports among `in`, and of the single-run train reports (those with a log), in order.
 std::vector<std::string> analyze_report_labels(const std::vector<PlotInput>& in);
 std::vector<std::string> train_report_labels(const std::vector<PlotInput>& in);
 
 // One legend entry per compare/sweep group: placement, then depth and swept value when they vary.
 std::vector<std::string> group_labels(const PlotJson& experiment);
+// Its parts: the placement, then "L=24" when depths differ, "PARAM=VALUE" when values differ.
+std::vector<std::vector<std::string>> group_factors(const PlotJson& experiment);
 
 // A number at `key` of `j`; NaN when absent or not a number (matrix-free reports hold strings for unavailable
 // quantities).

@@ -7,22 +7,34 @@
 
 namespace gradflow {
 
-inline constexpr int kStyles = 8;  // series styles 1..8 (linetype k), then they repeat
+inline constexpr int kStyles = 8;  // palette entries: linetypes 1..8 (colour, marker, dash)
 
 // `set linetype k ...` for k = 1..kStyles: colour, marker, dash.
 std::string palette_commands();
+// The style of the k-th series (k = 0, 1, ...): linetype k+1 for k < kStyles; beyond, colour k mod 8 with a
+// marker and dash that no earlier series of that colour has, so no two of the first kStyles² = 64 series look
+// alike ("lt 1 pt 5 dt 4"). A figure with more lines than a reader can tell apart takes another
+// form (docs/plotting.md, "Many series").
+std::string series_style(int k);
+// Two-way styling: the colour of palette entry k ("lt 1", its marker and dash to be overridden), and the marker and dash of palette
+// entry k alone ("pt 7 dt 1"), so one factor can be shown by colour and another by marker and dash.
+std::string colour_style(int k);
+std::string mark_style(int k);
 // The common look set after the palette: L-shaped border, outward tics, compact opaque legend. A multiplot
 // panel repeats it after `reset`.
 std::string base_style();
 // A gnuplot single-quoted string literal ('' escapes a quote); newlines become spaces.
 std::string gp_quote(const std::string& s);
+// Text shown literally inside an enhanced-text string: gnuplot's markup characters (_ ^ { } @ & ~ \) escaped.
+std::string gp_enhanced_literal(const std::string& s);
 // A number as gnuplot and the data file read it back exactly ("%.17g"); NaN/Inf as "NaN" (gnuplot skips it).
 std::string gp_num(double v);
 
 // Whether positive values in [lo, hi] span more than a decade (the "log axis when values span decades" rule).
 bool spans_decades(double lo, double hi);
 // `set logscale AXIS` with readable tics: explicit 1-2-5 (or finer) tics when the range is under two decades,
-// gnuplot's decade tics otherwise; sets the range padded by a few percent in log space.
-std::string log_axis(const std::string& axis, double lo, double hi);
+// gnuplot's decade tics otherwise; sets the range padded by a few percent in log space. At most `max_tics`
+// explicit tics (fewer, coarser ones when finer would crowd a short axis).
+std::string log_axis(const std::string& axis, double lo, double hi, int max_tics = 8);
 
 }  // namespace gradflow

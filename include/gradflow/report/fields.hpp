@@ -160,7 +160,7 @@ inline constexpr Metric kTopGradNorm{kTop, kGradNorm, "", "||dL/dx_top||",
 inline constexpr Metric kGradRatio{kSummary, kBottomToTopGradRatio, "", "bottom/top",
                                    "‖∂{/:Italic L}/∂{/:Italic x}_0‖ / ‖∂{/:Italic L}/∂{/:Italic x}_{{/:Italic L}-1}‖"};
 inline constexpr Metric kGrowthFactor{kSummary, kGradGrowthFactorPerLayer, "", "factor/layer",
-                                      "gradient growth factor per layer"};
+                                      "‖∂{/:Italic L}/∂{/:Italic x}_{/:Italic l}‖ factor per layer"};
 inline constexpr Metric kGrowthRate{kSummary, kGradGrowthRatePerLayer, "", "rate/layer",
                                     "slope of ln‖∂{/:Italic L}/∂{/:Italic x}_{/:Italic l}‖ per layer"};
 inline constexpr Metric kTopW2GradNorm{kTop, kParamGradNorms, kFfnOutWeight, "top ||dL/dW2||",

@@ -1,0 +1,64 @@
+// test_table.cpp — the terminal table's per-layer bars are log10 ||dL/dx_l|| on a fixed scale (issue 18, defect
+// 7: they were scaled min to max, so a 2.3 % spread drew 24 against 1 '#').
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <sstream>
+
+#include "gradflow/report/table.hpp"
+
+using namespace gradflow;
+
+namespace {
+
+nlohmann::ordered_json report_with(const std::vector<double>& grads) {
+  nlohmann::ordered_json r;
+  r["config"] = {{"placement", "post"}, {"layers", grads.size()}, {"init", "torch"}, {"init_scale", "1"}, {"seed", 0}};
+  r["layers"] = nlohmann::ordered_json::array();
+  for (size_t l = 0; l < grads.size(); ++l)
+    r["layers"].push_back({{"index", l}, {"grad_norm", grads[l]}, {"param_grad_norms", {{"linear2.weight", 1.0}}}});
+  r["summary"] = nlohmann::ordered_json::object();
+  return r;
+}
+
+// The '#' count of each layer row's bar.
+std::vector<size_t> bar_lengths(const std::string& table) {
+  std::vector<size_t> out;
+  std::istringstream in(table);
+  for (std::string line; std::getline(in, line);) {
+    if (line.find("linear2.weight") == std::string::npos) continue;
+    const auto at = line.find_last_of(' ');
+    const std::string bar = line.substr(at + 1);
+    out.push_back(bar.find_first_not_of('#') == std::string::npos ? bar.size() : 0);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("table bars: nearly flat gradients draw equal bars, a 1/100 decay draws 8 '#' fewer", "[quick]") {
+  std::ostringstream flat;
+  print_report_table(flat, report_with({1.0, 1.01, 1.023}), true);
+  REQUIRE(bar_lengths(flat.str()) == std::vector<size_t>{24, 24, 24});  // a 2.3 % spread is flat
+  REQUIRE(flat.str().find("4 # per decade") != std::string::npos);    // the scale is printed
+  std::ostringstream decay;
+  print_report_table(decay, report_with({0.001, 0.01, 0.1}), true);
+  REQUIRE(bar_lengths(decay.str()) == std::vector<size_t>{16, 20, 24});
+  REQUIRE(log_bar(1e-7, 0.0) == "<");  // more than 6 decades below the largest
+  REQUIRE(log_bar(0.0, 0.0) == "?");
+  std::ostringstream none;
+  print_report_table(none, report_with({1.0, 2.0}), false);
+  REQUIRE(none.str().find('#') == std::string::npos);
+}
+
+TEST_CASE("the table's header names the weights file instead of an init scheme it did not use", "[quick]") {
+  auto r = report_with({1.0, 2.0});
+  std::ostringstream plain;
+  print_report_table(plain, r, false);
+  REQUIRE(plain.str().find("init torch x1") != std::string::npos);
+  r["config"]["weights"] = "model.safetensors";
+  std::ostringstream loaded;
+  print_report_table(loaded, r, false);
+  REQUIRE(loaded.str().find("weights model.safetensors") != std::string::npos);
+  REQUIRE(loaded.str().find("init torch") == std::string::npos);
+}
