@@ -1,10 +1,13 @@
 // cmd_analyze.cpp — `gradflow analyze [model options] [--json FILE]`: the table on stdout, the report in JSON.
 #include <unistd.h>
 
+#include <cstdio>
 #include <iostream>
+#include <set>
 
 #include "cli/commands.hpp"
 #include "cli/model_options.hpp"
+#include "gradflow/core/error.hpp"
 #include "gradflow/run/engine.hpp"
 #include "gradflow/report/atomic_file.hpp"
 #include "gradflow/report/table.hpp"
@@ -17,13 +20,35 @@ struct AnalyzeOptions {
   std::string mode = "auto";
   bool gradients_only = false;
   bool quiet = false;
+  std::set<std::string> given;  // the engine options given on the command line (set by the callback)
 };
+
+// An engine option the chosen engine does not read is refused when the engine was asked for (--mode explicit,
+// --gradients-only), and noted when --mode auto chose it: nothing is ignored silently.
+void check_engine_options(const AnalyzeOptions& o, const EngineChoice& choice) {
+  require(!(o.gradients_only && o.given.count("--mode")),
+          "--gradients-only and --mode " + o.mode + " both choose the engine; fix: drop one of them");
+  require(!(o.gradients_only && o.given.count("--spectrum")),
+          "--spectrum needs the Jacobians that --gradients-only skips; fix: drop one of them");
+  if (choice.engine == Engine::MatrixFree) return;
+  for (const char* name : {"--top-k", "--spectral-layers", "--hutchinson-probes"}) {
+    if (!o.given.count(name)) continue;
+    if (o.gradients_only || o.mode != "auto")
+      throw Error(std::string(name) + " applies to --mode matrix-free only, not to " +
+                  (o.gradients_only ? "--gradients-only" : "--mode " + o.mode) + "; fix: drop " + name +
+                  " or use --mode matrix-free");
+    if (!o.quiet)
+      std::fprintf(stderr, "gradflow: note: %s unused: --mode auto chose explicit mode (exact values; %s)\n", name,
+                   "--mode matrix-free would use it");
+  }
+}
 
 void run_analyze(const AnalyzeOptions& o) {
   RunConfig rc = resolve(o.model);
   rc.analysis.engine_request = parse_engine_request(o.mode, o.gradients_only);
   rc.analysis.progress = !o.quiet;
-  choose_engine(rc.model, rc.analysis);  // refuses bad engine options and runs that do not fit, before any work
+  // refuses bad engine options and runs that do not fit, before any work
+  check_engine_options(o, choose_engine(rc.model, rc.analysis));
   check_outputs({{"--json", o.json}}, {{"--weights", rc.weights}, {"--input", rc.input}, {"--cotangent", rc.cotangent}});
   const auto report = analyze(rc);
   if (!o.quiet) print_report_table(std::cout, report, ::isatty(STDOUT_FILENO));
@@ -35,20 +60,24 @@ void setup_analyze(CLI::App& app) {
   auto opts = std::make_shared<AnalyzeOptions>();
   auto* sub = app.add_subcommand("analyze", "gradient norms and Jacobian products across depth, as a table and JSON");
   add_model_options(*sub, opts->model);
-  sub->add_option("--json", opts->json, "write the report to this file (docs/report-schema.md)");
+  sub->add_option("--json", opts->json, "write the report to this file (docs/report-schema.md)")->check(non_empty_path());
   sub->add_flag("--gradients-only", opts->gradients_only, "skip the explicit Jacobians (gradient norms only)");
   auto& an = opts->model.rc.analysis;  // the engine options (analyze only)
   sub->add_option("--mode", opts->mode, "explicit (dense Jacobians) | matrix-free (JVP/VJP) | auto (explicit if it fits in --max-memory)")
       ->check(CLI::IsMember({"auto", "explicit", "matrix-free"}))->capture_default_str();
   sub->add_flag("--spectrum", an.spectrum, "explicit mode: every singular value of B_l and P_l, with summary statistics");
-  sub->add_option("--top-k", an.top_k, "matrix-free: largest singular values per B_l and P_l (Lanczos)")
-      ->check(CLI::PositiveNumber)->capture_default_str();
+  sub->add_option("--top-k", an.top_k, "matrix-free: largest singular values per B_l and P_l (Lanczos; >= 1)")
+      ->capture_default_str();
   sub->add_option("--spectral-layers", an.spectral_layers, "matrix-free: P_l for all | none | bottom | top | 0,6,12 (B_l: all unless none)")
       ->capture_default_str();
   sub->add_option("--hutchinson-probes", an.hutchinson_probes, "matrix-free: probes K of the Frobenius estimates (0 skips)")
-      ->check(CLI::NonNegativeNumber)->capture_default_str();
+      ->capture_default_str();
   sub->add_flag("-q,--quiet", opts->quiet, "no table, no progress");
-  sub->callback([opts] { run_analyze(*opts); });
+  sub->callback([opts, sub] {
+    for (const char* name : {"--mode", "--spectrum", "--top-k", "--spectral-layers", "--hutchinson-probes"})
+      if (sub->count(name) > 0) opts->given.insert(name);
+    run_analyze(*opts);
+  });
 }
 
 }  // namespace gradflow::cli

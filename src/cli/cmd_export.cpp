@@ -37,7 +37,7 @@ void setup_export(CLI::App& app) {
   auto opts = std::make_shared<ExportOptions>();
   auto* sub = app.add_subcommand("export", "write the initialized model's parameters as .safetensors (PyTorch names)");
   add_model_options(*sub, opts->model);
-  sub->add_option("--out", opts->out, "output file (.safetensors, F64)")->required();
+  sub->add_option("--out", opts->out, "output file (.safetensors, F64)")->check(non_empty_path())->required();
   sub->add_flag("-q,--quiet", opts->quiet, "accepted for scripts that pass -q to every command (export prints nothing)");
   sub->callback([opts] { run_export(*opts); });
 }

@@ -50,7 +50,7 @@ void setup_jacobian(CLI::App& app) {
   add_model_options(*sub, opts->model);
   sub->add_option("--from", opts->from, "input layer l (x_l, 0 = the network input)")->capture_default_str();
   sub->add_option("--to", opts->to, "output layer m >= l (default L: the network output y)");
-  sub->add_option("--out", opts->out, "output file (.npy float64, or .csv)")->required();
+  sub->add_option("--out", opts->out, "output file (.npy float64, or .csv)")->check(non_empty_path())->required();
   sub->add_option("--format", opts->format, "npy | csv (default: from the file name)");
   sub->callback([opts] { run_jacobian(*opts); });
 }

@@ -27,7 +27,7 @@ void setup_plot(CLI::App& app) {
       ->required()
       ->check(CLI::ExistingFile);
   sub->add_option("--kind", opts->kind, kinds)->required();
-  sub->add_option("-o,--output", opts->output, "the figure: .pdf, .svg or .png (the extension picks the format)")->required();
+  sub->add_option("-o,--output", opts->output, "the figure: .pdf, .svg or .png (the extension picks the format)")->check(non_empty_path())->required();
   sub->add_option("--width", opts->width, "width in inches (default 3.5: one column; claims 7: two)")->check(CLI::Range(0.5, 40.0));
   sub->add_option("--height", opts->height, "height in inches (default: the kind's aspect ratio)")->check(CLI::Range(0.0, 40.0));
   sub->add_option("--dpi", opts->dpi, "PNG resolution (pixels = inches x dpi)")->capture_default_str()->check(CLI::Range(30, 2400));

@@ -4,6 +4,7 @@
 // (a seconds-long smoke run, used by the tests).
 #include <filesystem>
 
+#include "process/interrupt.hpp"
 #include "process/runtime_env.hpp"
 #include "cli/commands.hpp"
 #include "gradflow/core/error.hpp"
@@ -67,7 +68,13 @@ void run_run(const RunOptions& o) {
     require(!ec, "--out-dir '" + o.out_dir + "' cannot be created: " + ec.message() + "; fix: choose a writable path");
   }
   for (const auto& s : o.specs) load_spec(s);  // every spec checked before the first one runs
-  for (const auto& s : o.specs) run_one(s, o, many);
+  for (size_t i = 0; i < o.specs.size(); ++i) {
+    if (many && i > 0)
+      process::set_interrupt_context(std::to_string(i) + " of " + std::to_string(o.specs.size()) + " specs finished" +
+                                     (o.out_dir.empty() ? "" : ", their reports are in " + o.out_dir) +
+                                     "; the next was " + o.specs[i]);
+    run_one(o.specs[i], o, many);
+  }
 }
 
 }  // namespace
@@ -77,10 +84,10 @@ void setup_run(CLI::App& app) {
   auto* sub = app.add_subcommand("run", "run saved compare/sweep/train-sweep specs (examples/claims/*.json)");
   sub->add_option("specs", opts->specs, "spec files")->required()->check(CLI::ExistingFile);
   sub->add_flag("--reduced", opts->reduced, "apply each spec's \"reduced\" overrides (a seconds-long smoke run)");
-  sub->add_option("--out-dir", opts->out_dir, "write DIR/<spec name>.json and .csv");
-  sub->add_option("--json", opts->json, "write the report here (one spec only)");
-  sub->add_option("--csv", opts->csv, "write the long-format CSV here (one spec only)");
-  sub->add_option("--resume", opts->resume, "keep finished configurations in DIR (DIR/<spec name> for several specs)");
+  sub->add_option("--out-dir", opts->out_dir, "write DIR/<spec name>.json and .csv")->check(non_empty_path());
+  sub->add_option("--json", opts->json, "write the report here (one spec only)")->check(non_empty_path());
+  sub->add_option("--csv", opts->csv, "write the long-format CSV here (one spec only)")->check(non_empty_path());
+  sub->add_option("--resume", opts->resume, "keep finished configurations in DIR (DIR/<spec name> for several specs)")->check(non_empty_path());
   sub->add_option("--threads", opts->threads, "configurations run at once (default: the spec's, else all cores)")
       ->check(CLI::Range(0, process::kMaxThreads));
   sub->add_flag("-q,--quiet", opts->quiet, "no tables, no progress");

@@ -7,6 +7,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "process/interrupt.hpp"
 #include "process/runtime_env.hpp"
 #include "cli/commands.hpp"
 #include "cli/train_options.hpp"
@@ -29,6 +30,10 @@ void run_train(const TrainCmdOptions& o) {
   // both streams would hold each row twice
   c.progress = !o.quiet && ::isatty(STDERR_FILENO);
   check_outputs({{"--json", o.json}, {"--csv", o.csv}}, {});
+  process::set_interrupt_note(
+      c.save_every > 0 ? "the checkpoints written so far are in " + c.checkpoint_dir +
+                             " (a run does not resume from them: rerun to train again)"
+                       : "nothing was written (the report is written when training finishes); rerun to train again");
   const auto report = train(c);
   if (!o.quiet) print_train_summary(std::cout, report);
   if (!o.json.empty()) write_file_atomic(o.json, report.dump(1) + "\n");
@@ -46,13 +51,13 @@ void setup_train(CLI::App& app) {
   sub->add_option("--lr", t.lr, "peak learning rate")->capture_default_str();
   sub->add_option("--warmup", t.warmup, "linear warmup steps W")->capture_default_str();
   sub->add_option("--save-every", t.save_every, "write a safetensors checkpoint every K steps (and at the end)");
-  sub->add_option("--checkpoint-dir", t.checkpoint_dir, "directory of the checkpoints (step_NNNNNN.safetensors + .input.npy)");
+  sub->add_option("--checkpoint-dir", t.checkpoint_dir, "directory of the checkpoints (step_NNNNNN.safetensors + .input.npy)")->check(non_empty_path());
   sub->add_flag("--save-batches", t.save_batches, "also write every step's batch (tokens, targets) as .npy into --checkpoint-dir");
   sub->add_option("--threads", t.threads, "OpenMP threads over a batch's sequences (0: all; results do not depend on it)")
       ->check(CLI::Range(0, process::kMaxThreads))
       ->capture_default_str();
-  sub->add_option("--json", opts->json, "write the train report to this file");
-  sub->add_option("--csv", opts->csv, "write the log as CSV (step,layer,metric,value)");
+  sub->add_option("--json", opts->json, "write the train report to this file")->check(non_empty_path());
+  sub->add_option("--csv", opts->csv, "write the log as CSV (step,layer,metric,value)")->check(non_empty_path());
   sub->add_flag("-q,--quiet", opts->quiet, "no progress, no summary");
   sub->callback([opts] { run_train(*opts); });
 }

@@ -5,6 +5,7 @@
 #include <iostream>
 #include <type_traits>
 
+#include "process/interrupt.hpp"
 #include "process/runtime_env.hpp"
 #include "cli/commands.hpp"
 #include "cli/train_options.hpp"
@@ -47,12 +48,17 @@ std::vector<T> parse_list(const std::string& text, const std::string& option, bo
 
 void run_train_sweep(SweepCmdOptions o) {
   o.sweep.placements = split_list(o.placements, "--placements");
+  o.flags.model.run_placements = o.sweep.placements;  // a placement's own option must apply to one of them
   o.sweep.layers = parse_list<Index>(o.layers, "--layers", true);
   o.sweep.warmups = parse_list<long>(o.warmup, "--warmup", false);
   o.sweep.lrs = parse_list<double>(o.lr, "--lr", true);
   o.sweep.progress = !o.quiet;
   const auto runs = plan_train_runs(o.sweep, [&](const std::string& p, Index L) { return resolve_train(o.flags, p, L); });
   check_outputs({{"--json", o.json}, {"--csv", o.csv}}, {{"the spec", o.spec_file}});
+  process::set_interrupt_note(
+      o.sweep.resume_dir.empty()
+          ? "no run was kept; fix: rerun with --resume DIR, which keeps each finished run and continues from them"
+          : "finished runs are kept in " + o.sweep.resume_dir + "; rerun the same command to continue from them");
   const auto reports = run_train_runs(runs, o.sweep);
   auto rep = train_sweep_report(o.sweep, runs, reports);
   if (!o.spec_file.empty()) {  // `gradflow run SPEC`: the report records its spec (so `run report.json` reruns it)
@@ -76,10 +82,10 @@ void setup_train_sweep(CLI::App& app) {
   sub->add_option("--threads", opts->sweep.threads, "runs at once (0: every core; results do not depend on it)")
       ->check(CLI::Range(0, process::kMaxThreads))
       ->capture_default_str();
-  sub->add_option("--resume", opts->sweep.resume_dir, "keep each finished run in DIR and reuse it when restarted");
+  sub->add_option("--resume", opts->sweep.resume_dir, "keep each finished run in DIR and reuse it when restarted")->check(non_empty_path());
   add_train_flags(*sub, opts->flags);
-  sub->add_option("--json", opts->json, "write the sweep report to this file");
-  sub->add_option("--csv", opts->csv, "write one row per run");
+  sub->add_option("--json", opts->json, "write the sweep report to this file")->check(non_empty_path());
+  sub->add_option("--csv", opts->csv, "write one row per run")->check(non_empty_path());
   sub->add_flag("-q,--quiet", opts->quiet, "no progress, no table");
   sub->add_option("--spec-file", opts->spec_file, "set by `gradflow run`: the spec this sweep comes from");
   sub->callback([opts] { run_train_sweep(*opts); });

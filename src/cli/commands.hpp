@@ -15,4 +15,15 @@ void setup_plot(CLI::App& app);
 void setup_train(CLI::App& app);
 void setup_train_sweep(CLI::App& app);
 
+// The check of every option that names a file or folder to write: an empty value ('') names nothing and would
+// silently write nothing; refused with the fix.
+inline CLI::Validator non_empty_path() {
+  return CLI::Validator(
+      [](std::string& v) {
+        return v.empty() ? std::string("'' names no file or folder; fix: give a path (--json/-o also take - for stdout)")
+                         : std::string();
+      },
+      "PATH");
+}
+
 }  // namespace gradflow::cli

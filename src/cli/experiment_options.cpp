@@ -1,6 +1,8 @@
 // experiment_options.cpp — see experiment_options.hpp.
+#include "process/interrupt.hpp"
 #include "process/runtime_env.hpp"
 #include "cli/experiment_options.hpp"
+#include "cli/commands.hpp"
 
 #include <iostream>
 
@@ -49,10 +51,11 @@ void add_experiment_options(CLI::App& sub, ExperimentOptions& o) {
   sub.add_option("--seeds", o.seeds, "repetitions per configuration; repetition r uses seed = --seed + r")
       ->capture_default_str()
       ->check(CLI::Range(1, 1000000));
-  sub.add_option("--json", o.json, "write the experiment report (mean/std over seeds, ratios, fits, spec) here");
-  sub.add_option("--csv", o.csv, "write the long-format CSV (placement,depth,[param,value,]layer,metric,mean,std,n)");
+  sub.add_option("--json", o.json, "write the experiment report (mean/std over seeds, ratios, fits, spec) here")->check(non_empty_path());
+  sub.add_option("--csv", o.csv, "write the long-format CSV (placement,depth,[param,value,]layer,metric,mean,std,n)")->check(non_empty_path());
   sub.add_option("--resume", o.resume,
-                 "keep each finished configuration in DIR (written atomically); a rerun skips those already there");
+                 "keep each finished configuration in DIR (written atomically); a rerun skips those already there")
+      ->check(non_empty_path());
   sub.add_option("--threads", o.threads, "configurations run at once (default: all cores; results do not depend on it)")
       ->check(CLI::Range(0, process::kMaxThreads));
   sub.add_flag("--gradients-only", o.gradients_only, "skip the explicit Jacobians (gradient norms only, ~100x faster)");
@@ -77,6 +80,11 @@ void run_experiment_command(const CLI::App& sub, const std::string& kind, const 
   e.runner.progress = !o.quiet;
   e.spec = Json{{"gradflow_spec", kSpecVersion}, {"command", kind}, {"options", given_options(sub)}};
   e.spec_file = o.spec_file;
+  process::set_interrupt_note(
+      o.resume.empty() ? "no configuration was kept; fix: rerun with --resume DIR, which keeps each finished one "
+                         "and continues from them when run again"
+                       : "finished configurations are kept in " + o.resume + "; rerun the same command to continue "
+                         "from them");
   const Json report = run_experiment(std::move(e));
   write_report(report, kExperimentWriters, {o.json, o.csv, !o.quiet}, std::cout);
 }

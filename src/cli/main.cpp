@@ -2,13 +2,32 @@
 // (2: bad input or options, 3: numerical failure, 4: internal error). Nothing else lives here.
 #include <cstdio>
 #include <iostream>
+#include <string>
 
 #include "cli/commands.hpp"
+#include "process/interrupt.hpp"
 #include "process/runtime_env.hpp"
 #include "gradflow/core/error.hpp"
 
+namespace {
+
+// An error is one line of readable length: newlines become spaces, and a message swollen by an echoed value (a
+// 100 KB option) keeps its head and its tail, where the fix is.
+std::string one_line(std::string msg) {
+  for (char& c : msg)
+    if (c == '\n' || c == '\r') c = ' ';
+  constexpr size_t kMax = 600, kHead = 300, kTail = 250;
+  if (msg.size() > kMax)
+    msg = msg.substr(0, kHead) + " [... " + std::to_string(msg.size() - kHead - kTail) + " characters ...] " +
+          msg.substr(msg.size() - kTail);
+  return msg;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   gradflow::process::tune_runtime_environment(argv);  // may run gradflow again with OpenMP/OpenBLAS settings
+  gradflow::process::install_interrupt_handler();     // Ctrl-C: one line on what was kept and how to continue
   CLI::App app{"gradflow: exact gradient flow through a double-precision Transformer"};
   app.require_subcommand(1);
   app.set_version_flag("--version", GRADFLOW_VERSION);
@@ -31,16 +50,20 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "gradflow: error: " << e.what() << "; fix: see `gradflow " << (argc > 1 ? argv[1] : "") << " --help`\n";
+    // (an open progress line was ended by its destructor while the exception left its scope)
+    const std::string msg = e.what();
+    std::cerr << "gradflow: error: " << one_line(msg.find("fix:") != std::string::npos ? msg : msg +
+                 "; fix: see `gradflow " + (argc > 1 ? argv[1] : "") + " --help`") << "\n";
     return 2;
   } catch (const gradflow::Error& e) {
-    std::cerr << "\ngradflow: error: " << e.what() << "\n";
+    std::cerr << "gradflow: error: " << one_line(e.what()) << "\n";
     return e.exit_code();
   } catch (const std::bad_alloc&) {
-    std::cerr << "\ngradflow: error: out of memory; fix: lower --seq-len/--d-model or use a bigger machine\n";
+    std::cerr << "gradflow: error: out of memory; fix: lower --seq-len/--d-model/--layers (the estimates of "
+                 "--max-memory missed this allocation: please report it) or use a bigger machine\n";
     return 2;
   } catch (const std::exception& e) {
-    std::cerr << "\ngradflow: internal error: " << e.what() << "\n";
+    std::cerr << "gradflow: internal error: " << one_line(e.what()) << "\n";
     return 4;
   }
   return 0;

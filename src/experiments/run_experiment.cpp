@@ -46,6 +46,7 @@ RunConfig resolve_point(const ExperimentSettings& e, const std::string& placemen
 
 nlohmann::ordered_json run_experiment(ExperimentSettings e) {
   e.model.rc.files = load_run_files(e.model.rc);  // --weights/--input/--cotangent read once for every point
+  e.model.run_placements = e.axes.placements;      // a placement's own option must apply to one of them
   const MakePoint make = [&](const std::string& placement, Index depth, const std::string& value) {
     PointConfig p;
     p.rc = resolve_point(e, placement, depth, value);

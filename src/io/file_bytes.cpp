@@ -13,6 +13,7 @@
 #include <new>
 
 #include "gradflow/core/error.hpp"
+#include "gradflow/io/pending_temp_files.hpp"
 
 namespace gradflow::io_detail {
 
@@ -135,8 +136,10 @@ void write_file_atomic(const std::string& path_given, const std::string& bytes) 
     }
   }
   const std::string tmp = temp_path_for(path);
+  const int held = io::hold_pending_temp(tmp);  // removed by an interrupt (pending_temp_files.hpp)
   auto fail = [&](int err, bool created) {
     if (created) ::unlink(tmp.c_str());
+    io::release_pending_temp(held);
     throw Error("cannot write '" + path_given + "': " + std::strerror(err) + "; fix: choose a writable path");
   };
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -152,6 +155,7 @@ void write_file_atomic(const std::string& path_given, const std::string& bytes) 
   }
   if (::close(fd) != 0) fail(errno, true);
   if (std::rename(tmp.c_str(), path.c_str()) != 0) fail(errno, true);
+  io::release_pending_temp(held);
 }
 
 std::string printable(const std::string& s, size_t max_len) {

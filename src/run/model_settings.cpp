@@ -2,6 +2,7 @@
 #include "gradflow/run/model_settings.hpp"
 
 #include <cerrno>
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <sstream>
@@ -67,7 +68,11 @@ std::vector<ModelOption> make_table() {
   t.push_back(value("heads", "attention heads h (must divide d)", std::to_string(d.rc.model.heads), true,
                     [](ModelSettings& s, const std::string& v) { s.rc.model.heads = parse_integer(v, "heads"); }));
   t.push_back(value("d-ff", "feed-forward width (default 4*d)", "", true,
-                    [](ModelSettings& s, const std::string& v) { s.rc.model.d_ff = parse_integer(v, "d-ff"); }));
+                    [](ModelSettings& s, const std::string& v) {
+                      s.rc.model.d_ff = parse_integer(v, "d-ff");
+                      require(s.rc.model.d_ff > 0, "--d-ff " + v + " must be positive; fix: e.g. --d-ff 256, or omit it "
+                                                   "for 4*d");
+                    }));
   t.push_back(value("seq-len", "tokens n of the input", std::to_string(d.rc.analysis.seq_len), false,
                     [](ModelSettings& s, const std::string& v) { s.rc.analysis.seq_len = parse_integer(v, "seq-len"); }));
   t.push_back(value("activation", "relu | gelu (exact erf form)", d.activation, true,
@@ -154,8 +159,47 @@ void set_model_option(ModelSettings& s, const std::string& name, const std::stri
   throw Error("--" + name + " is not a model option; fix: see `gradflow analyze --help` for the model options");
 }
 
+namespace {
+
+// An option that only some placements take, given for a run none of whose placements takes it, would be ignored:
+// refused instead, naming the placements that take it.
+void check_placement_options(const ModelSettings& s) {
+  const std::vector<std::string> run =
+      s.run_placements.empty() ? std::vector<std::string>{s.rc.model.placement} : s.run_placements;
+  const std::string listed = run.size() == 1 ? "--placement " + run[0] : "the placements given";
+  for (const SchemeOption& o : scheme_options()) {
+    if (!s.given.count(o.name)) continue;
+    std::vector<std::string> takers;
+    bool used = false;
+    for (const auto& p : placements()) {
+      bool takes = false;
+      for (const SchemeOption& own : p->options()) takes = takes || own.name == o.name;
+      if (!takes) continue;
+      takers.push_back(p->name());
+      used = used || std::find(run.begin(), run.end(), p->name()) != run.end();
+    }
+    if (used) continue;
+    std::string names;
+    for (const auto& t : takers) names += (names.empty() ? "" : ", ") + t;
+    throw Error("--" + o.name + " does nothing with " + listed + " (only " + names + (takers.size() == 1 ? " takes" : " take") + " it); fix: drop --" +
+                o.name + " or use --placement " + takers.front());
+  }
+  if (s.given.count("no-final-norm") && s.no_final_norm) {
+    bool used = false;
+    for (const auto& p : run) used = used || find_placement(p).final_norm_default(s.rc.model);
+    std::string with;
+    for (const auto& p : placements())
+      if (p->final_norm_default(s.rc.model)) with += (with.empty() ? "" : ", ") + p->name();
+    require(used, "--no-final-norm does nothing with " + listed + " (no final norm to drop); fix: drop it (" + with +
+                      " have a final norm)");
+  }
+}
+
+}  // namespace
+
 RunConfig resolve(const ModelSettings& s) {
   RunConfig rc = s.rc;
+  check_placement_options(s);
   rc.model.activation = parse_activation(s.activation);
   rc.model.norm = parse_norm_kind(s.norm);
   if (s.no_final_norm) rc.model.final_norm = false;

@@ -6,6 +6,7 @@
 # swapping). Exit 0 pass, 1 fail.
 gf=${1:?usage: test_limits.sh GRADFLOW CASE}
 case_=${2:?usage: test_limits.sh GRADFLOW CASE}
+case $gf in /*) ;; *) gf=$PWD/$gf ;; esac  # the interrupt case runs in its own folder
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
@@ -73,5 +74,28 @@ assert d and d['quantity'] == 'activation' and d['step'] == 0 and 'bound' in d, 
   memory_jacobian)  # item 7: the Jacobian written (N² doubles) was not counted
     refused "explicit Jacobians" -- jacobian --seq-len 64 --d-model 64 --max-memory 50M --out "$tmp/j.npy"
     [ -e "$tmp/j.npy" ] && fail "a Jacobian was written" ; : ;;
+  interrupt)  # item 12: Ctrl-C says what was kept and how to continue, leaves no temporary file, exits 130
+    cd "$tmp" || fail "cd"
+    "$gf" compare --placements post,pre --layers 2,4,6,8,12,16,24 --seeds 3 --seq-len 32 --resume kept --json out.json \
+      -q 2> err &
+    pid=$!
+    sleep 3
+    kill -INT $pid
+    wait $pid
+    rc=$?
+    [ $rc -eq 130 ] || fail "compare after SIGINT exited $rc (want 130): $(cat err)"
+    [ "$(wc -l < err)" -eq 1 ] || fail "not one line: $(cat err)"
+    grep -q "interrupted; finished configurations are kept in kept; rerun the same command" err || fail "$(cat err)"
+    [ -e out.json ] && fail "a report was written by an interrupted run"
+    find . -name '*.tmp.*' | grep -q . && fail "temporary files left: $(find . -name '*.tmp.*')"
+    "$gf" analyze --layers 24 --seq-len 32 -q --json a.json 2> err &
+    pid=$!
+    sleep 2
+    kill -TERM $pid
+    wait $pid
+    rc=$?
+    [ $rc -eq 143 ] || fail "analyze after SIGTERM exited $rc (want 143): $(cat err)"
+    grep -q "interrupted; nothing was written" err || fail "$(cat err)"
+    echo "ok: $(cat err)" ;;
   *) fail "unknown case $case_" ;;
 esac

@@ -21,6 +21,9 @@ struct ModelSettings {
   std::string activation = "relu", norm = "layernorm", init_scale = "1", max_memory;
   bool no_final_norm = false;
   std::set<std::string> given;  // names set explicitly (the size options are checked against --weights/--input)
+  // The placements of the whole command (compare, sweep, train-sweep, a spec); empty: only rc.model.placement.
+  // resolve() refuses a placement's own option (e.g. --deepnorm-alpha) or --no-final-norm that none of them takes.
+  std::vector<std::string> run_placements;
 };
 
 struct ModelOption {
