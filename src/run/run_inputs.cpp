@@ -31,26 +31,26 @@ void warn_unused(const std::string& path, const std::vector<std::string>& extra)
 }  // namespace
 
 std::shared_ptr<const RunFiles> load_run_files(const RunConfig& rc) {
-  if (rc.files && rc.files->weights_path == rc.weights && rc.files->input_path == rc.input &&
-      rc.files->cotangent_path == rc.cotangent)
+  if (rc.files && rc.files->weights_path == rc.weights && rc.files->weights_format == rc.weights_format &&
+      rc.files->input_path == rc.input && rc.files->cotangent_path == rc.cotangent)
     return rc.files;
   auto f = std::make_shared<RunFiles>();
   f->weights_path = rc.weights;
+  f->weights_format = rc.weights_format;
   f->input_path = rc.input;
   f->cotangent_path = rc.cotangent;
-  if (!rc.weights.empty()) f->weights = std::make_shared<const std::vector<SafeTensor>>(read_safetensors(rc.weights));
+  if (!rc.weights.empty()) f->weights = std::make_shared<const Checkpoint>(read_checkpoint(rc.weights, rc.weights_format));
   if (!rc.input.empty()) f->input = std::make_shared<const NpyArray>(read_npy(rc.input));
   if (!rc.cotangent.empty()) f->cotangent = std::make_shared<const NpyArray>(read_npy(rc.cotangent));
   return f;
 }
 
-void apply_file_sizes(RunConfig& rc, const GivenSizes& given) {
+void apply_file_sizes(RunConfig& rc, const GivenSizes& given, const GivenArch& arch) {
   require(rc.cotangent.empty() || rc.analysis.loss == "dot",
           "--cotangent gives the g of --loss dot, but --loss is '" + rc.analysis.loss +
               "'; fix: drop --cotangent or use --loss dot");
   rc.files = load_run_files(rc);
-  if (!rc.weights.empty())
-    apply_checkpoint_sizes(checkpoint_sizes(*rc.files->weights, rc.weights), given, rc.weights, rc.model);
+  if (!rc.weights.empty()) apply_checkpoint(*rc.files->weights, given, arch, rc.model);
   if (rc.input.empty()) return;
   const NpyArray& a = *rc.files->input;
   const auto& s = a.shape;
@@ -82,7 +82,8 @@ RunInputs prepare_run(const RunConfig& rc, Model& model) {
     initialize(model, rc.init);
     profile_initialization(model, r.x0);  // Admin's ω (data-dependent init); no-op otherwise
   } else {
-    warn_unused(rc.weights, load_params(model.params(), *files->weights, rc.weights));
+    const Checkpoint& ck = *files->weights;
+    warn_unused(rc.weights, load_params(model.params(), ck.tensors, rc.weights, &ck.source_names));
   }
   if (!rc.cotangent.empty()) {
     require(rc.analysis.loss == "dot", "--cotangent gives the g of --loss dot, but --loss is '" + rc.analysis.loss +

@@ -6,7 +6,7 @@
 #include <optional>
 
 #include "gradflow/run/analyze.hpp"
-#include "gradflow/io/load_weights.hpp"
+#include "gradflow/io/checkpoint.hpp"
 #include "gradflow/model/model.hpp"
 
 namespace gradflow {
@@ -23,7 +23,9 @@ std::shared_ptr<const RunFiles> load_run_files(const RunConfig& rc);
 // Reads the sizes the files fix into rc (reading them first when rc.files does not hold them): L, d, d_ff and the final norm from rc.weights; n (and d, when neither
 // --weights nor --d-model fixes it) from rc.input. An explicitly given size that differs is an Error naming
 // both values. Also refuses --cotangent without --loss dot. Call before rc.model.validate().
-void apply_file_sizes(RunConfig& rc, const GivenSizes& given);
+// A Hugging Face checkpoint also fixes the placement, causality, heads, activation and LayerNorm eps (checked
+// against `arch`, the options given).
+void apply_file_sizes(RunConfig& rc, const GivenSizes& given, const GivenArch& arch = {});
 
 // Fills `model` (constructed from rc.model) with its parameters and returns its input and cotangent. Unknown
 // tensors of the checkpoint are named in a warning on stderr. Errors name the file and the tensor.
