@@ -4,7 +4,8 @@ from reference modules written in plain PyTorch: hf_reference.py) analyzed by `g
 `gradflow jacobian --weights`, against PyTorch autograd on the reference modules: the loss, every ||dL/dx_l||,
 every parameter-gradient norm and the full Jacobian dy/dx_0, relative error <= 1e-9 each. Covers float32,
 float16 and bfloat16 files, with and without the base-model prefix, with and without config.json, the old
-LayerNorm gamma/beta names, and sharded checkpoints (model.safetensors.index.json).
+LayerNorm gamma/beta names, and sharded checkpoints (model.safetensors.index.json); and `gradflow export --format
+hf-bert|hf-gpt2` round trips (the reference's exact names and shapes, the same numbers before and after).
 Exit 1 on any failure, 77 (CTest SKIP_RETURN_CODE) when torch or numpy cannot be imported.
 """
 import json
@@ -115,6 +116,58 @@ def check(gradflow, c, i, tmp):
     return failures
 
 
+# `gradflow export --format hf-*` of gradflow's own initialization, then: the folder holds exactly the reference
+# module's parameters (names and shapes, nothing extra: a strict load), PyTorch on those values agrees with
+# `gradflow analyze` of the same seeded model, and gradflow reading the folder back gives the same numbers.
+EXPORTS = [
+    ("hf-bert", hf.Bert, ["--placement", "post", "--activation", "gelu", "--layers", "2", "--d-model", "8",
+                          "--heads", "2", "--d-ff", "12", "--init", "xavier"]),
+    ("hf-gpt2", hf.GPT2, ["--placement", "pre", "--causal", "--activation", "gelu-tanh", "--layers", "3",
+                          "--d-model", "8", "--heads", "4", "--init", "gpt2"]),
+]
+
+
+def check_export(gradflow, i, fmt, cls, options, tmp):
+    folder = os.path.join(tmp, f"export{i}")
+    n = 4
+    model = [*options, "--seed", str(70 + i)]
+    tr.run([gradflow, "export", *model, "--seq-len", str(n), "--format", fmt, "--out", folder])
+    with open(os.path.join(folder, "config.json")) as f:
+        cfg = json.load(f)
+    state = tr.read_safetensors(os.path.join(folder, "model.safetensors"))
+    if cls is hf.Bert:
+        ref = hf.Bert(cfg["num_hidden_layers"], cfg["hidden_size"], cfg["num_attention_heads"],
+                      cfg["intermediate_size"], act=cfg["hidden_act"], eps=cfg["layer_norm_eps"])
+    else:
+        ref = hf.GPT2(cfg["n_layer"], cfg["n_embd"], cfg["n_head"], d_ff=cfg["n_inner"],
+                      act=cfg["activation_function"], eps=cfg["layer_norm_epsilon"])
+    label = f"[export {i}] gradflow export --format {fmt} -> strict load -> PyTorch"
+    failures = 0
+    want = {k: tuple(v.shape) for k, v in ref.p.items()}
+    got = {k: tuple(v.shape) for k, v in state.items()}
+    if want != got:  # load_state_dict(strict=True): the same names and shapes, nothing missing or extra
+        print(f"  FAIL names/shapes differ: missing {sorted(set(want) - set(got))}, extra {sorted(set(got) - set(want))},"
+              f" shapes {[k for k in want if k in got and want[k] != got[k]]}")
+        return 1
+    ref.p = state
+    torch.manual_seed(4000 + i)
+    x0 = torch.randn(n, ref.d, dtype=torch.float64)
+    g = torch.randn(n, ref.d, dtype=torch.float64)
+    x, gp = os.path.join(tmp, f"e{i}.x.npy"), os.path.join(tmp, f"e{i}.g.npy")
+    np.save(x, x0.numpy())
+    np.save(gp, g.numpy())
+    expected, J_ref = hf.reference(ref, x0, g)
+    print(label)
+    for source, opts in (("seeded model", model), ("folder read back", ["--weights", folder])):
+        r, j = os.path.join(tmp, f"e{i}.json"), os.path.join(tmp, f"e{i}.J.npy")
+        tr.run([gradflow, "analyze", *opts, "--input", x, "--cotangent", gp, "--json", r, "-q"])
+        tr.run([gradflow, "jacobian", *opts, "--input", x, "--out", j])
+        with open(r) as f:
+            report = json.load(f)
+        failures += tr.compare(f"{label}: {source}", expected, tr.gradflow_quantities(report), J_ref, np.load(j))
+    return failures
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit("usage: test_hf_checkpoints.py PATH/TO/gradflow")
@@ -127,7 +180,14 @@ def main():
             except Exception as e:
                 print(f"FAIL [{i}] {c.label}: {type(e).__name__}: {e}")
                 failed += 1
-    print(f"{len(CASES) - failed}/{len(CASES)} Hugging Face checkpoints agree with PyTorch")
+        for i, (fmt, cls, options) in enumerate(EXPORTS):
+            try:
+                failed += check_export(sys.argv[1], i, fmt, cls, options, tmp) > 0
+            except Exception as e:
+                print(f"FAIL [export {i}] {fmt}: {type(e).__name__}: {e}")
+                failed += 1
+    total = len(CASES) + len(EXPORTS)
+    print(f"{total - failed}/{total} Hugging Face checkpoints (read, and exported) agree with PyTorch")
     sys.exit(1 if failed else 0)
 
 

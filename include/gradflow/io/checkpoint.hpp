@@ -61,4 +61,11 @@ struct GivenArch {
 // config.json value that differs from the tensors, is an Error naming both values.
 void apply_checkpoint(const Checkpoint& c, const GivenSizes& sizes, const GivenArch& arch, ModelConfig& cfg);
 
+// Writes `tensors` (a model's parameters in gradflow's names: to_tensors) as the Hugging Face checkpoint folder
+// `dir` (created when missing): model.safetensors (F64, the family's names and layouts; no embeddings or heads)
+// and config.json (sizes, heads, activation, eps from `cfg`). Error when the model is not the family's block
+// (placement, causality, final norm, LayerNorm, residual scale 1, no extra parameters).
+void write_hf_checkpoint(const std::string& dir, const std::string& format, const std::vector<SafeTensor>& tensors,
+                         const ModelConfig& cfg);
+
 }  // namespace gradflow
