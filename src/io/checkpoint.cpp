@@ -6,6 +6,7 @@
 #include "gradflow/io/checkpoint.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -394,8 +395,28 @@ SafeTensor build(const std::string& name, const std::vector<const SafeTensor*>& 
   return out;
 }
 
+// The embedding tensors (role -> the checkpoint's name), each required to exist; Error otherwise.
+std::map<std::string, std::string> embedding_names(const HfLayout& l, const std::string& prefix, const Files& f,
+                                                   const std::string& path) {
+  const auto& e = l.embeddings;
+  std::map<std::string, std::string> out;
+  for (const auto& [role, spec] : std::vector<std::pair<std::string, std::string>>{
+           {"word", e.word}, {"position", e.position}, {"token_type", e.token_type},
+           {"norm.weight", e.norm_weight}, {"norm.bias", e.norm_bias}}) {
+    if (spec.empty()) continue;
+    for (const std::string& alt : alternatives(spec))
+      if (f.shard_of.count(prefix + alt)) out[role] = prefix + alt;
+    if (!out.count(role))
+      fail("--weights " + in_quotes(path) + " (" + l.format + ")",
+           "--token-ids needs the embeddings, but tensor " + in_quotes(prefix + alternatives(spec)[0]) + " is missing",
+           "use a checkpoint saved with its embeddings (the base model), or give x_0 with --input");
+  }
+  return out;
+}
+
 void map_hf(Checkpoint& ck, const HfLayout& l, const std::string& prefix, const Files& f, const Mapped& m) {
-  const std::set<std::string> needed(m.needed.begin(), m.needed.end());
+  std::set<std::string> needed(m.needed.begin(), m.needed.end());
+  for (const auto& [role, name] : ck.embedding_names) needed.insert(name);
   std::unordered_map<std::string, SafeTensor> read;
   for (const std::string& shard : f.shards)
     for (SafeTensor& t : read_safetensors(shard, [&](const std::string& n) { return needed.count(n) > 0; }))
@@ -421,6 +442,16 @@ void map_hf(Checkpoint& ck, const HfLayout& l, const std::string& prefix, const 
     ck.tensors.push_back(build(gradflow_name, src, r.transpose, where));
     ck.source_names[gradflow_name] = names + (r.transpose ? " (transposed)" : "");
   };
+  for (const auto& [role, name] : ck.embedding_names) {
+    SafeTensor t = read.at(name);
+    t.name = role;
+    const bool vector = role.rfind("norm.", 0) == 0;
+    if (t.shape.size() != (vector ? 1u : 2u) || t.data.empty())
+      fail(where, "embedding tensor " + in_quotes(name) + " has shape " + shape_str(t.shape) + "; a non-empty " +
+                      (vector ? "vector" : "matrix") + " is needed",
+           "the checkpoint is damaged or not of this format; check --weights-format");
+    ck.embeddings.push_back(std::move(t));
+  }
   for (Index i = 0; i < m.layers; ++i)
     for (const auto& r : l.block)
       one("layers." + std::to_string(i) + "." + r.gradflow, r, prefix + l.layer_stem + std::to_string(i) + ".");
@@ -445,7 +476,7 @@ const std::vector<std::string>& weights_formats() {
   return v;
 }
 
-Checkpoint read_checkpoint(const std::string& path, const std::string& format) {
+Checkpoint read_checkpoint(const std::string& path, const std::string& format, bool with_embeddings) {
   const auto& formats = weights_formats();
   if (std::find(formats.begin(), formats.end(), format) == formats.end()) {
     std::string list;
@@ -460,6 +491,10 @@ Checkpoint read_checkpoint(const std::string& path, const std::string& format) {
   if (!f.config.empty()) config = read_json_object(f.config, "config.json");
   ck.format = choose_format(path, format, f, config ? &*config : nullptr);
   if (ck.format == "torch-encoder") {
+    if (with_embeddings)
+      fail("--token-ids", "needs a Hugging Face checkpoint's embeddings, but " + in_quotes(path) +
+                              " is a torch-encoder state_dict (blocks only)",
+           "give x_0 with --input, or use a BERT, RoBERTa or GPT-2 checkpoint");
     for (const std::string& shard : f.shards)
       for (SafeTensor& t : read_safetensors(shard)) ck.tensors.push_back(std::move(t));
     return ck;
@@ -476,8 +511,70 @@ Checkpoint read_checkpoint(const std::string& path, const std::string& format) {
   const Mapped m = classify(l, *prefix, f, path);
   ck.outside = m.outside;
   ck.arch = arch_of(l, config ? &*config : nullptr, f.config);
+  if (with_embeddings) {
+    ck.embedding_names = embedding_names(l, *prefix, f, path);
+    if (l.embeddings.roberta_positions) {
+      ck.padding_idx = 1;  // RoBERTa's pad_token_id
+      if (const auto pad = config ? config_int(&*config, "pad_token_id", f.config) : std::nullopt) ck.padding_idx = *pad;
+      ck.position_offset = ck.padding_idx + 1;
+    }
+  }
   map_hf(ck, l, *prefix, f, m);
   return ck;
+}
+
+Mat embed_tokens(const Checkpoint& c, const std::vector<int64_t>& ids) {
+  const auto find = [&](const std::string& role) -> const SafeTensor* {
+    for (const SafeTensor& t : c.embeddings)
+      if (t.name == role) return &t;
+    return nullptr;
+  };
+  const SafeTensor* word = find("word");
+  const SafeTensor* pos = find("position");
+  if (!word || !pos)
+    throw Error("internal: embed_tokens: the checkpoint was read without its embeddings", ErrorKind::Internal);
+  const SafeTensor* type = find("token_type");
+  const SafeTensor* nw = find("norm.weight");
+  const SafeTensor* nb = find("norm.bias");
+  const Index n = static_cast<Index>(ids.size()), d = word->shape[1];
+  require(n > 0, "--token-ids is empty; fix: give at least one id, e.g. --token-ids 101,102");
+  for (const SafeTensor* t : {pos, type, nw, nb})
+    if (t && t->shape.back() != d)
+      throw Error("--weights '" + c.path + "': embedding " + c.embedding_names.at(t->name) + " has width " +
+                  std::to_string(t->shape.back()) + " but the word embeddings have " + std::to_string(d) +
+                  "; fix: restore the checkpoint");
+  const Index vocab = word->shape[0], positions = pos->shape[0];
+  Mat x(n, d);
+  Index seen = 0;  // RoBERTa: non-padding tokens so far
+  for (Index t = 0; t < n; ++t) {
+    const int64_t id = ids[static_cast<size_t>(t)];
+    require(id >= 0 && id < vocab, "--token-ids: id " + std::to_string(id) + " (token " + std::to_string(t) +
+                                       ") is outside the vocabulary of " + std::to_string(vocab) + " tokens of " +
+                                       c.embedding_names.at("word") + "; fix: use ids from the checkpoint's tokenizer");
+    Index p = t;
+    if (c.padding_idx >= 0) p = id == c.padding_idx ? c.padding_idx : c.padding_idx + (++seen);
+    require(p < positions, "--token-ids: token " + std::to_string(t) + " needs position id " + std::to_string(p) +
+                               " but " + c.embedding_names.at("position") + " has " + std::to_string(positions) +
+                               " positions; fix: give fewer ids");
+    const double* w = word->data.data() + id * d;
+    const double* q = pos->data.data() + p * d;
+    for (Index k = 0; k < d; ++k) {
+      double v = w[k];
+      if (type) v += type->data[static_cast<size_t>(k)];  // token type 0 (BERT: word + type, then + position)
+      x(t, k) = v + q[k];
+    }
+  }
+  if (nw && nb) {  // the embedding LayerNorm, with the checkpoint's eps
+    const double eps = c.arch.norm_eps.value_or(1e-12);
+    for (Index t = 0; t < n; ++t) {
+      const double mean = x.row(t).mean();
+      const RowVec centered = x.row(t).array() - mean;
+      const double var = centered.squaredNorm() / static_cast<double>(d);
+      const double inv = 1.0 / std::sqrt(var + eps);
+      for (Index k = 0; k < d; ++k) x(t, k) = centered(k) * inv * nw->data[static_cast<size_t>(k)] + nb->data[static_cast<size_t>(k)];
+    }
+  }
+  return x;
 }
 
 void apply_checkpoint(const Checkpoint& c, const GivenSizes& sizes, const GivenArch& given, ModelConfig& cfg) {

@@ -43,6 +43,12 @@ HfLayout bert_like(const std::string& format, const std::string& prefix, const s
   l.default_norm_eps = 1e-12;
   l.config = {"hidden_size", "num_attention_heads", "num_hidden_layers", "intermediate_size", "hidden_act",
               "layer_norm_eps", model_type};
+  // BertEmbeddings: LayerNorm(word + position + token type), positions 0, 1, ...; RoBERTa's positions start at
+  // padding_idx + 1 (create_position_ids_from_input_ids)
+  l.embeddings = {"embeddings.word_embeddings.weight", "embeddings.position_embeddings.weight",
+                  "embeddings.token_type_embeddings.weight",
+                  "embeddings.LayerNorm.weight|embeddings.LayerNorm.gamma",
+                  "embeddings.LayerNorm.bias|embeddings.LayerNorm.beta", model_type == "roberta"};
   l.note = note;
   return l;
 }
@@ -73,6 +79,7 @@ HfLayout gpt2() {
   l.default_activation = "gelu-tanh";  // "gelu_new"
   l.default_norm_eps = 1e-5;
   l.config = {"n_embd", "n_head", "n_layer", "n_inner", "activation_function", "layer_norm_epsilon", "gpt2"};
+  l.embeddings = {"wte.weight", "wpe.weight", "", "", "", false};  // GPT2Model: wte(ids) + wpe(0, 1, ...)
   l.note = "GPT-2: Pre-LN causal decoder blocks h.{i} with the final norm ln_f";
   return l;
 }

@@ -25,6 +25,13 @@ struct ConfigKeys {
   std::string model_type;  // the config's "model_type" that selects this layout
 };
 
+// The embedding tensors that turn token ids into x_0 (names after the prefix; "" when the family has none):
+// x_0[t] = word[id_t] + position[pos_t] (+ token_type[0]), then the embedding LayerNorm when there is one.
+struct EmbeddingNames {
+  std::string word, position, token_type, norm_weight, norm_bias;  // "a|b": either spelling
+  bool roberta_positions = false;  // positions padding_idx + 1, + 2, ... (padding tokens: padding_idx)
+};
+
 struct HfLayout {
   std::string format;                        // --weights-format name: "hf-bert"
   std::vector<std::string> prefixes;         // the base-model prefixes a checkpoint may carry: "", "bert."
@@ -37,6 +44,7 @@ struct HfLayout {
   std::string default_activation;            // the family's activation when config.json does not say
   double default_norm_eps = 1e-5;            // the family's LayerNorm eps when config.json does not say
   ConfigKeys config;
+  EmbeddingNames embeddings;
   std::string note;                          // one line for docs and errors: what the family is
 };
 

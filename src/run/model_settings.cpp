@@ -37,6 +37,23 @@ std::string existing_file(const std::string& text, const std::string& option) {
   return text;
 }
 
+// "101,7592,102": non-negative whole numbers separated by commas.
+std::vector<int64_t> parse_token_ids(const std::string& text) {
+  std::vector<int64_t> ids;
+  size_t a = 0;
+  while (a <= text.size()) {
+    size_t b = text.find(',', a);
+    if (b == std::string::npos) b = text.size();
+    const std::string item = text.substr(a, b - a);
+    const bool digits = !item.empty() && item.size() <= 12 && item.find_first_not_of("0123456789") == std::string::npos;
+    require(digits, "--token-ids '" + text + "': '" + item + "' is not a token id; fix: give non-negative whole numbers "
+                    "separated by commas, e.g. --token-ids 101,7592,2088,102");
+    ids.push_back(std::stoll(item));
+    a = b + 1;
+  }
+  return ids;
+}
+
 ModelOption value(std::string name, std::string help, std::string default_text, bool training, Set set) {
   ModelOption o;
   o.name = std::move(name);
@@ -132,6 +149,11 @@ std::vector<ModelOption> make_table() {
                     }));
   t.push_back(value("input", "input tokens x_0 from a .npy of shape (n, d) or (1, n, d) (default: seeded N(0,1)); n comes from it",
                     "", false, [](ModelSettings& s, const std::string& v) { s.rc.input = existing_file(v, "input"); }));
+  t.push_back(value("token-ids",
+                    "x_0 from token ids through the --weights checkpoint's own embeddings, e.g. 101,7592,2088,102 "
+                    "(BERT: word + position + token type 0, LayerNorm; RoBERTa: positions from padding_idx + 1; GPT-2: "
+                    "wte + wpe); n comes from it",
+                    "", false, [](ModelSettings& s, const std::string& v) { s.rc.token_ids = parse_token_ids(v); }));
   t.push_back(value("cotangent", "g of --loss dot from a .npy of the output's shape (default: seeded N(0,1))", "", false,
                     [](ModelSettings& s, const std::string& v) { s.rc.cotangent = existing_file(v, "cotangent"); }));
   t.push_back(value("max-memory", "memory budget, e.g. 512M, 8G (default: half of RAM): a run estimated to need more is refused before it allocates", "", true,

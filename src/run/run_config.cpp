@@ -26,6 +26,10 @@ nlohmann::ordered_json run_config_json(const Model& model, const RunConfig& rc, 
   for (const auto& [key, path] : {std::pair<const char*, const std::string&>{"weights", rc.weights},
                                   {"input", rc.input}, {"cotangent", rc.cotangent}})
     if (!path.empty()) j[key] = path;
+  if (!rc.token_ids.empty()) {
+    j["token_ids"] = rc.token_ids;
+    j["input"] = "the token ids through the checkpoint's embeddings";
+  }
   if (rc.files && rc.files->weights && rc.files->weights->format != "torch-encoder") {
     // a Hugging Face checkpoint: where each analyzed tensor came from, and what was left out
     const Checkpoint& ck = *rc.files->weights;

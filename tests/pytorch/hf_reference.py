@@ -86,6 +86,20 @@ class Bert:
     def final(self, x):
         return x
 
+    def embed(self, ids, roberta=False, pad=1):
+        """BertEmbeddings: LayerNorm((word[id] + token_type[0]) + position[p]); p = 0, 1, ... (BERT) or, for
+        RoBERTa, pad + cumsum(id != pad) for the non-padding tokens and pad for padding ones."""
+        E = self.extra
+        ids_t = torch.tensor(ids)
+        if roberta:
+            mask = (ids_t != pad).long()
+            positions = torch.cumsum(mask, 0) * mask + pad
+        else:
+            positions = torch.arange(len(ids))
+        x = E["embeddings.word_embeddings.weight"][ids_t] + E["embeddings.token_type_embeddings.weight"][0]
+        x = x + E["embeddings.position_embeddings.weight"][positions]
+        return layer_norm(x, E["embeddings.LayerNorm.weight"], E["embeddings.LayerNorm.bias"], self.eps)
+
     def config(self, model_type="bert"):
         return {"model_type": model_type, "architectures": ["BertModel"], "hidden_size": self.d,
                 "num_attention_heads": self.heads, "num_hidden_layers": self.layers, "intermediate_size": self.d_ff,
@@ -152,6 +166,10 @@ class GPT2:
     def final(self, x):
         return layer_norm(x, self.p["ln_f.weight"], self.p["ln_f.bias"], self.eps)
 
+    def embed(self, ids, roberta=False, pad=1):
+        """GPT2Model: wte[id] + wpe[0, 1, ...]."""
+        return self.extra["wte.weight"][torch.tensor(ids)] + self.extra["wpe.weight"][torch.arange(len(ids))]
+
     def config(self, model_type="gpt2"):
         return {"model_type": model_type, "architectures": ["GPT2LMHeadModel"], "n_embd": self.d, "n_head": self.heads,
                 "n_layer": self.layers, "n_inner": self.n_inner, "activation_function": self.act,
@@ -173,6 +191,7 @@ class GPT2:
 def round_to(model, dtype):
     """Every parameter replaced by the value a reader of `dtype` sees (torch and gradflow use the same weights)."""
     model.p = tr.rounded(model.p, dtype)
+    model.extra = tr.rounded(model.extra, dtype)
 
 
 def save(model, folder, prefix="", dtype="F32", shards=1, config=True, model_type=None):

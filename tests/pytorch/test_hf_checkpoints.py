@@ -4,7 +4,8 @@ from reference modules written in plain PyTorch: hf_reference.py) analyzed by `g
 `gradflow jacobian --weights`, against PyTorch autograd on the reference modules: the loss, every ||dL/dx_l||,
 every parameter-gradient norm and the full Jacobian dy/dx_0, relative error <= 1e-9 each. Covers float32,
 float16 and bfloat16 files, with and without the base-model prefix, with and without config.json, the old
-LayerNorm gamma/beta names, and sharded checkpoints (model.safetensors.index.json); and `gradflow export --format
+LayerNorm gamma/beta names, sharded checkpoints (model.safetensors.index.json), x_0 from --token-ids through
+each family's embeddings (RoBERTa's padding-offset positions included); and `gradflow export --format
 hf-bert|hf-gpt2` round trips (the reference's exact names and shapes, the same numbers before and after).
 Exit 1 on any failure, 77 (CTest SKIP_RETURN_CODE) when torch or numpy cannot be imported.
 """
@@ -27,7 +28,7 @@ import torch_reference as tr  # noqa: E402
 
 class Case:
     def __init__(self, label, model, fmt, prefix="", dtype="F32", shards=1, config=True, as_file=False,
-                 options=(), old_ln_names=False, n=4, model_type=None):
+                 options=(), old_ln_names=False, n=4, model_type=None, token_ids=None):
         self.__dict__.update(locals())
         del self.__dict__["self"]
 
@@ -44,6 +45,12 @@ CASES = [
          shards=2, n=5),
     Case("GPT-2 F16 file, no config (--heads)", hf.GPT2(2, 6, 2, seed=7), "hf-gpt2", dtype="F16", config=False,
          as_file=True, options=("--heads", "2")),
+    # x_0 from --token-ids through the checkpoint's own embeddings
+    Case("BERT F32 --token-ids", hf.Bert(2, 8, 2, 16, seed=8), "hf-bert", prefix="bert.", token_ids=[2, 17, 5, 29, 3]),
+    Case("RoBERTa BF16 --token-ids with a padding token (positions from padding_idx + 1)", hf.Bert(2, 8, 2, 16, seed=9),
+         "hf-roberta", prefix="roberta.", dtype="BF16", model_type="roberta", token_ids=[0, 7, 1, 12, 2]),
+    Case("GPT-2 F32 --token-ids", hf.GPT2(2, 8, 2, seed=10), "hf-gpt2", prefix="transformer.",
+         token_ids=[5, 39, 0, 11, 11, 7]),
 ]
 
 
@@ -71,15 +78,20 @@ def check(gradflow, c, i, tmp):
     weights = os.path.join(folder, "model.safetensors") if c.as_file else folder
 
     torch.manual_seed(3000 + i)
-    x0 = torch.randn(c.n, c.model.d, dtype=torch.float64)
-    g = torch.randn(c.n, c.model.d, dtype=torch.float64)
+    n = len(c.token_ids) if c.token_ids else c.n
+    if c.token_ids:
+        x0 = c.model.embed(c.token_ids, roberta=c.fmt == "hf-roberta", pad=1)
+    else:
+        x0 = torch.randn(n, c.model.d, dtype=torch.float64)
+    g = torch.randn(n, c.model.d, dtype=torch.float64)
     x, gp = os.path.join(tmp, f"{i}.x.npy"), os.path.join(tmp, f"{i}.g.npy")
     np.save(x, x0.numpy())
     np.save(gp, g.numpy())
     r, j = os.path.join(tmp, f"{i}.json"), os.path.join(tmp, f"{i}.J.npy")
     common = ["--weights", weights, *c.options]
-    tr.run([gradflow, "analyze", *common, "--input", x, "--cotangent", gp, "--json", r, "-q"])
-    tr.run([gradflow, "jacobian", *common, "--input", x, "--out", j])
+    inputs = ["--token-ids", ",".join(map(str, c.token_ids))] if c.token_ids else ["--input", x]
+    tr.run([gradflow, "analyze", *common, *inputs, "--cotangent", gp, "--json", r, "-q"])
+    tr.run([gradflow, "jacobian", *common, *inputs, "--out", j])
     with open(r) as f:
         report = json.load(f)
     ref, J_ref = hf.reference(c.model, x0, g)
@@ -88,6 +100,9 @@ def check(gradflow, c, i, tmp):
     failures = tr.compare(label, ref, tr.gradflow_quantities(report), J_ref, np.load(j))
 
     cfg = report["config"]
+    if c.token_ids and cfg.get("token_ids") != c.token_ids:
+        print(f"  FAIL config token_ids: {cfg.get('token_ids')!r}")
+        failures += 1
     names, transposed = expected_names(c.model)
     want_cfg = {"weights_format": c.fmt, "placement": "pre" if transposed else "post", "causal": transposed,
                 "heads": c.model.heads, "norm_eps": c.model.eps,

@@ -34,8 +34,15 @@ struct Checkpoint {
   std::vector<std::string> files;          // the safetensors files read (several for a sharded checkpoint)
   std::vector<SafeTensor> tensors;         // in gradflow's names: layers.{i}.self_attn.in_proj_weight, ..., norm.*
   std::map<std::string, std::string> source_names;  // gradflow name -> the checkpoint's tensor(s), HF formats
-  std::vector<std::string> outside;        // the checkpoint's tensors outside the analyzed block stack (never read)
+  std::vector<std::string> outside;        // the checkpoint's tensors outside the analyzed block stack
   CheckpointArch arch;
+  // Read only when asked (with_embeddings): "word" (vocab, d), "position" (max_positions, d), and when the family
+  // has them "token_type" (types, d), "norm.weight", "norm.bias" (d); with the first position id and RoBERTa's
+  // padding_idx (-1: none).
+  std::vector<SafeTensor> embeddings;
+  std::map<std::string, std::string> embedding_names;  // role -> the checkpoint's tensor name
+  Index position_offset = 0;
+  Index padding_idx = -1;
 };
 
 // The values of --weights-format: "auto" first.
@@ -45,7 +52,14 @@ const std::vector<std::string>& weights_formats();
 // each file's header first and then only the tensors of the block stack. Throws a one-line Error naming the
 // file (and tensor) and the fix for every problem: unknown layout (listing what was recognized), a missing
 // layer or tensor, a wrong shape, a config that contradicts the tensors, an index naming a missing shard.
-Checkpoint read_checkpoint(const std::string& path, const std::string& format = "auto");
+// With `with_embeddings`, the embedding tensors are read too (for --token-ids).
+Checkpoint read_checkpoint(const std::string& path, const std::string& format = "auto", bool with_embeddings = false);
+
+// x_0 (n, d) for `ids` through the checkpoint's embeddings, as the family computes it: BERT word + position
+// (0, 1, ...) + token type 0, then the embedding LayerNorm (eps of the checkpoint); RoBERTa the same with
+// positions padding_idx + 1, + 2, ... (a padding token gets padding_idx); GPT-2 wte + wpe. Error naming the id
+// and the vocabulary size, or the sequence length and the number of positions, when they do not fit.
+Mat embed_tokens(const Checkpoint& c, const std::vector<int64_t>& ids);
 
 // The options the user gave that a checkpoint may also fix (unset: not given). Checked against it.
 struct GivenArch {

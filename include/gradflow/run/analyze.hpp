@@ -2,6 +2,7 @@
 // it, run it on its input and return the whole report (config + every registered analysis).
 // compare, sweep and the API example call this too.
 #pragma once
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -20,6 +21,7 @@ struct NpyArray;
 // built from the same options (compare and sweep read --weights once, not once per configuration).
 struct RunFiles {
   std::string weights_path, weights_format, input_path, cotangent_path;  // what was read
+  bool weights_embeddings = false;                         // the embeddings were read too (--token-ids)
   std::shared_ptr<const Checkpoint> weights;               // --weights (in gradflow's tensor names), or null
   std::shared_ptr<const NpyArray> input, cotangent;        // --input, --cotangent, or null
 };
@@ -33,6 +35,7 @@ struct RunConfig {
   std::string weights_format = "auto";  // --weights-format auto|torch-encoder|hf-bert|hf-roberta|hf-gpt2
   std::string input;      // --input FILE.npy, (n, d) or (1, n, d): replaces the seeded input x_0
   std::string cotangent;  // --cotangent FILE.npy, the output's shape: replaces the seeded g of --loss dot
+  std::vector<int64_t> token_ids;  // --token-ids 101,7592,102: x_0 from the checkpoint's embeddings (n = count)
   std::shared_ptr<const RunFiles> files;  // their contents once read (null: read them when needed)
 };
 
