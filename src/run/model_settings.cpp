@@ -129,7 +129,8 @@ std::vector<ModelOption> make_table() {
                       require(seed >= 0, "--seed " + v + " is negative; fix: e.g. --seed 0");
                       s.rc.init.seed = static_cast<uint64_t>(seed);
                     }));
-  t.push_back(value("loss", "dot (L = sum g*y, g ~ N(0,1)) | half-sq (L = sum y^2 / 2)", d.rc.analysis.loss, false,
+  t.push_back(value("loss", "dot (L = sum g*y, g ~ N(0,1)) | half-sq (L = sum y^2 / 2) | lm (GPT-2 --weights with --token-ids: "
+                    "next-token cross-entropy through the tied wte head)", d.rc.analysis.loss, false,
                     [](ModelSettings& s, const std::string& v) { s.rc.analysis.loss = v; }));
   t.push_back(value("weights",
                     "parameters from a checkpoint: a PyTorch nn.TransformerEncoder state_dict (.safetensors; give --heads "

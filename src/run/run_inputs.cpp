@@ -49,6 +49,10 @@ std::shared_ptr<const RunFiles> load_run_files(const RunConfig& rc) {
 }
 
 void apply_file_sizes(RunConfig& rc, const GivenSizes& given, const GivenArch& arch) {
+  if (rc.analysis.loss == "lm") {
+    require(rc.token_ids.size() >= 2, "--loss lm is the next-token loss over --token-ids, and needs at least two ids; "
+                                      "fix: give --weights GPT2_DIR --token-ids ID,ID,... or use --loss dot");
+  }
   require(rc.cotangent.empty() || rc.analysis.loss == "dot",
           "--cotangent gives the g of --loss dot, but --loss is '" + rc.analysis.loss +
               "'; fix: drop --cotangent or use --loss dot");
@@ -58,6 +62,9 @@ void apply_file_sizes(RunConfig& rc, const GivenSizes& given, const GivenArch& a
           "--token-ids and --input both give x_0; fix: drop one of them");
   rc.files = load_run_files(rc);
   if (!rc.weights.empty()) apply_checkpoint(*rc.files->weights, given, arch, rc.model);
+  if (rc.analysis.loss == "lm" && rc.files->weights->format != "hf-gpt2")
+    throw Error("--loss lm is GPT-2's next-token loss through its tied wte head, but --weights is " +
+                rc.files->weights->format + "; fix: use --loss dot or --loss half-sq");
   if (!rc.token_ids.empty()) {
     const Index n = static_cast<Index>(rc.token_ids.size());
     require(!given.seq_len || *given.seq_len == n,
@@ -101,6 +108,10 @@ RunInputs prepare_run(const RunConfig& rc, Model& model) {
   } else {
     const Checkpoint& ck = *files->weights;
     warn_unused(rc.weights, load_params(model.params(), ck.tensors, rc.weights, &ck.source_names));
+  }
+  if (rc.analysis.loss == "lm") {
+    for (const SafeTensor& t : files->weights->embeddings)
+      if (t.name == "word") r.lm_loss = tied_lm_loss(ConstMatMap(t.data.data(), t.shape[0], t.shape[1]), rc.token_ids);
   }
   if (!rc.cotangent.empty()) {
     require(rc.analysis.loss == "dot", "--cotangent gives the g of --loss dot, but --loss is '" + rc.analysis.loss +

@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "gradflow/io/checkpoint.hpp"
+#include "gradflow/run/run_inputs.hpp"
 #include "temp_dir.hpp"
 
 using namespace gradflow;
@@ -264,4 +265,42 @@ TEST_CASE("broken layouts: missing layer / wrong shape / foreign tensor / config
   std::filesystem::remove(dir.file("model.safetensors"));
   CHECK_THAT(error_of([&] { read_checkpoint(dir.path()); }),
              Contains("the folder has neither model.safetensors nor model.safetensors.index.json"));
+}
+
+TEST_CASE("token ids: embeddings read on request / ids and positions checked / --loss lm needs GPT-2 and ids", "[io][checkpoint]") {
+  TempDir dir;
+  write_safetensors(dir.file("model.safetensors"), gpt2_tensors({0}, 4, 8));  // wte (5, 4), no wpe
+  write_text(dir.file("config.json"), R"({"model_type": "gpt2", "n_embd": 4, "n_head": 2, "n_layer": 1, "n_inner": 8})");
+  CHECK(read_checkpoint(dir.path()).embeddings.empty());  // not read unless asked
+  CHECK_THAT(error_of([&] { read_checkpoint(dir.path(), "auto", true); }),
+             Contains("--token-ids needs the embeddings, but tensor 'wpe.weight' is missing"));
+  auto t = gpt2_tensors({0}, 4, 8);
+  t.push_back(counting("wpe.weight", {3, 4}, 0.5));
+  write_safetensors(dir.file("model.safetensors"), t);
+  const Checkpoint c = read_checkpoint(dir.path(), "auto", true);
+  const Mat x = embed_tokens(c, {4, 0});
+  CHECK(x(0, 1) == (16.0 + 1.0) + (0.5 + 1.0));  // wte[4][1] + wpe[0][1]
+  CHECK(x(1, 3) == 3.0 + (0.5 + 7.0));             // wte[0][3] + wpe[1][3]
+  CHECK_THAT(error_of([&] { embed_tokens(c, {5}); }), Contains("id 5 (token 0) is outside the vocabulary of 5 tokens"));
+  CHECK_THAT(error_of([&] { embed_tokens(c, {1, 1, 1, 1}); }), Contains("token 3 needs position id 3 but wpe.weight has 3"));
+
+  RunConfig rc;
+  rc.token_ids = {1, 2};
+  CHECK_THAT(error_of([&] { RunConfig r = rc; apply_file_sizes(r, GivenSizes{}); }), Contains("--token-ids needs --weights"));
+  rc.weights = dir.path();
+  rc.analysis.loss = "lm";
+  RunConfig ok = rc;
+  apply_file_sizes(ok, GivenSizes{});
+  CHECK(ok.analysis.seq_len == 2);
+  CHECK(ok.model.causal);
+  rc.token_ids = {1};
+  CHECK_THAT(error_of([&] { RunConfig r = rc; apply_file_sizes(r, GivenSizes{}); }), Contains("needs at least two ids"));
+  RunConfig bert = rc;
+  write_safetensors(dir.file("bert.safetensors"), bert_tensors(1, 4, 8));
+  bert.weights = dir.file("bert.safetensors");
+  bert.token_ids = {1, 2};
+  GivenArch heads;
+  heads.heads = 2;
+  CHECK_THAT(error_of([&] { apply_file_sizes(bert, GivenSizes{}, heads); }),
+             Contains("--token-ids needs the embeddings, but tensor 'embeddings.position_embeddings.weight' is missing"));
 }

@@ -216,8 +216,15 @@ def save(model, folder, prefix="", dtype="F32", shards=1, config=True, model_typ
         json.dump({"metadata": {"total_size": 0}, "weight_map": weight_map}, f, indent=2)
 
 
-def reference(model, x0, g):
-    """Loss sum(g*y), every ||dL/dx_l||, every gradflow parameter's ||dL/dθ|| (from its HF sources: stacking and
+def lm_loss(model, ids):
+    """GPT2LMHeadModel's loss on the analyzed output y: logits = y wteᵀ (tied head, no bias), cross-entropy of
+    logits[:-1] against ids[1:], averaged."""
+    wte = model.extra["wte.weight"]
+    return lambda y: torch.nn.functional.cross_entropy(y[:-1] @ wte.T, torch.tensor(ids[1:]))
+
+
+def reference(model, x0, g, loss_fn=None):
+    """Loss sum(g*y) (or loss_fn(y)), every ||dL/dx_l||, every gradflow parameter's ||dL/dθ|| (from its HF sources: stacking and
     transposing keep the Frobenius norm), and the Jacobian dy/dx_0 as an (n*d, n*d) matrix."""
     params = {k: v.detach().clone().requires_grad_(True) for k, v in model.p.items()}
     saved = model.p
@@ -230,9 +237,10 @@ def reference(model, x0, g):
             xs.append(h)
             h = model.layer(i, h)
         y = model.final(h)
-        loss = (y * g).sum()
+        y.retain_grad()
+        loss = loss_fn(y) if loss_fn else (y * g).sum()
         loss.backward()
-        ref = {"loss": loss.item(), "output_grad_norm": g.norm().item()}
+        ref = {"loss": loss.item(), "output_grad_norm": y.grad.norm().item()}
         for l, xl in enumerate(xs):
             ref[f"layers.{l}.grad_norm"] = xl.grad.norm().item()
         for i in range(model.layers):

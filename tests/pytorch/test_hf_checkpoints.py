@@ -5,7 +5,8 @@ from reference modules written in plain PyTorch: hf_reference.py) analyzed by `g
 every parameter-gradient norm and the full Jacobian dy/dx_0, relative error <= 1e-9 each. Covers float32,
 float16 and bfloat16 files, with and without the base-model prefix, with and without config.json, the old
 LayerNorm gamma/beta names, sharded checkpoints (model.safetensors.index.json), x_0 from --token-ids through
-each family's embeddings (RoBERTa's padding-offset positions included); and `gradflow export --format
+each family's embeddings (RoBERTa's padding-offset positions included), --loss lm (GPT-2's tied-head next-token
+cross-entropy); and `gradflow export --format
 hf-bert|hf-gpt2` round trips (the reference's exact names and shapes, the same numbers before and after).
 Exit 1 on any failure, 77 (CTest SKIP_RETURN_CODE) when torch or numpy cannot be imported.
 """
@@ -28,7 +29,7 @@ import torch_reference as tr  # noqa: E402
 
 class Case:
     def __init__(self, label, model, fmt, prefix="", dtype="F32", shards=1, config=True, as_file=False,
-                 options=(), old_ln_names=False, n=4, model_type=None, token_ids=None):
+                 options=(), old_ln_names=False, n=4, model_type=None, token_ids=None, lm=False):
         self.__dict__.update(locals())
         del self.__dict__["self"]
 
@@ -51,6 +52,11 @@ CASES = [
          "hf-roberta", prefix="roberta.", dtype="BF16", model_type="roberta", token_ids=[0, 7, 1, 12, 2]),
     Case("GPT-2 F32 --token-ids", hf.GPT2(2, 8, 2, seed=10), "hf-gpt2", prefix="transformer.",
          token_ids=[5, 39, 0, 11, 11, 7]),
+    # the gradient training would see: next-token cross-entropy through the tied wte head
+    Case("GPT-2 F32 --token-ids --loss lm", hf.GPT2(3, 8, 2, seed=11), "hf-gpt2", prefix="transformer.",
+         token_ids=[5, 39, 0, 11, 11, 7, 23], options=("--loss", "lm"), lm=True),
+    Case("GPT-2 BF16 2 shards --loss lm two tokens", hf.GPT2(2, 8, 4, seed=12), "hf-gpt2", dtype="BF16", shards=2,
+         token_ids=[3, 30], options=("--loss", "lm"), lm=True),
 ]
 
 
@@ -90,11 +96,12 @@ def check(gradflow, c, i, tmp):
     r, j = os.path.join(tmp, f"{i}.json"), os.path.join(tmp, f"{i}.J.npy")
     common = ["--weights", weights, *c.options]
     inputs = ["--token-ids", ",".join(map(str, c.token_ids))] if c.token_ids else ["--input", x]
-    tr.run([gradflow, "analyze", *common, *inputs, "--cotangent", gp, "--json", r, "-q"])
+    cot = [] if c.lm else ["--cotangent", gp]
+    tr.run([gradflow, "analyze", *common, *inputs, *cot, "--json", r, "-q"])
     tr.run([gradflow, "jacobian", *common, *inputs, "--out", j])
     with open(r) as f:
         report = json.load(f)
-    ref, J_ref = hf.reference(c.model, x0, g)
+    ref, J_ref = hf.reference(c.model, x0, g, hf.lm_loss(c.model, c.token_ids) if c.lm else None)
     label = f"[{i}] {c.label}"
     print(label)
     failures = tr.compare(label, ref, tr.gradflow_quantities(report), J_ref, np.load(j))

@@ -7,6 +7,7 @@
 
 #include "gradflow/run/analyze.hpp"
 #include "gradflow/io/checkpoint.hpp"
+#include "gradflow/run/lm_loss.hpp"
 #include "gradflow/model/model.hpp"
 
 namespace gradflow {
@@ -14,7 +15,9 @@ namespace gradflow {
 struct RunInputs {
   Mat x0;                        // (n, d) the network input
   std::optional<Mat> cotangent;  // (n, d) dL/dy from --cotangent
+  OutputLoss lm_loss;            // --loss lm: the tied-head next-token loss on y (empty otherwise)
   const Mat* cotangent_or_null() const { return cotangent ? &*cotangent : nullptr; }
+  const OutputLoss* lm_loss_or_null() const { return lm_loss ? &lm_loss : nullptr; }
 };
 
 // Reads rc.weights, rc.input and rc.cotangent (those named) once; returns rc.files when it already holds these paths.
