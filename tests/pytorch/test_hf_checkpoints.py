@@ -12,6 +12,7 @@ Exit 1 on any failure, 77 (CTest SKIP_RETURN_CODE) when torch or numpy cannot be
 """
 import json
 import os
+import subprocess
 import sys
 import tempfile
 
@@ -187,6 +188,12 @@ def check_export(gradflow, i, fmt, cls, options, tmp):
         with open(r) as f:
             report = json.load(f)
         failures += tr.compare(f"{label}: {source}", expected, tr.gradflow_quantities(report), J_ref, np.load(j))
+    # exporting into the folder it reads is refused before any work (the checkpoint would be replaced)
+    p = subprocess.run([gradflow, "export", "--weights", folder, "--format", fmt, "--out", folder],
+                       capture_output=True, text=True)
+    if p.returncode != 2 or "is the file --weights reads" not in p.stderr:
+        print(f"  FAIL export --out into the --weights folder: exit {p.returncode}: {p.stderr.strip()}")
+        failures += 1
     return failures
 
 
