@@ -32,7 +32,8 @@ void run_jacobian(const JacobianOptions& o) {
   Model model(rc.model);
   const RunInputs in = prepare_run(rc, model);  // --weights/--input/--cotangent, or --init and seeded draws
   const Mat J = with_nonfinite_fix(rc, in.x0, [&] {
-    const AnalysisContext ctx(model, in.x0, rc.analysis, in.cotangent_or_null(), rc.init.seed);
+    const AnalysisContext ctx(model, in.x0, rc.analysis, in.cotangent_or_null(), rc.init.seed,
+                                in.lm_loss_or_null());
     Mat j = ctx.jacobian_between(o.from, o.to.value_or(model.layers()));
     if (!j.allFinite())
       throw Error("NaN/Inf in the Jacobian dx_" + std::to_string(o.to.value_or(model.layers())) + "/dx_" +

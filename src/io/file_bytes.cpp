@@ -63,6 +63,32 @@ std::string read_file_bytes(const std::string& path) {
   return bytes;
 }
 
+InputFile::InputFile(const std::string& path) : path_(path) {
+  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd_ < 0) throw_read(path, std::strerror(errno));
+  struct stat st {};
+  const int err = ::fstat(fd_, &st) != 0 ? errno : 0;
+  if (err != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd_);
+    throw_read(path, err != 0 ? std::strerror(err) : S_ISDIR(st.st_mode) ? "it is a directory" : "it is not a regular file");
+  }
+  size_ = static_cast<uint64_t>(st.st_size);
+}
+
+InputFile::~InputFile() { ::close(fd_); }
+
+void InputFile::read_at(uint64_t offset, size_t n, void* dst) const {
+  auto* p = static_cast<char*>(dst);
+  size_t got = 0;
+  while (got < n) {
+    const ssize_t r = ::pread(fd_, p + got, n - got, static_cast<off_t>(offset + got));
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) throw_read(path_, std::strerror(errno));
+    if (r == 0) throw_read(path_, "the file shrank while it was read (" + std::to_string(offset + got) + " bytes)");
+    got += static_cast<size_t>(r);
+  }
+}
+
 namespace {
 
 // Writes every byte to fd (EINTR-safe); returns 0 or the errno of the failure.

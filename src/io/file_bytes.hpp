@@ -2,12 +2,31 @@
 // Reads a file into memory in one piece (so every later length check is against a known size) and
 // writes atomically (write_file_atomic below).
 #pragma once
+#include <cstdint>
 #include <string>
 
 namespace gradflow::io_detail {
 
 // The whole content of a regular file. Throws Error "cannot read 'path': <reason>; fix: ...".
 std::string read_file_bytes(const std::string& path);
+
+// A regular file opened for reads at given offsets, so a reader can check a header before it reads (or
+// allocates for) the data the header names. Same errors as read_file_bytes; closed on destruction.
+class InputFile {
+ public:
+  explicit InputFile(const std::string& path);
+  ~InputFile();
+  InputFile(const InputFile&) = delete;
+  InputFile& operator=(const InputFile&) = delete;
+  uint64_t size() const { return size_; }  // bytes, as fstat saw them at open
+  // Reads exactly n bytes at `offset` into dst; Error "cannot read 'path': ..." when the file is shorter now.
+  void read_at(uint64_t offset, size_t n, void* dst) const;
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+  uint64_t size_ = 0;
+};
 
 // Writes `bytes` to `path` without ever leaving a half-written file and without replacing anything but a regular
 // file: a new or regular file gets a temporary file beside it (temp_path_for), fsync'ed, then renamed over it (a

@@ -95,7 +95,12 @@ void apply_checkpoint_sizes(const CheckpointSizes& s, const GivenSizes& given, c
 }
 
 std::vector<std::string> load_params(ParamStore& store, const std::vector<SafeTensor>& tensors,
-                                     const std::string& path) {
+                                     const std::string& path, const std::map<std::string, std::string>* sources) {
+  const auto from = [&](const std::string& name) -> std::string {
+    if (!sources) return "";
+    const auto it = sources->find(name);
+    return it == sources->end() ? "" : " (the checkpoint's " + it->second + ")";
+  };
   std::unordered_map<std::string, const SafeTensor*> by_name;
   for (const auto& t : tensors) by_name.emplace(t.name, &t);
   for (Param& p : store.all()) {
@@ -106,7 +111,7 @@ std::vector<std::string> load_params(ParamStore& store, const std::vector<SafeTe
     const SafeTensor& t = *it->second;
     const bool scalar_ok = p.shape == std::vector<int64_t>{1} && t.shape.empty();
     if (t.shape != p.shape && !scalar_ok)
-      fail(path, "tensor '" + p.name + "' has shape " + shape_str(t.shape) + " but the model needs " +
+      fail(path, "tensor '" + p.name + "'" + from(p.name) + " has shape " + shape_str(t.shape) + " but the model needs " +
                      shape_str(p.shape), "check --heads/--placement/--norm, or re-save the matching state_dict");
     // p.value is (rows, cols) row-major with rows*cols == product(shape) == t.data.size().
     p.value = ConstMatMap(t.data.data(), p.value.rows(), p.value.cols());

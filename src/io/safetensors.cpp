@@ -1,5 +1,5 @@
 // safetensors.cpp — safetensors reader and F64 writer (see safetensors.hpp and docs/formats.md).
-// Reader order: 8-byte length, header bounds, JSON (depth-limited, duplicate keys rejected), per
+// Reader order (the header is read and checked before any data: issue 13 item 9): 8-byte length, header bounds, JSON (depth-limited, duplicate keys rejected), per
 // tensor dtype/shape/offsets with overflow-checked sizes, then the data section must be tiled exactly
 // (sorted by begin: no overlap, no gap, no trailing bytes), then values converted and checked finite.
 #include "gradflow/io/safetensors.hpp"
@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <new>
 #include <nlohmann/json.hpp>
@@ -175,23 +176,26 @@ double load(const unsigned char* p, Kind kind) {
   return kind == Kind::F16 ? half_to_double(bits) : bfloat16_to_double(bits);
 }
 
-std::vector<SafeTensor> read_impl(const std::string& path) {
-  const std::string bytes = io_detail::read_file_bytes(path);
-  const uint64_t size = bytes.size();
-  const auto* u = reinterpret_cast<const unsigned char*>(bytes.data());
-
+// Every check of the header and of the data section's tiling, before any tensor data is read: a garbage or
+// hostile header is refused after reading at most 8 + its length bytes (never the whole file).
+std::vector<Entry> read_header(const io_detail::InputFile& file, const std::string& path, uint64_t& data_start) {
+  const uint64_t size = file.size();
   if (size < 8)
     fail(path, "file of " + std::to_string(size) + " bytes is shorter than the 8-byte header length",
          "the file is truncated or not a safetensors file");
-  const uint64_t n = le_u64(u);
+  unsigned char len[8];
+  file.read_at(0, 8, len);
+  const uint64_t n = le_u64(len);
   if (n > size - 8)
     fail(path, "header length " + std::to_string(n) + " runs past the end of the file (" + std::to_string(size) +
                    " bytes)",
          "the file is truncated or not a safetensors file");
   if (n > kMaxHeaderBytes)
     fail(path, "header of " + std::to_string(n) + " bytes exceeds the limit of " + std::to_string(kMaxHeaderBytes));
-  const std::string header = bytes.substr(8, static_cast<size_t>(n));
+  std::string header(static_cast<size_t>(n), '\0');
+  file.read_at(8, header.size(), &header[0]);
   const uint64_t data_size = size - 8 - n;
+  data_start = 8 + n;
   if (header.empty() || header[0] != '{') fail(path, "header does not start with '{' (not a JSON object)");
   if (max_nesting(header) > kMaxHeaderDepth)
     fail(path, "header nests deeper than " + std::to_string(kMaxHeaderDepth) + " levels");
@@ -251,20 +255,36 @@ std::vector<SafeTensor> read_impl(const std::string& path) {
     fail(path, std::to_string(data_size - expected) + " trailing bytes after the last tensor's data (data section " +
                    std::to_string(data_size) + " bytes, tensors end at " + std::to_string(expected) + ")");
 
-  const unsigned char* data = u + 8 + n;
+  return entries;
+}
+
+// Reads the tensors `want` accepts (all when it is empty), in file order; raw bytes go through a bounded buffer,
+// so the peak is the doubles returned plus at most kChunkBytes.
+std::vector<SafeTensor> read_impl(const std::string& path, const std::function<bool(const std::string&)>& want) {
+  const io_detail::InputFile file(path);
+  uint64_t data_start = 0;
+  const std::vector<Entry> entries = read_header(file, path, data_start);
+  constexpr uint64_t kChunkBytes = uint64_t(1) << 24;
+  std::vector<unsigned char> buf;
   std::vector<SafeTensor> out;
-  out.reserve(entries.size());
   for (const Entry& e : entries) {
+    if (want && !want(e.name)) continue;
     SafeTensor t{e.name, e.dtype, e.shape, std::vector<double>(static_cast<size_t>(e.numel))};
-    const unsigned char* p = data + e.begin;
     const Kind kind = kind_of(e.dtype);
-    for (uint64_t k = 0; k < e.numel; ++k) {
-      const double v = load(p + k * e.itemsize, kind);
-      if (!std::isfinite(v))
-        fail_tensor(path, e.name, "element " + std::to_string(k) + " (index " + multi_index(k, e.shape) + ") is " +
-                                      (std::isnan(v) ? "NaN" : v > 0 ? "+Inf" : "-Inf"),
-                    "only finite values are accepted; check the tensor with torch.isfinite(t).all()");
-      t.data[static_cast<size_t>(k)] = v;
+    const uint64_t per_chunk = kChunkBytes / e.itemsize;
+    for (uint64_t k0 = 0; k0 < e.numel; k0 += per_chunk) {
+      const uint64_t count = std::min(per_chunk, e.numel - k0);
+      buf.resize(static_cast<size_t>(count * e.itemsize));
+      file.read_at(data_start + e.begin + k0 * e.itemsize, buf.size(), buf.data());
+      for (uint64_t j = 0; j < count; ++j) {
+        const double v = load(buf.data() + j * e.itemsize, kind);
+        const uint64_t k = k0 + j;
+        if (!std::isfinite(v))
+          fail_tensor(path, e.name, "element " + std::to_string(k) + " (index " + multi_index(k, e.shape) + ") is " +
+                                        (std::isnan(v) ? "NaN" : v > 0 ? "+Inf" : "-Inf"),
+                      "only finite values are accepted; check the tensor with torch.isfinite(t).all()");
+        t.data[static_cast<size_t>(k)] = v;
+      }
     }
     out.push_back(std::move(t));
   }
@@ -291,9 +311,18 @@ double bfloat16_to_double(uint16_t bits) {
   return static_cast<double>(f);
 }
 
-std::vector<SafeTensor> read_safetensors(const std::string& path) {
+std::vector<SafeTensor> read_safetensors_header(const std::string& path) {
+  const io_detail::InputFile file(path);
+  uint64_t data_start = 0;
+  std::vector<SafeTensor> out;
+  for (const Entry& e : read_header(file, path, data_start)) out.push_back(SafeTensor{e.name, e.dtype, e.shape, {}});
+  return out;
+}
+
+std::vector<SafeTensor> read_safetensors(const std::string& path,
+                                         const std::function<bool(const std::string&)>& want) {
   try {
-    return read_impl(path);
+    return read_impl(path, want);
   } catch (const std::bad_alloc&) {
     throw Error("safetensors file '" + path + "': out of memory while reading; fix: free memory or split the file");
   }

@@ -29,7 +29,7 @@ nlohmann::ordered_json analyze(const RunConfig& rc) {
   const auto t1 = std::chrono::steady_clock::now();
   // NaN/Inf errors name the fix that fits where this run's numbers came from (numeric_fix.hpp)
   const AnalysisContext ctx = with_nonfinite_fix(rc, in.x0, [&] {
-    return AnalysisContext(model, in.x0, opts, in.cotangent_or_null(), rc.init.seed);
+    return AnalysisContext(model, in.x0, opts, in.cotangent_or_null(), rc.init.seed, in.lm_loss_or_null());
   });
   const auto t2 = std::chrono::steady_clock::now();
   Json body = with_nonfinite_fix(rc, in.x0, [&] { return run_analyses(ctx); });

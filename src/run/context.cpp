@@ -12,7 +12,8 @@
 
 namespace gradflow {
 
-AnalysisContext::AnalysisContext(const Model& m, Mat x0, const AnalysisOptions& o, const Mat* cotangent, uint64_t seed)
+AnalysisContext::AnalysisContext(const Model& m, Mat x0, const AnalysisOptions& o, const Mat* cotangent, uint64_t seed,
+                                 const std::function<double(const Mat& y, Mat& dL_dy)>* output_loss)
     : model(m), opts(o), grads(m.params(), o.keep_param_grads), backend_(make_backend(o.backend)) {
   trace = model.forward(x0);
   if (!trace.y.allFinite()) {
@@ -36,8 +37,10 @@ AnalysisContext::AnalysisContext(const Model& m, Mat x0, const AnalysisOptions& 
   } else if (opts.loss == "half-sq") {
     dL_dy = trace.y;
     loss = 0.5 * trace.y.squaredNorm();
+  } else if (opts.loss == "lm" && output_loss) {
+    loss = (*output_loss)(trace.y, dL_dy);
   } else {
-    throw Error("unknown --loss '" + opts.loss + "'; fix: use --loss dot or --loss half-sq");
+    throw Error("unknown --loss '" + opts.loss + "'; fix: use --loss dot or --loss half-sq (or lm with --token-ids)");
   }
   backward_with_param_norms();
   for (Index l = model.layers(); l >= 0; --l)

@@ -1,6 +1,7 @@
 // model_settings.cpp — the table of model options (model_settings.hpp).
 #include "gradflow/run/model_settings.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <algorithm>
 #include <cstdlib>
@@ -23,11 +24,35 @@ bool parse_flag(const std::string& text, const std::string& option) {
   throw Error("--" + option + " takes no value (got '" + text + "'); fix: give it alone, e.g. --" + option);
 }
 
+std::string existing_file_or_folder(const std::string& text, const std::string& option) {
+  std::error_code ec;
+  require(std::filesystem::is_regular_file(text, ec) || std::filesystem::is_directory(text, ec),
+          "--" + option + " '" + text + "' is neither a file nor a folder; fix: check the path and its permissions");
+  return text;
+}
+
 std::string existing_file(const std::string& text, const std::string& option) {
   std::error_code ec;
   require(std::filesystem::is_regular_file(text, ec),
           "--" + option + " '" + text + "' is not a file; fix: check the path and its permissions");
   return text;
+}
+
+// "101,7592,102": non-negative whole numbers separated by commas.
+std::vector<int64_t> parse_token_ids(const std::string& text) {
+  std::vector<int64_t> ids;
+  size_t a = 0;
+  while (a <= text.size()) {
+    size_t b = text.find(',', a);
+    if (b == std::string::npos) b = text.size();
+    const std::string item = text.substr(a, b - a);
+    const bool digits = !item.empty() && item.size() <= 12 && item.find_first_not_of("0123456789") == std::string::npos;
+    require(digits, "--token-ids '" + text + "': '" + item + "' is not a token id; fix: give non-negative whole numbers "
+                    "separated by commas, e.g. --token-ids 101,7592,2088,102");
+    ids.push_back(std::stoll(item));
+    a = b + 1;
+  }
+  return ids;
 }
 
 ModelOption value(std::string name, std::string help, std::string default_text, bool training, Set set) {
@@ -75,7 +100,7 @@ std::vector<ModelOption> make_table() {
                     }));
   t.push_back(value("seq-len", "tokens n of the input", std::to_string(d.rc.analysis.seq_len), false,
                     [](ModelSettings& s, const std::string& v) { s.rc.analysis.seq_len = parse_integer(v, "seq-len"); }));
-  t.push_back(value("activation", "relu | gelu (exact erf form)", d.activation, true,
+  t.push_back(value("activation", "relu | gelu (exact erf form) | gelu-tanh (tanh approximation: GPT-2's gelu_new)", d.activation, true,
                     [](ModelSettings& s, const std::string& v) { s.activation = v; }));
   t.push_back(flag("causal", "causal attention mask", true, [](ModelSettings& s, bool b) { s.rc.model.causal = b; }));
   t.push_back(value("norm", "layernorm | rmsnorm | dyt", d.norm, true,
@@ -109,14 +134,32 @@ std::vector<ModelOption> make_table() {
                       require(seed >= 0, "--seed " + v + " is negative; fix: e.g. --seed 0");
                       s.rc.init.seed = static_cast<uint64_t>(seed);
                     }));
-  t.push_back(value("loss", "dot (L = sum g*y, g ~ N(0,1)) | half-sq (L = sum y^2 / 2)", d.rc.analysis.loss, false,
+  t.push_back(value("loss", "dot (L = sum g*y, g ~ N(0,1)) | half-sq (L = sum y^2 / 2) | lm (GPT-2 --weights with --token-ids: "
+                    "next-token cross-entropy through the tied wte head)", d.rc.analysis.loss, false,
                     [](ModelSettings& s, const std::string& v) { s.rc.analysis.loss = v; }));
   t.push_back(value("weights",
-                    "parameters from a PyTorch nn.TransformerEncoder state_dict (.safetensors); L, d, d_ff and the final "
-                    "norm come from it (give --heads and --placement)",
-                    "", false, [](ModelSettings& s, const std::string& v) { s.rc.weights = existing_file(v, "weights"); }));
+                    "parameters from a checkpoint: a PyTorch nn.TransformerEncoder state_dict (.safetensors; give --heads "
+                    "and --placement), or a Hugging Face BERT/RoBERTa/GPT-2 folder (config.json + model.safetensors or "
+                    "its sharded index) or .safetensors file; L, d, d_ff and the final norm come from it",
+                    "", false, [](ModelSettings& s, const std::string& v) {
+                      s.rc.weights = existing_file_or_folder(v, "weights");
+                    }));
+  t.push_back(value("weights-format", "auto | torch-encoder | hf-bert | hf-roberta | hf-gpt2 (auto: config.json's "
+                    "model_type, else the tensor names)", d.rc.weights_format, false,
+                    [](ModelSettings& s, const std::string& v) {
+                      const auto& known = weights_formats();
+                      require(std::find(known.begin(), known.end(), v) != known.end(),
+                              "--weights-format '" + v + "' is not one of auto, torch-encoder, hf-bert, hf-roberta, "
+                              "hf-gpt2; fix: e.g. --weights-format auto");
+                      s.rc.weights_format = v;
+                    }));
   t.push_back(value("input", "input tokens x_0 from a .npy of shape (n, d) or (1, n, d) (default: seeded N(0,1)); n comes from it",
                     "", false, [](ModelSettings& s, const std::string& v) { s.rc.input = existing_file(v, "input"); }));
+  t.push_back(value("token-ids",
+                    "x_0 from token ids through the --weights checkpoint's own embeddings, e.g. 101,7592,2088,102 "
+                    "(BERT: word + position + token type 0, LayerNorm; RoBERTa: positions from padding_idx + 1; GPT-2: "
+                    "wte + wpe); n comes from it",
+                    "", false, [](ModelSettings& s, const std::string& v) { s.rc.token_ids = parse_token_ids(v); }));
   t.push_back(value("cotangent", "g of --loss dot from a .npy of the output's shape (default: seeded N(0,1))", "", false,
                     [](ModelSettings& s, const std::string& v) { s.rc.cotangent = existing_file(v, "cotangent"); }));
   t.push_back(value("max-memory", "memory budget, e.g. 512M, 8G (default: half of RAM): a run estimated to need more is refused before it allocates", "", true,
@@ -213,7 +256,13 @@ RunConfig resolve(const ModelSettings& s) {
   given.d_ff = explicit_value("d-ff", rc.model.d_ff);
   given.seq_len = explicit_value("seq-len", rc.analysis.seq_len);
   if (s.no_final_norm) given.final_norm = false;
-  apply_file_sizes(rc, given);  // --weights/--input fix L, d, d_ff, the final norm and n
+  GivenArch arch;
+  if (s.given.count("placement")) arch.placement = rc.model.placement;
+  if (s.given.count("heads")) arch.heads = rc.model.heads;
+  if (s.given.count("activation")) arch.activation = rc.model.activation;
+  arch.causal = s.given.count("causal") && rc.model.causal;
+  arch.norm_not_layernorm = s.given.count("norm") && rc.model.norm != NormKind::LayerNorm;
+  apply_file_sizes(rc, given, arch);  // --weights/--input fix L, d, d_ff, the final norm and n
   rc.model.validate();
   rc.init.scale_text = s.init_scale;
   rc.init.scale = parse_init_scale(s.init_scale, rc.model.layers);

@@ -1,6 +1,7 @@
 // run_config.cpp — see run_config.hpp.
 #include "gradflow/run/run_config.hpp"
 
+#include "gradflow/io/checkpoint.hpp"
 #include "gradflow/report/config_json.hpp"
 #include "gradflow/report/fields.hpp"
 
@@ -25,6 +26,23 @@ nlohmann::ordered_json run_config_json(const Model& model, const RunConfig& rc, 
   for (const auto& [key, path] : {std::pair<const char*, const std::string&>{"weights", rc.weights},
                                   {"input", rc.input}, {"cotangent", rc.cotangent}})
     if (!path.empty()) j[key] = path;
+  if (!rc.token_ids.empty()) {
+    j["token_ids"] = rc.token_ids;
+    j["input"] = "the token ids through the checkpoint's embeddings";
+  }
+  if (rc.files && rc.files->weights && rc.files->weights->format != "torch-encoder") {
+    // a Hugging Face checkpoint: where each analyzed tensor came from, and what was left out
+    const Checkpoint& ck = *rc.files->weights;
+    j["weights_format"] = ck.format;
+    if (!ck.config_path.empty()) j["weights_config"] = ck.config_path;
+    nlohmann::ordered_json names = nlohmann::ordered_json::object();
+    for (const SafeTensor& t : ck.tensors) names[t.name] = ck.source_names.at(t.name);
+    j["weights_tensor_names"] = std::move(names);
+    j["weights_not_analyzed"] = {
+        {"note", "the analyzed model is the block stack (and the final norm when the checkpoint has one); the "
+                 "embeddings, pooler and task heads are outside it, and dropout is off"},
+        {"tensors", ck.outside}};
+  }
   return j;
 }
 

@@ -31,26 +31,48 @@ void warn_unused(const std::string& path, const std::vector<std::string>& extra)
 }  // namespace
 
 std::shared_ptr<const RunFiles> load_run_files(const RunConfig& rc) {
-  if (rc.files && rc.files->weights_path == rc.weights && rc.files->input_path == rc.input &&
+  const bool embeddings = !rc.token_ids.empty();
+  if (rc.files && rc.files->weights_path == rc.weights && rc.files->weights_format == rc.weights_format &&
+      rc.files->weights_embeddings == embeddings && rc.files->input_path == rc.input &&
       rc.files->cotangent_path == rc.cotangent)
     return rc.files;
   auto f = std::make_shared<RunFiles>();
   f->weights_path = rc.weights;
+  f->weights_format = rc.weights_format;
+  f->weights_embeddings = embeddings;
   f->input_path = rc.input;
   f->cotangent_path = rc.cotangent;
-  if (!rc.weights.empty()) f->weights = std::make_shared<const std::vector<SafeTensor>>(read_safetensors(rc.weights));
+  if (!rc.weights.empty()) f->weights = std::make_shared<const Checkpoint>(read_checkpoint(rc.weights, rc.weights_format, embeddings));
   if (!rc.input.empty()) f->input = std::make_shared<const NpyArray>(read_npy(rc.input));
   if (!rc.cotangent.empty()) f->cotangent = std::make_shared<const NpyArray>(read_npy(rc.cotangent));
   return f;
 }
 
-void apply_file_sizes(RunConfig& rc, const GivenSizes& given) {
+void apply_file_sizes(RunConfig& rc, const GivenSizes& given, const GivenArch& arch) {
+  if (rc.analysis.loss == "lm") {
+    require(rc.token_ids.size() >= 2, "--loss lm is the next-token loss over --token-ids, and needs at least two ids; "
+                                      "fix: give --weights GPT2_DIR --token-ids ID,ID,... or use --loss dot");
+  }
   require(rc.cotangent.empty() || rc.analysis.loss == "dot",
           "--cotangent gives the g of --loss dot, but --loss is '" + rc.analysis.loss +
               "'; fix: drop --cotangent or use --loss dot");
+  require(rc.token_ids.empty() || !rc.weights.empty(),
+          "--token-ids needs --weights (the checkpoint's embeddings turn the ids into x_0); fix: add --weights DIR");
+  require(rc.token_ids.empty() || rc.input.empty(),
+          "--token-ids and --input both give x_0; fix: drop one of them");
   rc.files = load_run_files(rc);
-  if (!rc.weights.empty())
-    apply_checkpoint_sizes(checkpoint_sizes(*rc.files->weights, rc.weights), given, rc.weights, rc.model);
+  if (!rc.weights.empty()) apply_checkpoint(*rc.files->weights, given, arch, rc.model);
+  if (rc.analysis.loss == "lm" && rc.files->weights->format != "hf-gpt2")
+    throw Error("--loss lm is GPT-2's next-token loss through its tied wte head, but --weights is " +
+                rc.files->weights->format + "; fix: use --loss dot or --loss half-sq");
+  if (!rc.token_ids.empty()) {
+    const Index n = static_cast<Index>(rc.token_ids.size());
+    require(!given.seq_len || *given.seq_len == n,
+            "--seq-len " + std::to_string(given.seq_len.value_or(0)) + " contradicts the " + std::to_string(n) +
+                " ids of --token-ids; fix: drop --seq-len (the ids fix it)");
+    rc.analysis.seq_len = n;
+    return;
+  }
   if (rc.input.empty()) return;
   const NpyArray& a = *rc.files->input;
   const auto& s = a.shape;
@@ -76,13 +98,20 @@ RunInputs prepare_run(const RunConfig& rc, Model& model) {
   const Index n = rc.analysis.seq_len, d = model.config().d_model;
   const std::shared_ptr<const RunFiles> files = load_run_files(rc);
   RunInputs r;
-  r.x0 = rc.input.empty() ? random_normal(rc.init.seed, "input", n, d)
-                          : npy_to_matrix(*files->input, n, d, "--input tokens x_0");
+  if (!rc.token_ids.empty()) r.x0 = embed_tokens(*files->weights, rc.token_ids);
+  else
+    r.x0 = rc.input.empty() ? random_normal(rc.init.seed, "input", n, d)
+                            : npy_to_matrix(*files->input, n, d, "--input tokens x_0");
   if (rc.weights.empty()) {
     initialize(model, rc.init);
     profile_initialization(model, r.x0);  // Admin's ω (data-dependent init); no-op otherwise
   } else {
-    warn_unused(rc.weights, load_params(model.params(), *files->weights, rc.weights));
+    const Checkpoint& ck = *files->weights;
+    warn_unused(rc.weights, load_params(model.params(), ck.tensors, rc.weights, &ck.source_names));
+  }
+  if (rc.analysis.loss == "lm") {
+    for (const SafeTensor& t : files->weights->embeddings)
+      if (t.name == "word") r.lm_loss = tied_lm_loss(ConstMatMap(t.data.data(), t.shape[0], t.shape[1]), rc.token_ids);
   }
   if (!rc.cotangent.empty()) {
     require(rc.analysis.loss == "dot", "--cotangent gives the g of --loss dot, but --loss is '" + rc.analysis.loss +

@@ -1,4 +1,4 @@
-// fuzz_readers.cpp — robustness test of read_npy and read_safetensors (standalone, no Catch2).
+// fuzz_readers.cpp — robustness test of read_npy, read_safetensors and read_checkpoint (standalone, no Catch2).
 // From a few valid files built in memory, a fixed-seed generator makes mutated variants (bit flips,
 // byte sets, inserted/deleted/duplicated ranges, header-length edits, header text edits) plus every
 // truncation; each must load cleanly (and then satisfy the reader's invariants) or throw
@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "gradflow/core/error.hpp"
+#include "gradflow/io/checkpoint.hpp"
 #include "gradflow/io/npy.hpp"
 #include "gradflow/io/safetensors.hpp"
 
@@ -293,6 +294,109 @@ Tally run_format(const std::string& dir, const std::vector<std::string>& seeds, 
   return tally;
 }
 
+// ---- Hugging Face checkpoints: a folder with config.json and model.safetensors ---------------------------------
+// Each case mutates either the safetensors file or the config.json text of a valid GPT-2 or BERT folder; the
+// checkpoint reader and apply_checkpoint must load it (tensors then in gradflow's names, sizes consistent) or throw
+// a one-line gradflow::Error naming the folder's files.
+
+struct HfSeed {
+  std::string config, weights;
+};
+
+std::vector<HfSeed> hf_seeds(const std::string& dir) {
+  const std::string p = dir + "/hf_seed.safetensors";
+  auto vec = [](size_t n, double base) {
+    std::vector<double> v(n);
+    for (size_t k = 0; k < n; ++k) v[k] = base + 0.01 * static_cast<double>(k);
+    return v;
+  };
+  std::vector<SafeTensor> g = {{"transformer.wte.weight", "", {3, 4}, vec(12, 0)},
+                               {"transformer.ln_f.weight", "", {4}, vec(4, 1)},
+                               {"transformer.ln_f.bias", "", {4}, vec(4, 0)}};
+  const std::vector<std::pair<std::string, std::vector<int64_t>>> gpt2_block = {
+      {"ln_1.weight", {4}}, {"ln_1.bias", {4}}, {"attn.c_attn.weight", {4, 12}}, {"attn.c_attn.bias", {12}},
+      {"attn.c_proj.weight", {4, 4}}, {"attn.c_proj.bias", {4}}, {"ln_2.weight", {4}}, {"ln_2.bias", {4}},
+      {"mlp.c_fc.weight", {4, 8}}, {"mlp.c_fc.bias", {8}}, {"mlp.c_proj.weight", {8, 4}}, {"mlp.c_proj.bias", {4}},
+      {"attn.bias", {1, 1, 2, 2}}};
+  for (const auto& [name, shape] : gpt2_block) {
+    size_t n = 1;
+    for (int64_t d : shape) n *= static_cast<size_t>(d);
+    g.push_back({"transformer.h.0." + name, "", shape, vec(n, 0.5)});
+  }
+  write_safetensors(p, g);
+  std::vector<HfSeed> seeds;
+  seeds.push_back({R"({"model_type": "gpt2", "n_embd": 4, "n_head": 2, "n_layer": 1, "n_inner": 8,)"
+                   R"( "activation_function": "gelu_new", "layer_norm_epsilon": 1e-05})",
+                   read_all(p)});
+  std::vector<SafeTensor> b = {{"bert.embeddings.word_embeddings.weight", "", {3, 4}, vec(12, 0)}};
+  const std::vector<std::pair<std::string, std::vector<int64_t>>> bert_layer = {
+      {"attention.self.query.weight", {4, 4}}, {"attention.self.query.bias", {4}},
+      {"attention.self.key.weight", {4, 4}}, {"attention.self.key.bias", {4}},
+      {"attention.self.value.weight", {4, 4}}, {"attention.self.value.bias", {4}},
+      {"attention.output.dense.weight", {4, 4}}, {"attention.output.dense.bias", {4}},
+      {"attention.output.LayerNorm.gamma", {4}}, {"attention.output.LayerNorm.beta", {4}},
+      {"intermediate.dense.weight", {8, 4}}, {"intermediate.dense.bias", {8}}, {"output.dense.weight", {4, 8}},
+      {"output.dense.bias", {4}}, {"output.LayerNorm.weight", {4}}, {"output.LayerNorm.bias", {4}}};
+  for (const auto& [name, shape] : bert_layer) {
+    size_t n = 1;
+    for (int64_t d : shape) n *= static_cast<size_t>(d);
+    b.push_back({"bert.encoder.layer.0." + name, "", shape, vec(n, 0.25)});
+  }
+  write_safetensors(p, b);
+  seeds.push_back({R"({"model_type": "bert", "hidden_size": 4, "num_attention_heads": 1, "num_hidden_layers": 1,)"
+                   R"( "intermediate_size": 8, "hidden_act": "gelu", "layer_norm_eps": 1e-12})",
+                   read_all(p)});
+  return seeds;
+}
+
+Tally run_hf(const std::string& dir, int cases, Rng& rng) {
+  Tally tally;
+  const std::string folder = dir + "/hf";
+  std::filesystem::create_directory(folder);
+  const std::vector<HfSeed> seeds = hf_seeds(dir);
+  for (int c = -static_cast<int>(seeds.size()); c < cases; ++c) {  // the seeds as they are first
+    const HfSeed& seed = seeds[c < 0 ? static_cast<size_t>(c + static_cast<int>(seeds.size())) : rng.below(seeds.size())];
+    HfSeed cur = seed;
+    if (c >= 0) {
+      if (rng.below(2) == 0) cur.weights = mutate(seed.weights, rng, false);
+      else
+        for (size_t r = 1 + rng.below(3); r > 0; --r) rng.below(2) ? edit_token(cur.config, rng) : edit_number(cur.config, rng);
+    }
+    write_all(folder + "/config.json", cur.config);
+    write_all(folder + "/model.safetensors", cur.weights);
+    std::string problem;
+    bool loaded = false;
+    try {
+      const Checkpoint ck = read_checkpoint(folder);
+      ModelConfig cfg;
+      apply_checkpoint(ck, GivenSizes{}, GivenArch{}, cfg);
+      for (const SafeTensor& t : ck.tensors)
+        if (t.name.rfind("layers.", 0) != 0 && t.name.rfind("norm.", 0) != 0) problem = "tensor not in gradflow's names: " + t.name;
+      if (problem.empty()) problem = check_safetensors(ck.tensors);
+      loaded = problem.empty();
+    } catch (const Error& e) {
+      const std::string msg = e.what();
+      if (msg.find(folder) == std::string::npos) problem = "error message does not name the folder: " + msg;
+      else if (msg.find('\n') != std::string::npos) problem = "error message spans lines: " + msg;
+    } catch (const std::exception& e) {
+      problem = std::string("non-gradflow exception: ") + e.what();
+    } catch (...) {
+      problem = "unknown exception";
+    }
+    if (c < 0 && !loaded) problem = "seed does not load: " + problem;
+    if (problem.empty()) {
+      ++(loaded ? tally.loaded : tally.rejected);
+      continue;
+    }
+    ++tally.failures;
+    const std::string keep = folder + ".fail" + std::to_string(tally.failures);
+    write_all(keep + ".config.json", cur.config);
+    write_all(keep + ".safetensors", cur.weights);
+    std::fprintf(stderr, "FAIL hf case %d: %s (inputs kept as %s.*)\n", c, problem.c_str(), keep.c_str());
+  }
+  return tally;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -313,6 +417,10 @@ int main(int argc, char** argv) {
                 npy ? "npy:" : "safetensors:", seeds.size(), cases, truncations, t.loaded, t.rejected, t.failures);
     failures += t.failures;
   }
+  const Tally hf = run_hf(dir, cases / 3, rng);
+  std::printf("%-12s 2 seeds (GPT-2, BERT folders), %d mutated: %d loaded, %d rejected with gradflow::Error, %d failures\n",
+              "hf folders:", cases / 3, hf.loaded, hf.rejected, hf.failures);
+  failures += hf.failures;
   if (failures == 0) {
     std::error_code ec;
     std::filesystem::remove_all(dir, ec);

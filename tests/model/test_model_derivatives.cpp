@@ -38,6 +38,8 @@ std::vector<Case> cases() {
     // ... and the edge sizes: one head, one token, d_ff != 4d, a residual scale
     v.push_back({p->name(), NormKind::LayerNorm, Activation::Gelu, false, 3, 4, 4, 1, 7, 0.7});
     v.push_back({p->name(), NormKind::LayerNorm, Activation::Relu, true, 2, 1, 6, 3, 5, 1.0});
+    // GPT-2's activation (gelu_new), causal as GPT-2 is
+    v.push_back({p->name(), NormKind::LayerNorm, Activation::GeluTanh, true, 2, 3, 6, 2, 10, 1.0});
   }
   return v;
 }

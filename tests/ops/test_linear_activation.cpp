@@ -29,7 +29,7 @@ TEST_CASE("linear: parameter gradients vs finite differences", "[ops][linear]") 
 }
 
 TEST_CASE("activations: derivatives", "[ops][activation]") {
-  for (Activation a : {Activation::Relu, Activation::Gelu}) {
+  for (Activation a : {Activation::Relu, Activation::Gelu, Activation::GeluTanh}) {
     Mat z = random_mat(3, 6, 7, 2.0);
     // keep relu's kink away from the finite-difference stencil
     z = z.unaryExpr([](double v) { return std::abs(v) < 1e-3 ? 0.5 : v; });
@@ -49,4 +49,23 @@ TEST_CASE("gelu is the exact erf form, matching known values", "[ops][activation
   CHECK(y(0, 0) == Approx(-0.15865525393145702).epsilon(1e-15));
   CHECK(y(0, 1) == Approx(0.34573123063700656).epsilon(1e-15));
   CHECK(y(0, 2) == Approx(2.99595030590511).epsilon(1e-15));
+}
+
+TEST_CASE("gelu-tanh is GPT-2's gelu_new and matches known values", "[ops][activation]") {
+  Mat z(1, 4);
+  z << -1.0, 0.5, 3.0, -10.0;
+  const Mat y = ops::activation_forward(Activation::GeluTanh, z);
+  // 0.5 z (1 + tanh(sqrt(2/pi) (z + 0.044715 z^3))), values from PyTorch's F.gelu(approximate='tanh') in float64
+  CHECK(y(0, 0) == Approx(-0.15880800939172324).epsilon(1e-15));
+  CHECK(y(0, 1) == Approx(0.34571400982514394).epsilon(1e-15));
+  CHECK(y(0, 2) == Approx(2.996362607918227).epsilon(1e-15));
+  // far left the value is tiny but exact in relative terms (the sigmoid form; 1 + tanh would cancel to 0)
+  const double u = 0.79788456080286535588 * (-10.0 + 0.044715 * -1000.0);
+  CHECK(y(0, 3) == Approx(-10.0 / (1.0 + std::exp(-2.0 * u))).epsilon(1e-14));  // about -1e-37
+  CHECK(y(0, 3) < 0.0);
+  // the derivative at 0 is 1/2, and it differs from exact gelu's elsewhere
+  Mat z0 = Mat::Zero(1, 1);
+  CHECK(ops::activation_derivative(Activation::GeluTanh, z0)(0, 0) == 0.5);
+  CHECK(ops::activation_derivative(Activation::GeluTanh, z)(0, 1) !=
+        ops::activation_derivative(Activation::Gelu, z)(0, 1));
 }

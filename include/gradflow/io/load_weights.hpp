@@ -3,6 +3,7 @@
 // norm iff `norm.*` tensors exist) and every parameter copied by name with its shape checked.
 // Names: ../shared/REFERENCES.md; rules and messages: docs/formats.md ("Loading a checkpoint").
 #pragma once
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -41,7 +42,9 @@ void apply_checkpoint_sizes(const CheckpointSizes& s, const GivenSizes& given, c
 // Copies every parameter of `store` from the tensor of the same name (PyTorch shape must equal Param::shape;
 // a 0-d tensor fills a shape-[1] parameter). A missing tensor or a wrong shape throws Error naming `path` and
 // the tensor. Returns the names of the tensors the store has no parameter for (the caller warns), file order.
+// `sources` (a Hugging Face checkpoint's) names the checkpoint's own tensor(s) behind each name in the messages.
 std::vector<std::string> load_params(ParamStore& store, const std::vector<SafeTensor>& tensors,
-                                     const std::string& path);
+                                     const std::string& path,
+                                     const std::map<std::string, std::string>* sources = nullptr);
 
 }  // namespace gradflow

@@ -4,6 +4,7 @@
 // section, tensors in C order, little-endian. See docs/formats.md for every check and message.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -23,7 +24,15 @@ struct SafeTensor {
 // Error naming the file, the tensor when there is one, and the problem: malformed header, unsupported
 // dtype, bad shape or offsets, overlapping tensors or gaps/trailing bytes in the data section (as the
 // reference implementation rejects them), and NaN/Inf values (with the first index).
-std::vector<SafeTensor> read_safetensors(const std::string& path);
+// The header is read and every check above except the values' is made before any tensor data is read, so a
+// garbage file is refused after reading 8 + (header length) bytes. `want` (when given) selects the tensors to
+// read by name; the others are checked in the header only and never read.
+std::vector<SafeTensor> read_safetensors(const std::string& path,
+                                         const std::function<bool(const std::string&)>& want = {});
+
+// The header only, every check of read_safetensors but the values' made: name, dtype and shape of each tensor in
+// file order, `data` left empty. Reads 8 + (header length) bytes.
+std::vector<SafeTensor> read_safetensors_header(const std::string& path);
 
 // Writes the tensors as F64 (the only `dtype` accepted), laid out contiguously in the given order;
 // the header is compact JSON, entries in the given order after {"__metadata__": {"format": "pt"}},

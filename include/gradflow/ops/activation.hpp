@@ -1,6 +1,8 @@
 // activation.hpp — element-wise activations of the feed-forward sublayer.
 // relu(z) = max(z, 0) (derivative 0 at z = 0, as PyTorch); gelu(z) = z·Φ(z) = ½·z·(1 + erf(z/√2)),
 // the exact erf form PyTorch uses by default; gelu'(z) = Φ(z) + z·φ(z).
+// gelu-tanh(z) = ½·z·(1 + tanh(√(2/π)·(z + 0.044715·z³))): PyTorch's gelu(approximate='tanh'), Hugging Face's
+// "gelu_new" and "gelu_pytorch_tanh" (GPT-2's activation).
 #pragma once
 #include <string>
 
@@ -8,8 +10,8 @@
 #include "gradflow/core/types.hpp"
 
 namespace gradflow {
-enum class Activation { Relu, Gelu };
-Activation parse_activation(const std::string& name);  // "relu" | "gelu", else Error
+enum class Activation { Relu, Gelu, GeluTanh };
+Activation parse_activation(const std::string& name);  // "relu" | "gelu" | "gelu-tanh", else Error
 std::string to_string(Activation a);
 }  // namespace gradflow
 

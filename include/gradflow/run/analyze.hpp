@@ -2,6 +2,7 @@
 // it, run it on its input and return the whole report (config + every registered analysis).
 // compare, sweep and the API example call this too.
 #pragma once
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -13,14 +14,15 @@
 
 namespace gradflow {
 
-struct SafeTensor;
+struct Checkpoint;
 struct NpyArray;
 
 // The contents of a run's files, read once (run_inputs.hpp: load_run_files) and shared by every configuration
 // built from the same options (compare and sweep read --weights once, not once per configuration).
 struct RunFiles {
-  std::string weights_path, input_path, cotangent_path;  // what was read
-  std::shared_ptr<const std::vector<SafeTensor>> weights;  // --weights, or null
+  std::string weights_path, weights_format, input_path, cotangent_path;  // what was read
+  bool weights_embeddings = false;                         // the embeddings were read too (--token-ids)
+  std::shared_ptr<const Checkpoint> weights;               // --weights (in gradflow's tensor names), or null
   std::shared_ptr<const NpyArray> input, cotangent;        // --input, --cotangent, or null
 };
 
@@ -29,9 +31,11 @@ struct RunConfig {
   InitConfig init;
   AnalysisOptions analysis;
   // Files (empty: none). Call apply_file_sizes (run_inputs.hpp) first so the sizes above match them.
-  std::string weights;    // --weights FILE.safetensors: parameters of an nn.TransformerEncoder state_dict
+  std::string weights;    // --weights FILE.safetensors | DIR: a checkpoint (io/checkpoint.hpp)
+  std::string weights_format = "auto";  // --weights-format auto|torch-encoder|hf-bert|hf-roberta|hf-gpt2
   std::string input;      // --input FILE.npy, (n, d) or (1, n, d): replaces the seeded input x_0
   std::string cotangent;  // --cotangent FILE.npy, the output's shape: replaces the seeded g of --loss dot
+  std::vector<int64_t> token_ids;  // --token-ids 101,7592,102: x_0 from the checkpoint's embeddings (n = count)
   std::shared_ptr<const RunFiles> files;  // their contents once read (null: read them when needed)
 };
 

@@ -1,6 +1,7 @@
 // context.hpp — one forward and one backward pass of a model on its input, shared by every analysis.
 // The loss: "dot" L = Σ g ⊙ y (g seeded N(0,1) or given: the plain vector-Jacobian product) or
-// "half-sq" L = ½ Σ y² (so dL/dy = y).
+// "half-sq" L = ½ Σ y² (so dL/dy = y), or "lm" (the `output_loss` given: GPT-2's next-token cross-entropy,
+// lm_loss.hpp).
 #pragma once
 #include <functional>
 #include <string>
@@ -15,7 +16,7 @@ namespace gradflow {
 
 struct AnalysisContext {
   AnalysisContext(const Model& model, Mat x0, const AnalysisOptions& opts, const Mat* cotangent = nullptr,
-                  uint64_t seed = 0);
+                  uint64_t seed = 0, const std::function<double(const Mat& y, Mat& dL_dy)>* output_loss = nullptr);
 
   const Model& model;
   AnalysisOptions opts;

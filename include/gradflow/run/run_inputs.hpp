@@ -6,7 +6,8 @@
 #include <optional>
 
 #include "gradflow/run/analyze.hpp"
-#include "gradflow/io/load_weights.hpp"
+#include "gradflow/io/checkpoint.hpp"
+#include "gradflow/run/lm_loss.hpp"
 #include "gradflow/model/model.hpp"
 
 namespace gradflow {
@@ -14,7 +15,9 @@ namespace gradflow {
 struct RunInputs {
   Mat x0;                        // (n, d) the network input
   std::optional<Mat> cotangent;  // (n, d) dL/dy from --cotangent
+  OutputLoss lm_loss;            // --loss lm: the tied-head next-token loss on y (empty otherwise)
   const Mat* cotangent_or_null() const { return cotangent ? &*cotangent : nullptr; }
+  const OutputLoss* lm_loss_or_null() const { return lm_loss ? &lm_loss : nullptr; }
 };
 
 // Reads rc.weights, rc.input and rc.cotangent (those named) once; returns rc.files when it already holds these paths.
@@ -23,7 +26,9 @@ std::shared_ptr<const RunFiles> load_run_files(const RunConfig& rc);
 // Reads the sizes the files fix into rc (reading them first when rc.files does not hold them): L, d, d_ff and the final norm from rc.weights; n (and d, when neither
 // --weights nor --d-model fixes it) from rc.input. An explicitly given size that differs is an Error naming
 // both values. Also refuses --cotangent without --loss dot. Call before rc.model.validate().
-void apply_file_sizes(RunConfig& rc, const GivenSizes& given);
+// A Hugging Face checkpoint also fixes the placement, causality, heads, activation and LayerNorm eps (checked
+// against `arch`, the options given).
+void apply_file_sizes(RunConfig& rc, const GivenSizes& given, const GivenArch& arch = {});
 
 // Fills `model` (constructed from rc.model) with its parameters and returns its input and cotangent. Unknown
 // tensors of the checkpoint are named in a warning on stderr. Errors name the file and the tensor.

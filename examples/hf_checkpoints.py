@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""hf_checkpoints.py — trained Post-LN (bert-base-uncased) against trained Pre-LN (gpt2), and each against its own
+architecture at initialization, with gradflow. Needs network access (not run in CI); nothing but the Python
+standard library (huggingface_hub and transformers are used when installed, not required).
+
+  python3 examples/hf_checkpoints.py --out-dir /tmp/hf --gradflow build/gradflow
+
+Downloads config.json and model.safetensors of each model (about 440 MB + 550 MB), then per model:
+  analyze --weights DIR --token-ids <the sentence's ids>             trained, on its own input distribution
+  export --format hf-... --init ... --out DIR_init; analyze it        the same architecture at initialization
+                                                                      (seeded N(0, 1) input of the same length)
+GPT-2 also with --loss lm (the gradient training would see). Finally one figure, grad_by_depth.png.
+Analyzing bert-base and gpt2 explicitly needs a few GB; --gradients-only keeps it to the gradient profile.
+"""
+import argparse
+import os
+import subprocess
+import sys
+import urllib.request
+
+SENTENCE = "The quick brown fox jumps over the lazy dog"
+# The sentence's ids when `transformers` is not installed (bert-base-uncased's WordPiece with [CLS] ... [SEP];
+# GPT-2's byte-level BPE). With transformers installed, its tokenizers are used instead.
+FALLBACK_IDS = {"bert-base-uncased": [101, 1996, 4248, 2829, 4419, 14523, 2058, 1996, 13971, 3899, 102],
+                "gpt2": [464, 2068, 7586, 21831, 18045, 625, 262, 16931, 3290]}
+MODELS = {  # repo -> (export format, init, export options)
+    "bert-base-uncased": ("hf-bert", "torch", ["--placement", "post", "--activation", "gelu", "--layers", "12",
+                                               "--d-model", "768", "--heads", "12", "--d-ff", "3072"]),
+    "gpt2": ("hf-gpt2", "gpt2", ["--placement", "pre", "--causal", "--activation", "gelu-tanh", "--layers", "12",
+                                 "--d-model", "768", "--heads", "12", "--d-ff", "3072"]),
+}
+
+
+def fetch(repo, folder):
+    os.makedirs(folder, exist_ok=True)
+    try:
+        from huggingface_hub import hf_hub_download
+        for f in ("config.json", "model.safetensors"):
+            hf_hub_download(repo, f, local_dir=folder)
+        return
+    except ImportError:
+        pass
+    for f in ("config.json", "model.safetensors"):
+        path = os.path.join(folder, f)
+        if not os.path.exists(path):
+            print(f"downloading {repo}/{f}")
+            urllib.request.urlretrieve(f"https://huggingface.co/{repo}/resolve/main/{f}", path)
+
+
+def token_ids(repo):
+    try:
+        from transformers import AutoTokenizer
+        return AutoTokenizer.from_pretrained(repo)(SENTENCE)["input_ids"]
+    except Exception:
+        return FALLBACK_IDS[repo]
+
+
+def run(cmd):
+    print("$ " + " ".join(cmd))
+    subprocess.run(cmd, check=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out-dir", required=True)
+    ap.add_argument("--gradflow", default="build/gradflow")
+    ap.add_argument("--mode", default="--gradients-only", help="gradflow's engine flag (e.g. --mode matrix-free)")
+    a = ap.parse_args()
+    reports = []
+    for repo, (fmt, init, arch) in MODELS.items():
+        trained = os.path.join(a.out_dir, repo)
+        fetch(repo, trained)
+        ids = token_ids(repo)
+        ids_opt = ["--token-ids", ",".join(map(str, ids))]
+        report = os.path.join(a.out_dir, f"{repo}.json")
+        run([a.gradflow, "analyze", "--weights", trained, *ids_opt, a.mode, "-q", "--json", report])
+        reports.append(report)
+        if fmt == "hf-gpt2":
+            lm = os.path.join(a.out_dir, f"{repo}_lm.json")
+            run([a.gradflow, "analyze", "--weights", trained, *ids_opt, "--loss", "lm", a.mode, "-q", "--json", lm])
+            reports.append(lm)
+        fresh = trained + "_init"
+        run([a.gradflow, "export", *arch, "--init", init, "--seed", "0", "--format", fmt, "--out", fresh])
+        init_report = os.path.join(a.out_dir, f"{repo}_init.json")
+        run([a.gradflow, "analyze", "--weights", fresh, "--seq-len", str(len(ids)), a.mode, "-q",
+             "--json", init_report])
+        reports.append(init_report)
+    run([a.gradflow, "plot", "--kind", "grad-by-depth", *reports, "-o", os.path.join(a.out_dir, "grad_by_depth.png"),
+         "--title", "trained vs initialized: BERT (Post-LN) and GPT-2 (Pre-LN)"])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

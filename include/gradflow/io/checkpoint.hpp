@@ -1,0 +1,85 @@
+// checkpoint.hpp — what `--weights PATH [--weights-format F]` names, read into gradflow's own tensor names:
+// a PyTorch nn.TransformerEncoder state_dict (torch-encoder, names as they are), or a Hugging Face BERT, RoBERTa
+// or GPT-2 checkpoint (a folder with config.json and model.safetensors or model.safetensors.index.json and its
+// shards, or one .safetensors file) mapped block by block onto gradflow's Post-LN (BERT, RoBERTa) or Pre-LN
+// causal (GPT-2) block. Name maps: src/io/hf_layouts.cpp; rules and messages: docs/formats.md.
+#pragma once
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gradflow/io/load_weights.hpp"
+#include "gradflow/io/safetensors.hpp"
+#include "gradflow/model/config.hpp"
+
+namespace gradflow {
+
+// What a checkpoint fixes besides the sizes its tensors show (unset: not fixed; the options decide).
+struct CheckpointArch {
+  std::string placement;                   // "post" (BERT, RoBERTa) | "pre" (GPT-2); "" for torch-encoder
+  std::optional<bool> causal;              // GPT-2: true; BERT, RoBERTa: false
+  std::optional<Index> heads;              // config.json num_attention_heads / n_head
+  std::optional<Index> layers, d_model, d_ff;  // config.json's, checked against the tensors
+  std::optional<Activation> activation;    // config.json hidden_act / activation_function, or the family's
+  std::string activation_name;             // as the checkpoint spells it, e.g. "gelu_new"
+  std::optional<double> norm_eps;          // layer_norm_eps / layer_norm_epsilon, or the family's default
+  std::string source;                      // where these come from, for messages: "config.json 'dir/config.json'"
+};
+
+struct Checkpoint {
+  std::string path;                        // as given to --weights (a file or a folder)
+  std::string format;                      // "torch-encoder" | "hf-bert" | "hf-roberta" | "hf-gpt2"
+  std::string config_path;                 // the config.json read, or ""
+  std::vector<std::string> files;          // the safetensors files read (several for a sharded checkpoint)
+  std::vector<SafeTensor> tensors;         // in gradflow's names: layers.{i}.self_attn.in_proj_weight, ..., norm.*
+  std::map<std::string, std::string> source_names;  // gradflow name -> the checkpoint's tensor(s), HF formats
+  std::vector<std::string> outside;        // the checkpoint's tensors outside the analyzed block stack
+  CheckpointArch arch;
+  // Read only when asked (with_embeddings): "word" (vocab, d), "position" (max_positions, d), and when the family
+  // has them "token_type" (types, d), "norm.weight", "norm.bias" (d); with the first position id and RoBERTa's
+  // padding_idx (-1: none).
+  std::vector<SafeTensor> embeddings;
+  std::map<std::string, std::string> embedding_names;  // role -> the checkpoint's tensor name
+  Index position_offset = 0;
+  Index padding_idx = -1;
+};
+
+// The values of --weights-format: "auto" first.
+const std::vector<std::string>& weights_formats();
+
+// Reads `path` in `format` ("auto": config.json's model_type when there is one, else the tensor names). Reads
+// each file's header first and then only the tensors of the block stack. Throws a one-line Error naming the
+// file (and tensor) and the fix for every problem: unknown layout (listing what was recognized), a missing
+// layer or tensor, a wrong shape, a config that contradicts the tensors, an index naming a missing shard.
+// With `with_embeddings`, the embedding tensors are read too (for --token-ids).
+Checkpoint read_checkpoint(const std::string& path, const std::string& format = "auto", bool with_embeddings = false);
+
+// x_0 (n, d) for `ids` through the checkpoint's embeddings, as the family computes it: BERT word + position
+// (0, 1, ...) + token type 0, then the embedding LayerNorm (eps of the checkpoint); RoBERTa the same with
+// positions padding_idx + 1, + 2, ... (a padding token gets padding_idx); GPT-2 wte + wpe. Error naming the id
+// and the vocabulary size, or the sequence length and the number of positions, when they do not fit.
+Mat embed_tokens(const Checkpoint& c, const std::vector<int64_t>& ids);
+
+// The options the user gave that a checkpoint may also fix (unset: not given). Checked against it.
+struct GivenArch {
+  std::optional<std::string> placement;  // --placement
+  std::optional<Index> heads;            // --heads
+  std::optional<Activation> activation;  // --activation
+  bool causal = false;                   // --causal
+  bool norm_not_layernorm = false;       // --norm rmsnorm|dyt
+};
+
+// Sets cfg's sizes (apply_checkpoint_sizes) and, for a Hugging Face format, its placement, causality, heads,
+// activation, LayerNorm and eps from the checkpoint. A given option that differs from the checkpoint, or a
+// config.json value that differs from the tensors, is an Error naming both values.
+void apply_checkpoint(const Checkpoint& c, const GivenSizes& sizes, const GivenArch& arch, ModelConfig& cfg);
+
+// Writes `tensors` (a model's parameters in gradflow's names: to_tensors) as the Hugging Face checkpoint folder
+// `dir` (created when missing): model.safetensors (F64, the family's names and layouts; no embeddings or heads)
+// and config.json (sizes, heads, activation, eps from `cfg`). Error when the model is not the family's block
+// (placement, causality, final norm, LayerNorm, residual scale 1, no extra parameters).
+void write_hf_checkpoint(const std::string& dir, const std::string& format, const std::vector<SafeTensor>& tensors,
+                         const ModelConfig& cfg);
+
+}  // namespace gradflow

@@ -1,0 +1,56 @@
+// hf_layouts.hpp — the Hugging Face checkpoint layouts gradflow reads, one table entry per model family
+// (private to src/io; read by checkpoint.cpp). An entry says where a family keeps each tensor of gradflow's
+// block (the name map), what config.json calls each architecture setting, and which gradflow placement its
+// block is. Conventions checked against Hugging Face's modeling code (docs/formats.md, "Hugging Face
+// checkpoints"): BERT/RoBERTa use nn.Linear (weight (out, in), y = x·Wᵀ + b) with q, k, v as three
+// Linears; GPT-2 uses Conv1D (weight (in, out), y = x·W + b) with q, k, v packed as the columns [q | k | v]
+// of attn.c_attn, so every GPT-2 weight is transposed into gradflow's (out, in).
+#pragma once
+#include <string>
+#include <vector>
+
+namespace gradflow::io_detail {
+
+// One gradflow tensor from one or more checkpoint tensors (several: stacked along dim 0, in order).
+struct TensorRule {
+  std::string gradflow;              // suffix after "layers.{i}." (block) or the full name (final norm)
+  std::vector<std::string> sources;  // suffixes after the block stem (block) or full names after the prefix;
+                                     // "a|b" accepts either spelling (LayerNorm's old gamma/beta names)
+  bool transpose = false;            // Conv1D: (in, out) stored, gradflow wants (out, in)
+};
+
+// config.json's key for each setting ("" when the family has none).
+struct ConfigKeys {
+  std::string d_model, heads, layers, d_ff, activation, norm_eps;
+  std::string model_type;  // the config's "model_type" that selects this layout
+};
+
+// The embedding tensors that turn token ids into x_0 (names after the prefix; "" when the family has none):
+// x_0[t] = word[id_t] + position[pos_t] (+ token_type[0]), then the embedding LayerNorm when there is one.
+struct EmbeddingNames {
+  std::string word, position, token_type, norm_weight, norm_bias;  // "a|b": either spelling
+  bool roberta_positions = false;  // positions padding_idx + 1, + 2, ... (padding tokens: padding_idx)
+};
+
+struct HfLayout {
+  std::string format;                        // --weights-format name: "hf-bert"
+  std::vector<std::string> prefixes;         // the base-model prefixes a checkpoint may carry: "", "bert."
+  std::string layer_stem;                    // "encoder.layer." (then "{i}.")
+  std::vector<TensorRule> block;             // every tensor of one block
+  std::vector<TensorRule> final_norm;        // the final norm after the stack (GPT-2's ln_f), or none
+  std::vector<std::string> ignored_in_layer; // per-layer buffers that are not parameters (GPT-2's attn.bias)
+  std::string placement;                     // gradflow's placement of the family's block: "post" | "pre"
+  bool causal = false;                       // causal self-attention (GPT-2)
+  std::string default_activation;            // the family's activation when config.json does not say
+  double default_norm_eps = 1e-5;            // the family's LayerNorm eps when config.json does not say
+  ConfigKeys config;
+  EmbeddingNames embeddings;
+  std::string note;                          // one line for docs and errors: what the family is
+};
+
+// Every layout, in the order auto-detection by tensor names tries them.
+const std::vector<HfLayout>& hf_layouts();
+// The layout of `format`, or nullptr.
+const HfLayout* find_hf_layout(const std::string& format);
+
+}  // namespace gradflow::io_detail
