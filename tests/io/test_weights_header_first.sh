@@ -7,6 +7,9 @@
 # sparse file cannot be set up here.
 set -u
 G=$1
+if [ "${GRADFLOW_SANITIZED:-0}" = 1 ]; then  # AddressSanitizer's shadow memory cannot run under ulimit -v
+  echo "SKIPPED: a sanitized build cannot run under an address-space limit"; exit 77
+fi
 dir=$(mktemp -d "${TMPDIR:-/tmp}/gradflow_header_first.XXXXXX") || exit 77
 trap 'rm -rf "$dir"' EXIT
 fail=0
