@@ -19,8 +19,9 @@ namespace gradflow::io_detail {
 
 namespace {
 
-[[noreturn]] void throw_read(const std::string& path, const std::string& reason) {
-  throw Error("cannot read '" + path + "': " + reason + "; fix: check the path and its permissions");
+[[noreturn]] void throw_read(const std::string& path, const std::string& reason,
+                             const std::string& fix = "check the path and its permissions") {
+  throw Error("cannot read '" + path + "': " + reason + "; fix: " + fix);
 }
 
 }  // namespace
@@ -44,7 +45,11 @@ std::string read_file_bytes(const std::string& path) {
     bytes.resize(static_cast<size_t>(st.st_size));
   } catch (const std::exception&) {  // bad_alloc / length_error on an absurd size
     ::close(fd);
-    throw_read(path, "file of " + std::to_string(st.st_size) + " bytes does not fit in memory");
+    char gib[32];
+    std::snprintf(gib, sizeof gib, "%.3g GiB", static_cast<double>(st.st_size) / (1024.0 * 1024.0 * 1024.0));
+    throw_read(path, "the file is " + std::string(gib) + " (" + std::to_string(st.st_size) +
+                         " bytes), more than can be held in memory here",
+               "check that this is the file you meant (it is read whole), or use a machine with more memory");
   }
   size_t got = 0;
   while (got < bytes.size()) {

@@ -67,6 +67,11 @@ CheckpointSizes checkpoint_sizes(const std::vector<SafeTensor>& tensors, const s
                    " but must be [3d, d] (rows = q, k, v)");
   const SafeTensor& l1 = find_2d(tensors, "layers.0.linear1.weight", path, "it fixes d_ff: shape [d_ff, d]");
   s.d_ff = l1.shape[0];
+  if (l1.shape[1] != s.d_model)
+    fail(path, "tensor 'layers.0.linear1.weight' has shape " + shape_str(l1.shape) + " but must be [d_ff, d] with d = " +
+                   std::to_string(s.d_model) + " (from in_proj_weight)" +
+                   (l1.shape[0] == s.d_model ? ": it looks transposed" : ""),
+         "save the nn.TransformerEncoder's state_dict as it is (nn.Linear stores [out_features, in_features])");
   return s;
 }
 
@@ -110,9 +115,13 @@ std::vector<std::string> load_params(ParamStore& store, const std::vector<SafeTe
                      "--placement/--norm options needs it)");
     const SafeTensor& t = *it->second;
     const bool scalar_ok = p.shape == std::vector<int64_t>{1} && t.shape.empty();
+    const bool transposed = t.shape.size() == 2 && p.shape.size() == 2 && t.shape[0] == p.shape[1] &&
+                            t.shape[1] == p.shape[0];
     if (t.shape != p.shape && !scalar_ok)
       fail(path, "tensor '" + p.name + "'" + from(p.name) + " has shape " + shape_str(t.shape) + " but the model needs " +
-                     shape_str(p.shape), "check --heads/--placement/--norm, or re-save the matching state_dict");
+                     shape_str(p.shape) + (transposed ? ": it looks transposed" : ""),
+           transposed ? "save the weights as PyTorch stores them (nn.Linear: [out_features, in_features])"
+                      : "check --heads/--placement/--norm, or re-save the matching state_dict");
     // p.value is (rows, cols) row-major with rows*cols == product(shape) == t.data.size().
     p.value = ConstMatMap(t.data.data(), p.value.rows(), p.value.cols());
   }

@@ -101,5 +101,44 @@ assert d and d['quantity'] == 'activation' and d['step'] == 0 and 'bound' in d, 
     [ $rc -eq 143 ] || fail "analyze after SIGTERM exited $rc (want 143): $(cat err)"
     grep -q "interrupted; nothing was written" err || fail "$(cat err)"
     echo "ok: $(cat err)" ;;
+  ignored_options)  # item 11: options accepted with no effect are refused (exit 2, before any work)
+    small="--layers 2 --d-model 8 --heads 2 --seq-len 2 -q"
+    refused "d-ff" "4\*d" -- analyze $small --d-ff 0
+    refused "deepnorm-alpha" "deepnorm" -- analyze $small --placement pre --deepnorm-alpha 3
+    refused "deepnorm-alpha" -- compare $small --placements post,pre --deepnorm-alpha 3
+    refused "no-final-norm" -- analyze $small --placement post --no-final-norm
+    refused "gradients-only" -- analyze $small --gradients-only --spectrum
+    refused "gradients-only" -- analyze $small --gradients-only --mode explicit
+    refused "top-k" "matrix-free" -- analyze $small --mode explicit --top-k 3
+    refused "names no file" -- analyze $small --json ""
+    refused "names no file" -- compare $small --placements post --json ""
+    "$gf" compare $small --placements post,deepnorm --deepnorm-alpha 3 --gradients-only > /dev/null \
+      || fail "--deepnorm-alpha with deepnorm among the placements was refused"
+    echo "ok: ignored options refused" ;;
+  messages)  # item 10: every fix fits, messages are one short line without a blank line before them
+    refused "at least 1" -- analyze --top-k 0
+    [ "$(wc -c < "$tmp/err")" -lt 200 ] || fail "--top-k 0: $(wc -c < "$tmp/err") characters"
+    long=$(head -c 100000 /dev/zero | tr '\0' 9)
+    refused "fix:" -- analyze --layers "$long"
+    [ "$(wc -c < "$tmp/err")" -lt 700 ] || fail "a 100 KB value echoed: $(wc -c < "$tmp/err") characters"
+    [ "$(wc -l < "$tmp/err")" -eq 1 ] || fail "not one line"
+    if [ "${GRADFLOW_SANITIZED:-0}" != 1 ]; then  # (needs the address-space limit to stay small)
+      truncate -s 50G "$tmp/huge.npy" || fail "truncate"
+      refused "more than can be held in memory" "file you meant" -- analyze --input "$tmp/huge.npy"
+    fi
+    "$gf" export --layers 1 --d-model 16 --heads 2 --out "$tmp/w.safetensors" || fail "export"
+    py "
+import json, struct, numpy as np
+b = open('$tmp/w.safetensors', 'rb').read(); n = struct.unpack('<Q', b[:8])[0]; h = json.loads(b[8:8 + n]); d = b[8 + n:]
+out, blobs, off = {}, [], 0
+for k, v in h.items():
+    if k == '__metadata__': out[k] = v; continue
+    s, e = v['data_offsets']; a = np.frombuffer(d[s:e], dtype='<f8').reshape(v['shape'])
+    if k.endswith('linear1.weight'): a = a.T.copy()
+    bb = a.tobytes(); out[k] = {'dtype': 'F64', 'shape': list(a.shape), 'data_offsets': [off, off + len(bb)]}; off += len(bb); blobs.append(bb)
+hj = json.dumps(out).encode(); hj += b' ' * ((8 - len(hj) % 8) % 8)
+open('$tmp/t.safetensors', 'wb').write(struct.pack('<Q', len(hj)) + hj + b''.join(blobs))
+" || fail "test setup"
+    refused "looks transposed" "out_features, in_features" -- analyze --weights "$tmp/t.safetensors" --heads 2 -q ;;
   *) fail "unknown case $case_" ;;
 esac
