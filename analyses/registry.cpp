@@ -8,6 +8,7 @@ std::unique_ptr<Analysis> make_gradient_norms();
 std::unique_ptr<Analysis> make_jacobian_norms();
 std::unique_ptr<Analysis> make_matrix_free_norms();
 std::unique_ptr<Analysis> make_placement_constants();
+std::unique_ptr<Analysis> make_streamed_norms();
 
 const std::vector<std::unique_ptr<Analysis>>& analyses() {
   static const std::vector<std::unique_ptr<Analysis>> all = [] {
@@ -16,6 +17,7 @@ const std::vector<std::unique_ptr<Analysis>>& analyses() {
     v.push_back(make_gradient_norms());
     v.push_back(make_jacobian_norms());
     v.push_back(make_matrix_free_norms());
+    v.push_back(make_streamed_norms());
     v.push_back(make_placement_constants());
     return v;
   }();

@@ -30,6 +30,10 @@ void check_engine_options(const AnalyzeOptions& o, const EngineChoice& choice) {
           "--gradients-only and --mode " + o.mode + " both choose the engine; fix: drop one of them");
   require(!(o.gradients_only && o.given.count("--spectrum")),
           "--spectrum needs the Jacobians that --gradients-only skips; fix: drop one of them");
+  require(!o.given.count("--stream-rows") || choice.engine == Engine::Streamed,
+          "--stream-rows applies to --mode streamed only, not to " +
+              (o.gradients_only ? std::string("--gradients-only") : "--mode " + o.mode) +
+              "; fix: drop --stream-rows or use --mode streamed");
   if (choice.engine == Engine::MatrixFree) return;
   for (const char* name : {"--top-k", "--spectral-layers", "--hutchinson-probes"}) {
     if (!o.given.count(name)) continue;
@@ -63,8 +67,9 @@ void setup_analyze(CLI::App& app) {
   sub->add_option("--json", opts->json, "write the report to this file (docs/report-schema.md)")->check(non_empty_path());
   sub->add_flag("--gradients-only", opts->gradients_only, "skip the explicit Jacobians (gradient norms only)");
   auto& an = opts->model.rc.analysis;  // the engine options (analyze only)
-  sub->add_option("--mode", opts->mode, "explicit (dense Jacobians) | matrix-free (JVP/VJP) | auto (explicit if it fits in --max-memory)")
-      ->check(CLI::IsMember({"auto", "explicit", "matrix-free"}))->capture_default_str();
+  sub->add_option("--mode", opts->mode, "explicit (dense Jacobians) | matrix-free (JVP/VJP) | streamed (exact Frobenius "
+                                       "norms, no dense Jacobian) | auto (explicit if it fits in --max-memory, else matrix-free)")
+      ->check(CLI::IsMember({"auto", "explicit", "matrix-free", "streamed"}))->capture_default_str();
   sub->add_flag("--spectrum", an.spectrum, "explicit mode: every singular value of B_l and P_l, with summary statistics");
   sub->add_option("--top-k", an.top_k, "matrix-free: largest singular values per B_l and P_l (Lanczos; >= 1)")
       ->capture_default_str();
@@ -72,9 +77,11 @@ void setup_analyze(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--hutchinson-probes", an.hutchinson_probes, "matrix-free: probes K of the Frobenius estimates (0 skips)")
       ->capture_default_str();
+  sub->add_option("--stream-rows", an.stream_rows, "streamed: identity rows per chunk K (>= 1; memory grows like K*n*(d+d_ff))")
+      ->capture_default_str();
   sub->add_flag("-q,--quiet", opts->quiet, "no table, no progress");
   sub->callback([opts, sub] {
-    for (const char* name : {"--mode", "--spectrum", "--top-k", "--spectral-layers", "--hutchinson-probes"})
+    for (const char* name : {"--mode", "--spectrum", "--top-k", "--spectral-layers", "--hutchinson-probes", "--stream-rows"})
       if (sub->count(name) > 0) opts->given.insert(name);
     run_analyze(*opts);
   });

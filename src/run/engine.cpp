@@ -16,7 +16,10 @@ EngineChoice choose_engine(const ModelConfig& cfg, const AnalysisOptions& opts) 
   require(opts.hutchinson_probes >= 0, "--hutchinson-probes " + std::to_string(opts.hutchinson_probes) +
                                            " is negative; fix: e.g. --hutchinson-probes 32 (0 skips the estimates)");
   if (opts.spectral_layers != "all") parse_spectral_layers(opts.spectral_layers, cfg.layers);  // "all": L indices
-  require(!(opts.spectrum && opts.engine_request == EngineRequest::MatrixFree),
+  require(opts.stream_rows >= 1, "--stream-rows " + std::to_string(opts.stream_rows) +
+                                     " must be at least 1; fix: e.g. --stream-rows 256 (memory grows like K*n*d)");
+  require(!(opts.spectrum && (opts.engine_request == EngineRequest::MatrixFree ||
+                              opts.engine_request == EngineRequest::Streamed)),
           "--spectrum needs the full spectra of explicit mode; fix: drop --spectrum or use --mode explicit/auto");
   EngineChoice c;
   c.explicit_bytes = explicit_memory_estimate(cfg, opts.seq_len);
@@ -37,6 +40,11 @@ EngineChoice choose_engine(const ModelConfig& cfg, const AnalysisOptions& opts) 
       c.engine = Engine::MatrixFree;
       c.reason = "--mode matrix-free (" + sizes + ")";
       break;
+    case EngineRequest::Streamed:
+      c.engine = Engine::Streamed;
+      c.reason = "--mode streamed: exact Frobenius norms from " + std::to_string(opts.stream_rows) +
+                 " identity rows at a time, no (N, N) matrix (" + sizes + ")";
+      break;
     case EngineRequest::Auto: {
       const bool fits = c.explicit_bytes <= c.budget_bytes;
       c.engine = fits ? Engine::Explicit : Engine::MatrixFree;
@@ -49,6 +57,10 @@ EngineChoice choose_engine(const ModelConfig& cfg, const AnalysisOptions& opts) 
                    "explicit mode (Jacobians of (n*d)^2 = (" + std::to_string(opts.seq_len * cfg.d_model) + ")^2 entries)",
                    "lower --seq-len or --d-model (or --layers when the parameters or trace dominate), or raise "
                    "--max-memory (analyze: or use --mode matrix-free)");
+  } else if (c.engine == Engine::Streamed) {
+    require_memory(streamed_memory(cfg, opts.seq_len, opts.stream_rows), opts.max_memory_bytes, "streamed mode",
+                   "lower --stream-rows (the chunks grow like K*n*(d+d_ff)) or --layers/--seq-len "
+                   "(the forward trace), or raise --max-memory");
   } else {
     const Index probes = c.engine == Engine::MatrixFree ? opts.hutchinson_probes : 0;
     require_memory(streaming_memory(cfg, opts.seq_len, probes), opts.max_memory_bytes, std::string(to_string(c.engine)) + " mode",
@@ -79,6 +91,15 @@ MemoryEstimate streaming_memory(const ModelConfig& cfg, Index n_tokens, Index pr
   m.add("forward trace", trace_doubles(cfg, n_tokens) * sizeof(double));
   // transient per-head (n, n) products of the backward pass; k stacked probes through the widest sublayer
   m.add("probes and backward transients", (4 * h * n * n + 6 * k * n * (d + ff)) * sizeof(double));
+  return m;
+}
+
+MemoryEstimate streamed_memory(const ModelConfig& cfg, Index n_tokens, Index rows) {
+  const Index N = n_tokens * cfg.d_model;
+  const Index k = std::max<Index>(1, std::min(rows, N));
+  MemoryEstimate m = streaming_memory(cfg, n_tokens, k);  // trace, parameters, k cotangents through a sublayer
+  // the identity chunk, its image under P_l and under B_l, each (k·n, d)
+  m.add("identity chunk and its images", 3.0 * static_cast<double>(k) * static_cast<double>(N) * sizeof(double));
   return m;
 }
 

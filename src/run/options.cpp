@@ -16,6 +16,7 @@ const char* to_string(Engine e) {
     case Engine::Explicit: return "explicit";
     case Engine::MatrixFree: return "matrix-free";
     case Engine::GradientsOnly: return "gradients-only";
+    case Engine::Streamed: return "streamed";
   }
   return "?";
 }
@@ -26,6 +27,7 @@ const char* to_string(EngineRequest r) {
     case EngineRequest::Explicit: return "explicit";
     case EngineRequest::MatrixFree: return "matrix-free";
     case EngineRequest::GradientsOnly: return "gradients-only";
+    case EngineRequest::Streamed: return "streamed";
   }
   return "?";
 }
@@ -35,7 +37,8 @@ EngineRequest parse_engine_request(const std::string& mode, bool gradients_only)
   if (mode == "auto") return EngineRequest::Auto;
   if (mode == "explicit") return EngineRequest::Explicit;
   if (mode == "matrix-free") return EngineRequest::MatrixFree;
-  throw Error("--mode '" + mode + "' is not a mode; fix: use --mode explicit, matrix-free or auto");
+  if (mode == "streamed") return EngineRequest::Streamed;
+  throw Error("--mode '" + mode + "' is not a mode; fix: use --mode explicit, matrix-free, streamed or auto");
 }
 
 double parse_memory_size(const std::string& text, const std::string& option) {

@@ -23,6 +23,7 @@ nlohmann::ordered_json run_config_json(const Model& model, const RunConfig& rc, 
     j["spectral_layers"] = opts.spectral_layers;
     j["hutchinson_probes"] = opts.hutchinson_probes;
   }
+  if (choice->engine == Engine::Streamed) j["stream_rows"] = opts.stream_rows;
   for (const auto& [key, path] : {std::pair<const char*, const std::string&>{"weights", rc.weights},
                                   {"input", rc.input}, {"cotangent", rc.cotangent}})
     if (!path.empty()) j[key] = path;

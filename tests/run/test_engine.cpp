@@ -1,6 +1,7 @@
 // test_engine.cpp — --mode auto picks explicit exactly up to the memory budget and matrix-free above it
 // (src/run/engine.cpp); an engine above the budget is refused before allocating; --mode and --spectral-layers
-// parsing; and the whole `analyze` in matrix-free mode agrees with explicit mode on a small model.
+// parsing; the whole `analyze` in matrix-free mode agrees with explicit mode on a small model, and in streamed mode
+// equals it exactly (kCrossTol).
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -132,4 +133,80 @@ TEST_CASE("analyze: matrix-free agrees with explicit on a small model and says h
     CHECK(b["product_jacobian"]["min_singular_value"].is_null());
     CHECK(b["product_jacobian"]["numerical_rank"].is_null());
   }
+}
+
+TEST_CASE("analyze --mode streamed: the explicit report's Frobenius norms, exact, with method exact (streamed)",
+          "[engine]") {
+  for (const bool causal : {false, true}) {
+    RunConfig rc;
+    rc.model = small_model("pre", 3);  // pre: with its final norm
+    rc.model.causal = causal;
+    rc.analysis.seq_len = 4;
+    rc.analysis.progress = false;
+    rc.init.seed = 3;
+    rc.analysis.engine_request = EngineRequest::Explicit;
+    const auto ex = analyze(rc);
+    rc.analysis.engine_request = EngineRequest::Streamed;
+    rc.analysis.stream_rows = 5;  // does not divide N = 32
+    const auto st = analyze(rc);
+    REQUIRE(st["config"]["mode"] == "streamed");
+    REQUIRE(st["config"]["stream_rows"] == 5);
+    REQUIRE(st["config"]["mode_reason"].get<std::string>().find("--mode streamed") != std::string::npos);
+    REQUIRE(st["summary"]["rms_gain_method"] == "exact (streamed)");
+    REQUIRE(st["summary"]["stream_chunks"] == 7);
+    for (size_t l = 0; l < 3; ++l) {
+      const auto &a = ex["layers"][l], &b = st["layers"][l];
+      INFO("layer " << l << (causal ? " causal" : ""));
+      REQUIRE(a["grad_norm"].get<double>() == b["grad_norm"].get<double>());  // the same backward pass
+      for (const char* grp : {"product_jacobian", "block_jacobian"}) {
+        const double fe = a[grp]["frobenius_norm"], fs = b[grp]["frobenius_norm"];
+        CHECK(std::abs(fe - fs) <= kCrossTol * fe);
+        const double ge = a[grp]["rms_gain"], gs = b[grp]["rms_gain"];
+        CHECK(std::abs(ge - gs) <= kCrossTol * ge);
+        const double m = b[grp]["mean_squared_singular_value"];
+        CHECK(std::abs(m - fe * fe / 32) <= kCrossTol * fe * fe / 32);
+        CHECK(b[grp]["method"] == "exact (streamed)");
+        CHECK(!b[grp].contains("spectral_norm"));  // singular values are not streamed
+      }
+      CHECK(b["product_jacobian"]["size"] == 32);
+    }
+    const double pe = ex["summary"]["per_layer_rms_gain_product"], ps = st["summary"]["per_layer_rms_gain_product"];
+    CHECK(std::abs(pe - ps) <= kCrossTol * pe);
+  }
+}
+
+TEST_CASE("mode: streamed validates --stream-rows, refuses --spectrum and runs over its own budget; auto never "
+          "chooses it", "[engine]") {
+  AnalysisOptions o;
+  o.seq_len = 4;
+  o.engine_request = EngineRequest::Streamed;
+  const ModelConfig cfg = small_model("post", 3);
+  for (const Index bad : {Index{0}, Index{-3}}) {
+    o.stream_rows = bad;
+    REQUIRE_THROWS_WITH(choose_engine(cfg, o), Catch::Contains("--stream-rows") && Catch::Contains("fix:"));
+  }
+  o.stream_rows = 256;
+  REQUIRE(choose_engine(cfg, o).engine == Engine::Streamed);
+  o.spectrum = true;
+  REQUIRE_THROWS_WITH(choose_engine(cfg, o), Catch::Contains("--spectrum"));
+  o.spectrum = false;
+  // the chunk and its images: 3·K·N doubles beyond matrix-free's estimate for K probes; K is clamped to N
+  const double N = 4 * 8;
+  CHECK(streamed_memory(cfg, 4, 10).total() ==
+        Approx(streaming_memory_estimate(cfg, 4, 10) + 3 * 10 * N * 8).epsilon(1e-15));
+  CHECK(streamed_memory(cfg, 4, 1000).total() == streamed_memory(cfg, 4, 32).total());
+  o.max_memory_bytes = streamed_memory(cfg, 4, 256).total() - 1;
+  REQUIRE_THROWS_WITH(choose_engine(cfg, o), Catch::Contains("streamed mode") && Catch::Contains("--stream-rows"));
+  o.engine_request = EngineRequest::Auto;
+  for (const double budget : {1e3, 1e6, 1e12}) {
+    o.max_memory_bytes = budget;
+    Engine chosen = Engine::Explicit;
+    try {
+      chosen = choose_engine(cfg, o).engine;
+    } catch (const Error&) {  // below every engine's estimate: refused, never streamed
+    }
+    CHECK(chosen != Engine::Streamed);
+  }
+  REQUIRE(parse_engine_request("streamed", false) == EngineRequest::Streamed);
+  REQUIRE(std::string(to_string(Engine::Streamed)) == "streamed");
 }

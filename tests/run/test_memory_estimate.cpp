@@ -33,7 +33,7 @@ TEST_CASE("memory: the recipe's parameter count bounds the model's, within 3·d 
 TEST_CASE("memory: a billion layers is refused by every engine with the parameters named", "[memory]") {
   ModelConfig cfg = small_model("post", 1000000000);
   for (EngineRequest r : {EngineRequest::Auto, EngineRequest::Explicit, EngineRequest::MatrixFree,
-                          EngineRequest::GradientsOnly}) {
+                          EngineRequest::GradientsOnly, EngineRequest::Streamed}) {
     AnalysisOptions o;
     o.engine_request = r;
     o.max_memory_bytes = 1e9;

@@ -23,7 +23,7 @@ struct EngineChoice {
 // Decides the engine for opts.engine_request, validates the engine options (--seq-len, --top-k,
 // --hutchinson-probes, --spectral-layers, --spectrum with matrix-free) and refuses (Error, exit code 2) a run whose
 // chosen engine needs more than the budget: explicit_memory_estimate for explicit, streaming_memory_estimate for
-// matrix-free and gradients-only. No allocation. auto: explicit iff explicit_memory_estimate <= budget (ties go
+// matrix-free and gradients-only, streamed_memory for streamed (only ever chosen by --mode streamed). No allocation. auto: explicit iff explicit_memory_estimate <= budget (ties go
 // to explicit).
 EngineChoice choose_engine(const ModelConfig& cfg, const AnalysisOptions& opts);
 
@@ -35,6 +35,10 @@ double explicit_memory_estimate(const ModelConfig& cfg, Index n_tokens);
 // the forward trace (dominated by h·n² attention probabilities per block) plus `probes` stacked probe vectors.
 MemoryEstimate streaming_memory(const ModelConfig& cfg, Index n_tokens, Index probes);
 double streaming_memory_estimate(const ModelConfig& cfg, Index n_tokens, Index probes);
+
+// Estimated peak memory of streamed mode with chunks of `rows` identity rows (clamped to N): streaming_memory for
+// `rows` stacked cotangents plus the chunk and its two images (3·rows·N doubles).
+MemoryEstimate streamed_memory(const ModelConfig& cfg, Index n_tokens, Index rows);
 
 // --spectral-layers: "all" | "none" | "bottom" | "top" | comma-separated indices "0,6,12" (each in 0..L-1).
 // Returns the ascending, de-duplicated layer list; Error(BadInput) naming the option otherwise.

@@ -12,12 +12,14 @@ namespace gradflow {
 //   Explicit       dense (N, N) Jacobians B_l and P_l (N = n·d), exact norms and SVDs
 //   MatrixFree     JVP/VJP operators only: Lanczos for top singular values, Hutchinson for Frobenius norms
 //   GradientsOnly  one forward and one backward pass: exact gradient norms, no Jacobians
-enum class Engine { Explicit, MatrixFree, GradientsOnly };
-// What was asked for: --mode auto | explicit | matrix-free, or --gradients-only (which wins over --mode).
-enum class EngineRequest { Auto, Explicit, MatrixFree, GradientsOnly };
-const char* to_string(Engine e);          // "explicit" | "matrix-free" | "gradients-only" (the report's config.mode)
-const char* to_string(EngineRequest r);   // "auto" | "explicit" | "matrix-free" | "gradients-only"
-// --mode TEXT (auto | explicit | matrix-free), or GradientsOnly when gradients_only; Error for an unknown mode.
+//   Streamed       exact Frobenius norms of B_l and P_l from chunks of identity rows through the VJP chain
+//                  (matrix_free/streamed.hpp): no (N, N) matrix; only when asked (--mode streamed), never by auto
+enum class Engine { Explicit, MatrixFree, GradientsOnly, Streamed };
+// What was asked for: --mode auto | explicit | matrix-free | streamed, or --gradients-only (which wins over --mode).
+enum class EngineRequest { Auto, Explicit, MatrixFree, GradientsOnly, Streamed };
+const char* to_string(Engine e);          // "explicit" | "matrix-free" | "gradients-only" | "streamed" (config.mode)
+const char* to_string(EngineRequest r);   // "auto" | "explicit" | "matrix-free" | "gradients-only" | "streamed"
+// --mode TEXT (auto | explicit | matrix-free | streamed), or GradientsOnly when gradients_only; Error for an unknown mode.
 EngineRequest parse_engine_request(const std::string& mode, bool gradients_only);
 
 struct AnalysisOptions {
@@ -34,6 +36,7 @@ struct AnalysisOptions {
   Index top_k = 1;                  // --top-k: singular values per operator in matrix-free mode
   std::string spectral_layers = "all";  // --spectral-layers all | none | bottom | top | 0,6,12
   Index hutchinson_probes = 32;     // --hutchinson-probes K (0: no Frobenius estimates)
+  Index stream_rows = 256;          // --stream-rows K: identity rows per chunk of streamed mode (>= 1; memory ~K·N)
   uint64_t probe_seed = 0;          // random probes of matrix-free mode (analyze() sets it from --seed)
 };
 

@@ -1,0 +1,48 @@
+// streamed.hpp — EXACT Frobenius norms of P_l = dy/dx_l and B_l = dx_{l+1}/dx_l without forming an (N, N) matrix
+// (N = n·d; --mode streamed): the N rows of the identity travel down the VJP chain in chunks of K stacked
+// cotangents, (K·n, d) each. After the head and blocks L−1..l, cotangent e_i has become P_lᵀe_i, the i-th row of P_l,
+// so Σ_i ‖P_lᵀe_i‖² = ‖P_l‖_F² exactly (up to rounding); ‖B_l‖_F² the same through block l alone (for l = L−1 the
+// head is part of B_l, as in explicit mode: jacobian_chain.hpp). Memory O(K·N + forward trace); cost N cotangents
+// through every block, twice with the B_l.
+// Only sums of squares are formed, never PᵀP: the mean of σ² is ‖P‖_F²/N exactly; single singular values are not
+// available here (they need the full spectrum of explicit mode; an accumulated PᵀP loses every σ below ~1e-8·σ_max).
+// Rounding: each chunk's squared norm is one Eigen reduction, the chunks are added in order, so a different K sums
+// in a different order (results agree to rounding, not bit for bit); the same K gives the same bits every run.
+#pragma once
+#include <functional>
+#include <vector>
+
+#include "gradflow/matrix_free/jacobian_chain.hpp"
+
+namespace gradflow {
+
+// Σ of squares kept as mantissa·2^exp2, so the squares of products far beyond 1e±154 stay representable.
+struct SquareSum {
+  double mantissa = 0;
+  long exp2 = 0;
+  void add(double value, long value_exp2);  // adds value·2^value_exp2 (value ≥ 0)
+  double value() const;                     // mantissa·2^exp2: ±Inf/0 when beyond a double
+  double log10() const;                     // log10 of the sum, finite whenever the sum is positive
+};
+
+struct ExactNorm {
+  double value = 0;             // ‖A‖_F (Inf when beyond a double; log10_value stays finite)
+  double log10_value = 0;       // log10 ‖A‖_F (−Inf for A = 0)
+  double mean_sq_singular = 0;  // ‖A‖_F²/N: the exact mean of σ_i² over the N singular values
+  double rms_gain = 0;          // ‖A‖_F/√N
+};
+ExactNorm exact_norm_from(const SquareSum& s, Index N);
+
+struct StreamedSweep {
+  std::vector<ExactNorm> product;  // ‖P_l‖_F, l = 0..L−1
+  std::vector<ExactNorm> block;    // ‖B_l‖_F, l = 0..L−1 (empty unless asked)
+  Index rows_per_chunk = 0;        // K actually used (min(K, N))
+  Index chunks = 0;
+};
+
+// K ≥ 1 identity rows per chunk (clamped to N). after_block(l, k) is called as a chunk of k rows leaves block l.
+// NaN/Inf stops with Error(Numeric) naming the block (jacobian_chain.hpp).
+StreamedSweep streamed_frobenius(const Model& model, const Trace& trace, Index K, bool with_blocks,
+                                 const std::function<void(Index, Index)>& after_block = {});
+
+}  // namespace gradflow

@@ -1,0 +1,111 @@
+// test_streamed.cpp — exact Frobenius norms from streamed identity rows (src/matrix_free/streamed.cpp): ‖P_l‖_F and
+// ‖B_l‖_F equal those of the explicit Jacobians (context.cpp) to kCrossTol for every placement, with and without a
+// final norm, causal or not, for a chunk size that does not divide N, one equal to N and one above it; the chunk
+// size changes only the order of the sums; the power-of-two sum keeps norms far beyond a double.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "gradflow/core/error.hpp"
+#include "gradflow/linalg/svd.hpp"
+#include "gradflow/matrix_free/streamed.hpp"
+#include "gradflow/model/init.hpp"
+#include "gradflow/model/placement.hpp"
+#include "gradflow/run/context.hpp"
+#include "small_model.hpp"
+#include "tolerances.hpp"
+
+using namespace gradflow;
+using namespace gradflow::test;
+
+namespace {
+double rel(double a, double b) { return std::abs(a - b) / std::abs(b); }
+}  // namespace
+
+TEST_CASE("SquareSum adds mantissa·2^e terms exactly in range and beyond a double", "[matrix_free]") {
+  SquareSum s;
+  REQUIRE(s.value() == 0);
+  REQUIRE(std::isinf(s.log10()));
+  s.add(3.0, 0);
+  s.add(0.0, 5000);  // zero terms are skipped whatever their scale
+  s.add(5.0, 2);     // 3 + 20
+  REQUIRE(s.value() == 23.0);
+  const ExactNorm e = exact_norm_from(s, 4);
+  REQUIRE(e.value == Approx(std::sqrt(23.0)).epsilon(1e-15));
+  REQUIRE(e.mean_sq_singular == Approx(23.0 / 4).epsilon(1e-15));
+  REQUIRE(e.rms_gain == Approx(std::sqrt(23.0) / 2).epsilon(1e-15));
+  SquareSum big;
+  big.add(1.0, 3000);
+  big.add(1.0, 3000);  // 2^3001: beyond a double, its square root 2^1500.5 too
+  REQUIRE(std::isinf(big.value()));
+  REQUIRE(big.log10() == Approx(3001 * std::log10(2.0)).epsilon(1e-15));
+  const ExactNorm eb = exact_norm_from(big, 1);
+  REQUIRE(std::isinf(eb.value));
+  REQUIRE(eb.log10_value == Approx(1500.5 * std::log10(2.0)).epsilon(1e-15));
+  SquareSum odd;
+  odd.add(1.0, -1001);  // sqrt(2^-1001) = 2^-500.5, representable: the exponent halves exactly
+  REQUIRE(exact_norm_from(odd, 1).value == Approx(std::ldexp(std::sqrt(0.5), -500)).epsilon(1e-15));
+}
+
+TEST_CASE("streamed ‖P_l‖_F and ‖B_l‖_F equal the explicit Jacobians' for every placement", "[matrix_free]") {
+  const Index n = 4, d = 8, N = n * d;  // small_model: d = 8
+  int cases = 0;
+  for (const auto& p : placements())
+    for (const bool final_norm : {false, true})
+      for (const bool causal : {false, true}) {
+        ModelConfig cfg = small_model(p->name(), 3);
+        cfg.final_norm = final_norm;
+        cfg.causal = causal;
+        Model model(cfg);
+        InitConfig init;
+        init.seed = 7;
+        initialize(model, init);
+        AnalysisOptions opts;
+        opts.seq_len = n;
+        opts.progress = false;
+        const AnalysisContext ctx(model, random_normal(7, "input", n, d), opts, nullptr, 7);
+        REQUIRE(model.has_final_norm() == final_norm);
+        std::vector<double> eB(3), eP(3);
+        ctx.for_each_product([&](Index l, const Mat& B, const Mat& P) {
+          eB[static_cast<size_t>(l)] = frobenius_norm(B);
+          eP[static_cast<size_t>(l)] = frobenius_norm(P);
+        });
+        for (const Index K : {Index{5}, N, Index{1000}}) {  // 5 does not divide 32; N; above N
+          const StreamedSweep s = streamed_frobenius(model, ctx.trace, K, true);
+          INFO(p->name() << (final_norm ? " final norm" : " no final norm") << (causal ? " causal" : "") << " K " << K);
+          REQUIRE(s.rows_per_chunk == std::min(K, N));
+          REQUIRE(s.chunks == (N + s.rows_per_chunk - 1) / s.rows_per_chunk);
+          for (size_t l = 0; l < 3; ++l) {
+            INFO("layer " << l << ": P " << s.product[l].value << " vs " << eP[l] << ", B " << s.block[l].value
+                          << " vs " << eB[l]);
+            CHECK(rel(s.product[l].value, eP[l]) < kCrossTol);
+            CHECK(rel(s.block[l].value, eB[l]) < kCrossTol);
+            CHECK(rel(s.product[l].mean_sq_singular, eP[l] * eP[l] / N) < kCrossTol);
+            CHECK(rel(s.product[l].rms_gain, eP[l] / std::sqrt(double(N))) < kCrossTol);
+          }
+        }
+        ++cases;
+      }
+  REQUIRE(cases == 4 * static_cast<int>(placements().size()));
+}
+
+TEST_CASE("streamed norms: the chunk size changes only the summation order; the same K the same bits", "[matrix_free]") {
+  ModelConfig cfg = small_model("pre", 4);
+  Model model(cfg);
+  InitConfig init;
+  init.seed = 2;
+  initialize(model, init);
+  AnalysisOptions opts;
+  opts.seq_len = 5;
+  opts.progress = false;
+  const AnalysisContext ctx(model, random_normal(2, "input", 5, 8), opts, nullptr, 2);
+  const StreamedSweep a = streamed_frobenius(model, ctx.trace, 1, true), b = streamed_frobenius(model, ctx.trace, 7, true);
+  const StreamedSweep b2 = streamed_frobenius(model, ctx.trace, 7, true);
+  for (size_t l = 0; l < 4; ++l) {
+    CHECK(rel(a.product[l].value, b.product[l].value) < kAlgebraTol);
+    CHECK(rel(a.block[l].value, b.block[l].value) < kAlgebraTol);
+    CHECK(b.product[l].value == b2.product[l].value);
+    CHECK(b.block[l].value == b2.block[l].value);
+  }
+  REQUIRE_THROWS_AS(streamed_frobenius(model, ctx.trace, 0, true), Error);
+}
