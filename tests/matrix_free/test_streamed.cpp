@@ -89,7 +89,7 @@ TEST_CASE("streamed ‖P_l‖_F and ‖B_l‖_F equal the explicit Jacobians' fo
   REQUIRE(cases == 4 * static_cast<int>(placements().size()));
 }
 
-TEST_CASE("streamed norms: the chunk size changes only the summation order; the same K the same bits", "[matrix_free]") {
+TEST_CASE("streamed norms: the chunk size changes only the summation order, the same K the same bits", "[matrix_free]") {
   ModelConfig cfg = small_model("pre", 4);
   Model model(cfg);
   InitConfig init;

@@ -175,7 +175,7 @@ TEST_CASE("analyze --mode streamed: the explicit report's Frobenius norms, exact
   }
 }
 
-TEST_CASE("mode: streamed validates --stream-rows, refuses --spectrum and runs over its own budget; auto never "
+TEST_CASE("mode: streamed validates --stream-rows, refuses --spectrum and runs over its own budget, auto never "
           "chooses it", "[engine]") {
   AnalysisOptions o;
   o.seq_len = 4;
