@@ -86,13 +86,13 @@ std::vector<Json> run_train_runs(const std::vector<TrainRun>& runs, const TrainS
   // runs side by side, one thread each: the largest run's memory times the runs that run at once
   if (!runs.empty()) {
     const long side_by_side = std::min<long>(o.threads > 0 ? o.threads : omp_get_max_threads(), static_cast<long>(runs.size()));
-    const TrainRun* largest = &runs[0];
+    MemoryEstimate largest = train_memory(runs[0].tc, 1);
     for (const auto& r : runs)
-      if (train_memory(r.tc, 1).total() > train_memory(largest->tc, 1).total()) largest = &r;
+      if (MemoryEstimate m = train_memory(r.tc, 1); m.total() > largest.total()) largest = std::move(m);
     MemoryEstimate all;
-    for (const auto& p : train_memory(largest->tc, 1).parts)
+    for (const auto& p : largest.parts)
       all.add(p.what + " x " + std::to_string(side_by_side) + " runs", p.bytes * static_cast<double>(side_by_side));
-    require_memory(all, largest->tc.max_memory_bytes, "train-sweep (" + std::to_string(side_by_side) + " runs at once)",
+    require_memory(all, runs[0].tc.max_memory_bytes, "train-sweep (" + std::to_string(side_by_side) + " runs at once)",
                    "use fewer --threads (runs at once), smaller models, or raise --max-memory");
   }
   RunnerOptions ro;
