@@ -4,11 +4,15 @@
 namespace gradflow {
 
 std::unique_ptr<Analysis> make_activation_stats();
+std::unique_ptr<Analysis> make_attention_entropy();
+std::unique_ptr<Analysis> make_attention_gradients();
+std::unique_ptr<Analysis> make_branch_ratios();
 std::unique_ptr<Analysis> make_gradient_norms();
 std::unique_ptr<Analysis> make_jacobian_norms();
 std::unique_ptr<Analysis> make_matrix_free_norms();
 std::unique_ptr<Analysis> make_placement_constants();
 std::unique_ptr<Analysis> make_streamed_norms();
+std::unique_ptr<Analysis> make_token_geometry();
 
 const std::vector<std::unique_ptr<Analysis>>& analyses() {
   static const std::vector<std::unique_ptr<Analysis>> all = [] {
@@ -19,6 +23,10 @@ const std::vector<std::unique_ptr<Analysis>>& analyses() {
     v.push_back(make_matrix_free_norms());
     v.push_back(make_streamed_norms());
     v.push_back(make_placement_constants());
+    v.push_back(make_token_geometry());
+    v.push_back(make_attention_entropy());
+    v.push_back(make_branch_ratios());
+    v.push_back(make_attention_gradients());
     return v;
   }();
   return all;

@@ -57,9 +57,19 @@ AnalysisContext::AnalysisContext(const Model& m, Mat x0, const AnalysisOptions& 
 void AnalysisContext::backward_with_param_norms() {
   const auto& params = model.params().all();
   param_grad_norms.assign(params.size(), 0.0);
+  in_proj_part_norms.assign(params.size(), {});
+  // ‖dL/dθ_i‖ and, for in_proj_weight, the norms of its q, k, v row blocks
+  const auto take_norms = [&](int i) {
+    const Mat& g = grads[i];
+    param_grad_norms[static_cast<size_t>(i)] = frobenius_norm(g);
+    if (params[static_cast<size_t>(i)].role != ParamRole::InProjWeight) return;
+    const Index d = g.rows() / 3;
+    for (Index part = 0; part < 3; ++part)
+      in_proj_part_norms[static_cast<size_t>(i)].push_back(frobenius_norm(g.middleRows(part * d, d)));
+  };
   if (opts.keep_param_grads) {
     model.backward(trace, dL_dy, &grads, &dx);
-    for (size_t i = 0; i < params.size(); ++i) param_grad_norms[i] = frobenius_norm(grads[static_cast<int>(i)]);
+    for (size_t i = 0; i < params.size(); ++i) take_norms(static_cast<int>(i));
     return;
   }
   // Block by block: allocate block l's accumulators, run its VJP, take their norms, free them (the allocator
@@ -77,14 +87,14 @@ void AnalysisContext::backward_with_param_norms() {
       if (!done) {
         grads.allocate(i);
       } else {
-        param_grad_norms[static_cast<size_t>(i)] = frobenius_norm(grads[i]);
+        take_norms(i);
         grads.release(i);
       }
     }
   };
   model.backward(trace, dL_dy, &grads, &dx, &hook);
   for (int i : outside) {
-    param_grad_norms[static_cast<size_t>(i)] = frobenius_norm(grads[i]);
+    take_norms(i);
     grads.release(i);
   }
 }

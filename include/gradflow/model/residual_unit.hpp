@@ -55,8 +55,6 @@ struct ResidualUnit {
   Jacobian jacobian(const ParamStore& p, const UnitCache& c) const;  // ∂y/∂x
   // ∂y/∂x_block through the B2T connection: J_post (identity without a post norm).
   Jacobian block_input_jacobian(const ParamStore& p, const UnitCache& c) const;
-
- private:
   Mat apply_skip(const ParamStore& p, const Mat& x) const;  // s ⊙ x (stacked copies allowed)
 };
 

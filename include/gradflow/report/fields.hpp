@@ -27,6 +27,27 @@ inline constexpr const char* kMinSingularValue = "min_singular_value";
 inline constexpr const char* kSpectrum = "spectrum";
 inline constexpr const char* kSingularValues = "singular_values";
 
+// Token geometry of x_l and of y (analyses/token_geometry.cpp, docs/math.md §13).
+inline constexpr const char* kTokenGeometry = "token_geometry";
+inline constexpr const char* kOutputTokenGeometry = "output_token_geometry";
+inline constexpr const char* kMeanCosine = "mean_cosine";
+inline constexpr const char* kRankOneDistance = "rank_one_distance";
+inline constexpr const char* kStableRank = "stable_rank";
+// Attention probabilities of block l (analyses/attention_entropy.cpp): means over heads, and per head in kHeads.
+inline constexpr const char* kAttention = "attention";  // also branch_ratio's key of the attention unit
+inline constexpr const char* kEntropy = "entropy";
+inline constexpr const char* kMaxEntropy = "max_entropy";
+inline constexpr const char* kSelfAttention = "self_attention";
+// ‖c·b‖_F / ‖s ⊙ x‖_F of each residual unit of block l (analyses/branch_ratios.cpp), keyed by its branch kind.
+inline constexpr const char* kBranchRatio = "branch_ratio";
+inline constexpr const char* kFeedForward = "feed_forward";
+// The attention weights' gradient norms of block l (analyses/attention_gradients.cpp): kQuery, kKey, kValue, kOut.
+inline constexpr const char* kAttentionGradNorms = "attention_grad_norms";
+inline constexpr const char* kQuery = "query";
+inline constexpr const char* kKey = "key";
+inline constexpr const char* kOut = "out";
+inline constexpr const char* kQkGradShare = "qk_grad_share";
+
 inline constexpr const char* kBottomToTopGradRatio = "bottom_to_top_grad_ratio";  // also a train log field
 inline constexpr const char* kGradGrowthRatePerLayer = "grad_growth_rate_per_layer";
 inline constexpr const char* kGradGrowthFactorPerLayer = "grad_growth_factor_per_layer";
@@ -39,7 +60,7 @@ inline constexpr const char* kFfnOutWeight = "linear2.weight";
 // ---- config (the run configuration every report carries) ------------------------------------------------------
 inline constexpr const char* kPlacement = "placement";
 inline constexpr const char* kDModel = "d_model";
-inline constexpr const char* kHeads = "heads";
+inline constexpr const char* kHeads = "heads";  // config: the head count; layers[l].attention: the per-head array
 inline constexpr const char* kDFf = "d_ff";
 inline constexpr const char* kSeqLen = "seq_len";
 inline constexpr const char* kNorm = "norm";
@@ -60,7 +81,7 @@ inline constexpr const char* kBaseSeed = "base_seed";
 inline constexpr const char* kPlacements = "placements";
 inline constexpr const char* kParam = "param";  // the swept option
 inline constexpr const char* kValues = "values";
-inline constexpr const char* kValue = "value";  // a group's swept value, as given
+inline constexpr const char* kValue = "value";  // a group's swept value, as given; attention_grad_norms: W_v
 inline constexpr const char* kX = "x";          // that value as a number (the axis of fits and figures)
 inline constexpr const char* kGroups = "groups";
 inline constexpr const char* kScalars = "scalars";

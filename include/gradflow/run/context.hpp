@@ -26,6 +26,9 @@ struct AnalysisContext {
   std::vector<Mat> dx;    // dL/dx_l for l = 0..L (dx[L] = dL/dx_L, the gradient entering the head)
   ParamGrads grads;       // dL/dθ for every parameter (empty accumulators unless opts.keep_param_grads)
   std::vector<double> param_grad_norms;  // ‖dL/dθ_i‖_F for every parameter i (ParamStore order)
+  // For every parameter i of role InProjWeight (else empty): the Frobenius norms of its gradient's three row blocks
+  // ‖dL/dW_q‖, ‖dL/dW_k‖, ‖dL/dW_v‖ (rows 0..d, d..2d, 2d..3d of in_proj_weight's gradient, PyTorch's packing).
+  std::vector<std::vector<double>> in_proj_part_norms;
 
   Index tokens() const { return trace.x[0].rows(); }
   // the backward pass: dx, dL/dθ (kept or not, opts.keep_param_grads) and param_grad_norms
