@@ -127,6 +127,26 @@ Mat Model::block_forward(Index l, const Mat& x, BlockCache& c) const {
   return h;
 }
 
+std::vector<Mat> Model::unit_inputs(const Trace& trace, Index l) const {
+  const Mat& x_block = trace.x[static_cast<size_t>(l)];
+  const auto& units = block(l);
+  const auto& caches = trace.blocks[static_cast<size_t>(l)].units;
+  std::vector<Mat> in{x_block};
+  for (size_t u = 0; u < units.size(); ++u) {
+    // z = s ⊙ x + c·b [+ x_block]; y = PostNorm(z): block_forward's operations in its order, the branch from the cache
+    const ResidualUnit& unit = units[u];
+    Mat z = unit.apply_skip(params_, in.back());
+    z += unit.branch_coefficient(params_) * caches[u].b;
+    if (unit.spec.add_block_input) z += x_block;
+    if (unit.post) {
+      NormCache scratch;
+      z = unit.post->forward(params_, z, scratch);
+    }
+    in.push_back(std::move(z));
+  }
+  return in;
+}
+
 Mat Model::block_vjp(Index l, const BlockCache& c, const Mat& dy, ParamGrads* g) const {
   const auto& units = block(l);
   Mat d = dy, d_block;

@@ -60,6 +60,11 @@ class Model {
   Mat block_vjp(Index l, const BlockCache& c, const Mat& dy, ParamGrads* g) const;
   Mat block_jvp(Index l, const BlockCache& c, const Mat& dx) const;
   Jacobian block_jacobian(Index l, const BlockCache& c) const;
+  // The input of every residual unit of block l, then the block's output (units + 1 entries), rebuilt from the
+  // trace without running a branch again: unit 0's input is x_l, unit u + 1's is PostNorm(z_u) or z_u with
+  // z_u = s ⊙ x_u + c·b_u [+ x_l] (b_u from the cache); the forward pass's operations, so the last entry is
+  // t.x[l + 1] bit for bit. O(units·n·d).
+  std::vector<Mat> unit_inputs(const Trace& t, Index l) const;
 
   // The head (final norm, identity when absent).
   Mat head_forward(const Mat& x, NormCache& c) const;
