@@ -31,10 +31,10 @@ ops::AttentionWeights AttentionSublayer::heads_only(const ParamStore& p) const {
   return ops::AttentionWeights{p[in_w_], p[in_b_], identity_, zero_bias_, heads_, causal_};
 }
 
-RowVec AttentionSublayer::head_gains(const ParamStore& p) const {
-  const Index d = p[out_w_].rows(), e = d / heads_;
+RowVec AttentionSublayer::head_gains(const Mat& gains) const {
+  const Index d = identity_.rows(), e = d / heads_;
   RowVec s(d);
-  for (Index h = 0; h < heads_; ++h) s.segment(h * e, e).setConstant(p[head_scale](0, h));
+  for (Index h = 0; h < heads_; ++h) s.segment(h * e, e).setConstant(gains(0, h));
   return s;
 }
 
@@ -50,7 +50,7 @@ Mat AttentionSublayer::forward(const ParamStore& p, const Mat& x, SublayerCache&
   }
   if (head_scale < 0) return a;
   c.a_out = a;
-  return scale_columns(a, head_gains(p));
+  return scale_columns(a, head_gains(p[head_scale]));
 }
 
 Mat AttentionSublayer::vjp(const ParamStore& p, const SublayerCache& cache, const Mat& dy, ParamGrads* g) const {
@@ -63,7 +63,7 @@ Mat AttentionSublayer::vjp(const ParamStore& p, const SublayerCache& cache, cons
       const RowVec col = dy.cwiseProduct(c.a_out).colwise().sum();
       for (Index h = 0; h < heads_; ++h) (*g)[head_scale](0, h) += col.segment(h * e, e).sum();
     }
-    da = scale_columns(dy, head_gains(p));
+    da = scale_columns(dy, head_gains(p[head_scale]));
   }
   if (!inner) {
     ops::AttentionGrads ag;
@@ -83,7 +83,24 @@ Mat AttentionSublayer::jvp(const ParamStore& p, const SublayerCache& cache, cons
   Mat t;
   if (!inner) t = ops::attention_jvp(weights(p), c.attn, dx);
   else t = ops::linear_jvp(p[out_w_], inner->jvp(p, c.inner, ops::attention_jvp(heads_only(p), c.attn, dx)));
-  return head_scale < 0 ? t : scale_columns(t, head_gains(p));
+  return head_scale < 0 ? t : scale_columns(t, head_gains(p[head_scale]));
+}
+
+Mat AttentionSublayer::jvp_with_params(const ParamStore& p, const SublayerCache& cache, const Mat& dx,
+                                       const ParamGrads& dtheta) const {
+  const auto& c = std::get<AttentionBranchCache>(cache);
+  Mat t;
+  if (!inner) {
+    t = ops::attention_param_jvp(weights(p), c.attn, dx, {&dtheta[in_w_], &dtheta[in_b_], &dtheta[out_w_], &dtheta[out_b_]});
+  } else {
+    // a = InnerNorm(O) W_outᵀ + b_out, O the heads (attention with out_proj = I, b = 0)
+    const Mat dO = ops::attention_param_jvp(heads_only(p), c.attn, dx, {&dtheta[in_w_], &dtheta[in_b_], nullptr, nullptr});
+    t = ops::linear_jvp(p[out_w_], inner->jvp_with_params(p, c.inner, dO, dtheta)) +
+        ops::linear_param_jvp(c.on, &dtheta[out_w_], &dtheta[out_b_], p[out_w_].rows());
+  }
+  if (head_scale < 0) return t;
+  // y = a ⊙ c_h
+  return scale_columns(t, head_gains(p[head_scale])) + scale_columns(c.a_out, head_gains(dtheta[head_scale]));
 }
 
 Jacobian AttentionSublayer::jacobian(const ParamStore& p, const SublayerCache& cache) const {
@@ -96,7 +113,7 @@ Jacobian AttentionSublayer::jacobian(const ParamStore& p, const SublayerCache& c
     // (W_out · J_inner) token-wise first, then one product with the dense heads Jacobian
     J = (ops::linear_jacobian(p[out_w_], n) * inner->jacobian(p, c.inner)) * ops::attention_jacobian(heads_only(p), c.attn);
   }
-  return head_scale < 0 ? J : diagonal_jacobian(head_gains(p), n) * J;
+  return head_scale < 0 ? J : diagonal_jacobian(head_gains(p[head_scale]), n) * J;
 }
 
 }  // namespace gradflow

@@ -34,6 +34,16 @@ Mat FeedForwardSublayer::jvp(const ParamStore& p, const SublayerCache& cache, co
   return ops::linear_jvp(p[w2_], da);
 }
 
+Mat FeedForwardSublayer::jvp_with_params(const ParamStore& p, const SublayerCache& cache, const Mat& dx,
+                                         const ParamGrads& dtheta) const {
+  const auto& c = std::get<FeedForwardCache>(cache);
+  // z1 = x W1ᵀ + b1;  a = act(z1);  y = MidNorm(a) W2ᵀ + b2
+  const Mat dz1 = ops::linear_jvp(p[w1_], dx) + ops::linear_param_jvp(c.x, &dtheta[w1_], &dtheta[b1_], p[w1_].rows());
+  Mat da = ops::activation_jvp(c.fprime, dz1);
+  if (mid) da = mid->jvp_with_params(p, c.mid, da, dtheta);
+  return ops::linear_jvp(p[w2_], da) + ops::linear_param_jvp(mid ? c.an : c.a, &dtheta[w2_], &dtheta[b2_], p[w2_].rows());
+}
+
 Jacobian FeedForwardSublayer::jacobian(const ParamStore& p, const SublayerCache& cache) const {
   const auto& c = std::get<FeedForwardCache>(cache);
   // token i: W2 · [J_mid,i ·] diag(act'(z1_i)) · W1   (d, d)

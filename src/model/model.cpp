@@ -112,6 +112,18 @@ Mat Model::jvp_from(const Trace& t, Index l, const Mat& v) const {
   return head_jvp(t.head, dx);
 }
 
+Mat Model::jvp_with_params(const Trace& t, const Mat& dx0, const ParamGrads& dtheta) const {
+  Mat dx = dx0;
+  for (Index l = 0; l < layers(); ++l) {
+    const auto& units = block(l);
+    const BlockCache& c = t.blocks[static_cast<size_t>(l)];
+    Mat d = dx;
+    for (size_t u = 0; u < units.size(); ++u) d = units[u].jvp_with_params(params_, c.units[u], d, dtheta, &dx);
+    dx = std::move(d);
+  }
+  return head_ ? head_->jvp_with_params(params_, t.head, dx, dtheta) : dx;
+}
+
 Mat Model::vjp_to(const Trace& t, Index l, const Mat& u) const {
   Mat dx = head_vjp(t.head, u, nullptr);
   for (Index k = layers() - 1; k >= l; --k) dx = block_vjp(k, t.blocks[static_cast<size_t>(k)], dx, nullptr);

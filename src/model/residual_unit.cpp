@@ -57,6 +57,22 @@ Mat ResidualUnit::jvp(const ParamStore& p, const UnitCache& c, const Mat& dx, co
   return post ? post->jvp(p, c.post, dz) : dz;
 }
 
+Mat ResidualUnit::jvp_with_params(const ParamStore& p, const UnitCache& c, const Mat& dx, const ParamGrads& dtheta,
+                                  const Mat* dx_block) const {
+  const Mat du = pre ? pre->jvp_with_params(p, c.pre, dx, dtheta) : dx;
+  const Mat dgx = G->jvp_with_params(p, c.g, du, dtheta);
+  const Mat db = branch ? branch->jvp_with_params(p, c.branch, dgx, dtheta) : dgx;
+  Mat dz = apply_skip(p, dx);
+  dz += branch_coefficient(p) * db;
+  if (skip >= 0) dz += Mat(c.x.array().rowwise() * dtheta[skip].row(0).array());
+  if (gate >= 0) dz += (spec.branch_scale * dtheta[gate](0, 0)) * c.b;
+  if (spec.add_block_input) {
+    if (!dx_block) throw Error("internal: B2T unit JVP called without the block tangent", ErrorKind::Internal);
+    dz += *dx_block;
+  }
+  return post ? post->jvp_with_params(p, c.post, dz, dtheta) : dz;
+}
+
 Jacobian ResidualUnit::jacobian(const ParamStore& p, const UnitCache& c) const {
   // J_branch · J_G · J_pre, keeping token-wise structure where it exists
   Jacobian J = G->jacobian(p, c.g);

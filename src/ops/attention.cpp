@@ -74,11 +74,11 @@ Mat attention_vjp(const AttentionWeights& w, const AttentionCache& c, const Mat&
   return linear_vjp(c.x, w.in_w, dqkv, g.in_w, g.in_b);
 }
 
-Mat attention_jvp(const AttentionWeights& w, const AttentionCache& c, const Mat& dx) {
-  const Index n = c.x.rows(), d = c.x.cols(), e = d / w.heads, k = dx.rows() / n;
+// The heads' tangent dO from the tangent of [Q | K | V] (stacked copies allowed).
+static Mat heads_jvp(const AttentionWeights& w, const AttentionCache& c, const Mat& dqkv) {
+  const Index n = c.x.rows(), d = c.x.cols(), e = d / w.heads, k = dqkv.rows() / n;
   const double inv_sqrt_e = 1.0 / std::sqrt(static_cast<double>(e));
-  const Mat dqkv = linear_jvp(w.in_w, dx);
-  Mat dO(dx.rows(), d);
+  Mat dO(dqkv.rows(), d);
   for (Index cp = 0; cp < k; ++cp) {
     for (Index h = 0; h < w.heads; ++h) {
       const Mat& P = c.P[static_cast<size_t>(h)];
@@ -94,7 +94,17 @@ Mat attention_jvp(const AttentionWeights& w, const AttentionCache& c, const Mat&
       dO.block(cp * n, h * e, n, e).noalias() = dP * V + P * dV;
     }
   }
-  return linear_jvp(w.out_w, dO);
+  return dO;
+}
+
+Mat attention_jvp(const AttentionWeights& w, const AttentionCache& c, const Mat& dx) {
+  return linear_jvp(w.out_w, heads_jvp(w, c, linear_jvp(w.in_w, dx)));
+}
+
+Mat attention_param_jvp(const AttentionWeights& w, const AttentionCache& c, const Mat& dx, const AttentionTangents& dp) {
+  // [Q | K | V] = x W_inᵀ + b_in;  A = O W_outᵀ + b_out
+  const Mat dqkv = linear_jvp(w.in_w, dx) + linear_param_jvp(c.x, dp.in_w, dp.in_b, w.in_w.rows());
+  return linear_jvp(w.out_w, heads_jvp(w, c, dqkv)) + linear_param_jvp(c.O, dp.out_w, dp.out_b, w.out_w.rows());
 }
 
 }  // namespace gradflow::ops

@@ -25,6 +25,12 @@ Mat linear_jvp(const Mat& W, const Mat& dx) {
   return dy;
 }
 
+Mat linear_param_jvp(const Mat& x, const Mat* dW, const Mat* db, Index out) {
+  Mat dy = dW ? Mat(x * dW->transpose()) : Mat::Zero(x.rows(), out);
+  if (db) dy.rowwise() += db->row(0);
+  return dy;
+}
+
 Jacobian linear_jacobian(const Mat& W, Index n_tokens) {
   return Jacobian::tokenwise(std::vector<Mat>(static_cast<size_t>(n_tokens), W));
 }

@@ -51,6 +51,18 @@ Mat NormLayer::jvp(const ParamStore& p, const NormCache& c, const Mat& dx) const
   return {};
 }
 
+Mat NormLayer::jvp_with_params(const ParamStore& p, const NormCache& c, const Mat& dx, const ParamGrads& dtheta) const {
+  // forward: y = γ ⊙ x̂ + β  (x̂ = tanh(α·x) for dyt)
+  Mat dy = jvp(p, c, dx);
+  dy += Mat(c.xhat.array().rowwise() * dtheta[weight].row(0).array());
+  if (bias >= 0) dy.rowwise() += dtheta[bias].row(0);
+  if (kind == NormKind::DyT) {
+    const Mat sech2 = (1.0 - c.xhat.array().square()).matrix();
+    dy += dtheta[alpha](0, 0) * Mat((sech2.cwiseProduct(c.x)).array().rowwise() * p[weight].row(0).array());
+  }
+  return dy;
+}
+
 Jacobian NormLayer::jacobian(const ParamStore& p, const NormCache& c) const {
   switch (kind) {
     case NormKind::LayerNorm: return ops::layernorm_jacobian(c, p[weight]);

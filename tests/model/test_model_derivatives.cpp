@@ -167,3 +167,42 @@ TEST_CASE("model: parameter names and shapes follow PyTorch's nn.TransformerEnco
   CHECK(m.params().all().size() == 2 * want.size() + 2);
   CHECK(m.params().all().back().name == "norm.bias");
 }
+
+TEST_CASE("model: parameter JVP vs finite differences and the VJP, every placement", "[model][param-jvp]") {
+  // J_x0 dx0 + J_θ dθ (Model::jvp_with_params) against central differences of y(θ + h·dθ, x0 + h·dx0), against the
+  // input JVP when dθ = 0, and per parameter against the VJP: <u, J_θi dθ_i> = <(J_θiᵀ u), dθ_i> = <dL/dθ_i, dθ_i>.
+  for (const Case& c : cases()) {
+    INFO(c.name());
+    Model m = make_model(c);
+    const Mat x0 = random_mat(c.n, c.d, 103), dx0 = random_mat(c.n, c.d, 104), u = random_mat(c.n, c.d, 105);
+    const Trace t = m.forward(x0);
+    ParamGrads dtheta(m.params()), zero(m.params()), grads(m.params());
+    for (size_t i = 0; i < m.params().size(); ++i) {
+      const Mat& p = m.params()[static_cast<int>(i)];
+      dtheta[static_cast<int>(i)] = random_normal(107, m.params().all()[i].name, p.rows(), p.cols());
+    }
+    const Mat tangent = m.jvp_with_params(t, dx0, dtheta);
+    // central differences along (dθ, dx0)
+    const auto shifted = [&](double h) {
+      Model mh = m;
+      for (size_t i = 0; i < m.params().size(); ++i) mh.params()[static_cast<int>(i)] += h * dtheta[static_cast<int>(i)];
+      return mh.forward(x0 + h * dx0).y;
+    };
+    const Mat fd = (shifted(kFdStep) - shifted(-kFdStep)) / (2 * kFdStep);
+    INFO("finite differences rel err " << rel_err(tangent, fd));
+    CHECK(rel_err(tangent, fd) <= kFdTol);
+    CHECK(rel_err(m.jvp_with_params(t, dx0, zero), m.jvp_from(t, 0, dx0)) <= kCrossTol);
+    // per parameter: the JVP of dθ_i alone against the parameter gradient of L = <u, y>
+    m.backward(t, u, &grads);
+    const Mat none = Mat::Zero(c.n, c.d);
+    for (size_t i = 0; i < m.params().size(); ++i) {
+      const int idx = static_cast<int>(i);
+      ParamGrads one(m.params());
+      one[idx] = dtheta[idx];
+      const double jvp_side = u.cwiseProduct(m.jvp_with_params(t, none, one)).sum();
+      const double vjp_side = grads[idx].cwiseProduct(dtheta[idx]).sum();
+      INFO("parameter " << m.params().all()[i].name << ": <u, J dθ> " << jvp_side << " vs <J^T u, dθ> " << vjp_side);
+      CHECK(std::abs(jvp_side - vjp_side) <= kCrossTol * std::max(1.0, std::abs(vjp_side)));
+    }
+  }
+}

@@ -52,6 +52,9 @@ struct ResidualUnit {
   // d_block_input (when spec.add_block_input): receives ∂L/∂x_block through the B2T connection (= dz).
   Mat vjp(const ParamStore& p, const UnitCache& c, const Mat& dy, ParamGrads* g, Mat* d_block_input = nullptr) const;
   Mat jvp(const ParamStore& p, const UnitCache& c, const Mat& dx, const Mat* dx_block = nullptr) const;
+  // J_x dx + J_θ dθ (one copy; dθ shaped like the parameters): dz = s ⊙ dx + ds ⊙ x + c·db + λ·da·b [+ dx_block].
+  Mat jvp_with_params(const ParamStore& p, const UnitCache& c, const Mat& dx, const ParamGrads& dtheta,
+                      const Mat* dx_block = nullptr) const;
   Jacobian jacobian(const ParamStore& p, const UnitCache& c) const;  // ∂y/∂x
   // ∂y/∂x_block through the B2T connection: J_post (identity without a post norm).
   Jacobian block_input_jacobian(const ParamStore& p, const UnitCache& c) const;

@@ -47,6 +47,8 @@ class Sublayer {
   virtual Mat vjp(const ParamStore& p, const SublayerCache& c, const Mat& dy, ParamGrads* g) const = 0;
   virtual Mat jvp(const ParamStore& p, const SublayerCache& c, const Mat& dx) const = 0;
   virtual Jacobian jacobian(const ParamStore& p, const SublayerCache& c) const = 0;
+  // J_x dx + J_θ dθ: input tangent dx (one copy) and parameter tangents dθ (shaped like the parameters).
+  virtual Mat jvp_with_params(const ParamStore& p, const SublayerCache& c, const Mat& dx, const ParamGrads& dtheta) const = 0;
 };
 
 class AttentionSublayer final : public Sublayer {
@@ -61,11 +63,12 @@ class AttentionSublayer final : public Sublayer {
   Mat vjp(const ParamStore& p, const SublayerCache& c, const Mat& dy, ParamGrads* g) const override;
   Mat jvp(const ParamStore& p, const SublayerCache& c, const Mat& dx) const override;
   Jacobian jacobian(const ParamStore& p, const SublayerCache& c) const override;
+  Mat jvp_with_params(const ParamStore& p, const SublayerCache& c, const Mat& dx, const ParamGrads& dtheta) const override;
 
  private:
   ops::AttentionWeights weights(const ParamStore& p) const;     // the whole attention, out_proj included
   ops::AttentionWeights heads_only(const ParamStore& p) const;  // the heads before out_proj (out_proj = I, b = 0)
-  RowVec head_gains(const ParamStore& p) const;                 // (d): c_h repeated over the head's d/h columns
+  RowVec head_gains(const Mat& gains) const;  // (d): the (1, h) gains c_h repeated over each head's d/h columns
   int in_w_, in_b_, out_w_, out_b_;
   Index heads_;
   bool causal_;
@@ -83,6 +86,7 @@ class FeedForwardSublayer final : public Sublayer {
   Mat vjp(const ParamStore& p, const SublayerCache& c, const Mat& dy, ParamGrads* g) const override;
   Mat jvp(const ParamStore& p, const SublayerCache& c, const Mat& dx) const override;
   Jacobian jacobian(const ParamStore& p, const SublayerCache& c) const override;
+  Mat jvp_with_params(const ParamStore& p, const SublayerCache& c, const Mat& dx, const ParamGrads& dtheta) const override;
 
  private:
   int w1_, b1_, w2_, b2_;

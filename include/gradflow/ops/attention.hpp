@@ -41,6 +41,15 @@ Mat attention_forward(const AttentionWeights& w, const Mat& x, AttentionCache& c
 Mat attention_vjp(const AttentionWeights& w, const AttentionCache& c, const Mat& dA, const AttentionGrads& g);
 // Tangent dx may hold k stacked copies.
 Mat attention_jvp(const AttentionWeights& w, const AttentionCache& c, const Mat& dx);
+// Tangents of the parameters (same shapes; any may be null = 0), for attention_param_jvp.
+struct AttentionTangents {
+  const Mat* in_w = nullptr;
+  const Mat* in_b = nullptr;
+  const Mat* out_w = nullptr;
+  const Mat* out_b = nullptr;
+};
+// The tangent of A for an input tangent dx (one copy) and parameter tangents dp: J_x dx + J_θ dp.
+Mat attention_param_jvp(const AttentionWeights& w, const AttentionCache& c, const Mat& dx, const AttentionTangents& dp);
 // Dense (n·d, n·d): block (i, j) = Σ_h W_o,h [ P_ij W_v,h + (P_ij/√e)(V_j − O_i) q_iᵀ W_k,h + δ_ij C_i W_q,h /√e ],
 // C_i = Σ_k P_ik (V_k − O_i) k_kᵀ.
 Jacobian attention_jacobian(const AttentionWeights& w, const AttentionCache& c);

@@ -13,6 +13,8 @@ Mat linear_forward(const Mat& x, const Mat& W, const Mat* b);
 Mat linear_vjp(const Mat& x, const Mat& W, const Mat& dy, Mat* dW, Mat* db);
 // forward: y = x Wᵀ + b  =>  dy = dx Wᵀ
 Mat linear_jvp(const Mat& W, const Mat& dx);
+// forward: y = x Wᵀ + b  =>  the parameters' part of dy for tangents dW, db (either may be null): x dWᵀ + db
+Mat linear_param_jvp(const Mat& x, const Mat* dW, const Mat* db, Index out);
 // dy_i/dx_i = W for every token i
 Jacobian linear_jacobian(const Mat& W, Index n_tokens);
 

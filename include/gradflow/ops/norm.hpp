@@ -34,6 +34,9 @@ struct NormLayer {
   Mat forward(const ParamStore& p, const Mat& x, NormCache& c) const;
   Mat vjp(const ParamStore& p, const NormCache& c, const Mat& dy, ParamGrads* g) const;
   Mat jvp(const ParamStore& p, const NormCache& c, const Mat& dx) const;
+  // J_x dx + J_θ dθ for an input tangent dx (one copy) and parameter tangents dθ (shaped like the parameters):
+  // the parameters' part is x̂ ⊙ dγ + dβ (dyt: dγ ⊙ tanh(αx) + dβ + γ ⊙ (1 − tanh²(αx)) ⊙ x · dα).
+  Mat jvp_with_params(const ParamStore& p, const NormCache& c, const Mat& dx, const ParamGrads& dtheta) const;
   Jacobian jacobian(const ParamStore& p, const NormCache& c) const;
 };
 
