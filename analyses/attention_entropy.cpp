@@ -2,7 +2,7 @@
 // per head, the mean over queries of the entropy of its softmax row, the maximum that mean can take (ln n, or the
 // mean of ln(i+1) under the causal mask), and the mean probability a query gives itself; the block's fields are
 // their means over heads. The probabilities are those the attention op saved in its forward cache (the softmax of
-// the heads of this block's attention unit, whatever norm precedes it; docs/math.md §13). Cost: O(h·n²) per block.
+// the heads of this block's attention unit, whatever norm precedes it; docs/math.md §10). Cost: O(h·n²) per block.
 #include <variant>
 
 #include "gradflow/linalg/token_geometry.hpp"

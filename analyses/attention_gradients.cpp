@@ -2,7 +2,7 @@
 // ‖dL/dW_q‖, ‖dL/dW_k‖, ‖dL/dW_v‖ (the row blocks 0..d, d..2d, 2d..3d of in_proj_weight's gradient) beside
 // ‖dL/dW_out‖ (out_proj.weight), and the query/key share (‖g_q‖² + ‖g_k‖²) / (‖g_q‖² + ‖g_k‖² + ‖g_v‖² + ‖g_out‖²):
 // rank collapse makes the query and key gradients vanish first (Noci et al. 2022). The norms are taken in the
-// shared backward pass (AnalysisContext::in_proj_part_norms), so this costs nothing more (docs/math.md §13).
+// shared backward pass (AnalysisContext::in_proj_part_norms), so this costs nothing more (docs/math.md §10).
 #include "gradflow/report/fields.hpp"
 #include "gradflow/report/finite_json.hpp"
 #include "gradflow/run/analysis.hpp"

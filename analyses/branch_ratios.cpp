@@ -1,6 +1,6 @@
 // branch_ratios.cpp — how much each residual unit changes the stream: ‖c·b‖_F / ‖s ⊙ x‖_F for every unit of block l,
 // with x the unit's input (the residual stream it adds to), s ⊙ x its skip term and c·b the branch term
-// (residual_unit.hpp: z = s ⊙ x + c·b [+ x_block]); keyed "attention" / "feed_forward" (docs/math.md §13).
+// (residual_unit.hpp: z = s ⊙ x + c·b [+ x_block]); keyed "attention" / "feed_forward" (docs/math.md §10).
 // The unit inputs come from Model::unit_inputs (rebuilt from the forward cache without running a branch again).
 #include "gradflow/linalg/svd.hpp"
 #include "gradflow/report/fields.hpp"

@@ -10,6 +10,7 @@ std::unique_ptr<Analysis> make_branch_ratios();
 std::unique_ptr<Analysis> make_gradient_norms();
 std::unique_ptr<Analysis> make_jacobian_norms();
 std::unique_ptr<Analysis> make_matrix_free_norms();
+std::unique_ptr<Analysis> make_output_sensitivity();
 std::unique_ptr<Analysis> make_placement_constants();
 std::unique_ptr<Analysis> make_streamed_norms();
 std::unique_ptr<Analysis> make_token_geometry();
@@ -27,6 +28,7 @@ const std::vector<std::unique_ptr<Analysis>>& analyses() {
     v.push_back(make_attention_entropy());
     v.push_back(make_branch_ratios());
     v.push_back(make_attention_gradients());
+    v.push_back(make_output_sensitivity());
     return v;
   }();
   return all;

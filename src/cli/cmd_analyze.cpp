@@ -34,6 +34,8 @@ void check_engine_options(const AnalyzeOptions& o, const EngineChoice& choice) {
           "--stream-rows applies to --mode streamed only, not to " +
               (o.gradients_only ? std::string("--gradients-only") : "--mode " + o.mode) +
               "; fix: drop --stream-rows or use --mode streamed");
+  require(!o.given.count("--sensitivity-size") || o.model.rc.analysis.sensitivity_probes > 0,
+          "--sensitivity-size has no effect without probes; fix: add --sensitivity-probes K (e.g. 16) or drop it");
   if (choice.engine == Engine::MatrixFree) return;
   for (const char* name : {"--top-k", "--spectral-layers", "--hutchinson-probes"}) {
     if (!o.given.count(name)) continue;
@@ -79,9 +81,14 @@ void setup_analyze(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--stream-rows", an.stream_rows, "streamed: identity rows per chunk K (>= 1; memory grows like K*n*(d+d_ff))")
       ->capture_default_str();
+  sub->add_option("--sensitivity-probes", an.sensitivity_probes, "output sensitivity to parameters (Liu et al. 2020): "
+                  "random perturbations K (0 skips; each costs about two forward passes)")->capture_default_str();
+  sub->add_option("--sensitivity-size", an.sensitivity_size, "relative size r of those perturbations: delta = r*|theta|*N(0,1)")
+      ->capture_default_str();
   sub->add_flag("-q,--quiet", opts->quiet, "no table, no progress");
   sub->callback([opts, sub] {
-    for (const char* name : {"--mode", "--spectrum", "--top-k", "--spectral-layers", "--hutchinson-probes", "--stream-rows"})
+    for (const char* name : {"--mode", "--spectrum", "--top-k", "--spectral-layers", "--hutchinson-probes", "--stream-rows",
+                             "--sensitivity-size"})
       if (sub->count(name) > 0) opts->given.insert(name);
     run_analyze(*opts);
   });

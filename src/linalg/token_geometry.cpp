@@ -1,4 +1,4 @@
-// token_geometry.cpp — see token_geometry.hpp (definitions in docs/math.md §13).
+// token_geometry.cpp — see token_geometry.hpp (definitions in docs/math.md §10).
 #include "gradflow/linalg/token_geometry.hpp"
 
 #include <cmath>

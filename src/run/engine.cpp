@@ -2,6 +2,7 @@
 #include "gradflow/run/engine.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <sstream>
 
 #include "gradflow/core/error.hpp"
@@ -16,6 +17,10 @@ EngineChoice choose_engine(const ModelConfig& cfg, const AnalysisOptions& opts) 
   require(opts.hutchinson_probes >= 0, "--hutchinson-probes " + std::to_string(opts.hutchinson_probes) +
                                            " is negative; fix: e.g. --hutchinson-probes 32 (0 skips the estimates)");
   if (opts.spectral_layers != "all") parse_spectral_layers(opts.spectral_layers, cfg.layers);  // "all": L indices
+  require(opts.sensitivity_probes >= 0, "--sensitivity-probes " + std::to_string(opts.sensitivity_probes) +
+                                            " is negative; fix: e.g. --sensitivity-probes 16 (0 skips the estimate)");
+  require(std::isfinite(opts.sensitivity_size) && opts.sensitivity_size > 0,
+          "--sensitivity-size must be a positive finite number; fix: e.g. --sensitivity-size 1e-3");
   require(opts.stream_rows >= 1, "--stream-rows " + std::to_string(opts.stream_rows) +
                                      " must be at least 1; fix: e.g. --stream-rows 256 (memory grows like K*n*d)");
   require(!(opts.spectrum && (opts.engine_request == EngineRequest::MatrixFree ||

@@ -24,6 +24,10 @@ nlohmann::ordered_json run_config_json(const Model& model, const RunConfig& rc, 
     j["hutchinson_probes"] = opts.hutchinson_probes;
   }
   if (choice->engine == Engine::Streamed) j["stream_rows"] = opts.stream_rows;
+  if (opts.sensitivity_probes > 0) {
+    j[fields::kSensitivityProbes] = opts.sensitivity_probes;
+    j[fields::kSensitivitySize] = opts.sensitivity_size;
+  }
   for (const auto& [key, path] : {std::pair<const char*, const std::string&>{"weights", rc.weights},
                                   {"input", rc.input}, {"cotangent", rc.cotangent}})
     if (!path.empty()) j[key] = path;

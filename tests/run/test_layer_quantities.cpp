@@ -127,3 +127,26 @@ TEST_CASE("layer quantities: the q/k/v gradient norms add up to in_proj_weight's
     CHECK(found == model.layers());
   }
 }
+
+TEST_CASE("output sensitivity: off by default; first order agrees with the finite difference; deterministic",
+          "[analysis]") {
+  CHECK_FALSE(analyze(small("post")).contains(f::kOutputSensitivity));
+  for (const char* p : {"post", "pre", "admin", "rezero", "normformer"}) {
+    INFO(p);
+    RunConfig rc = small(p);
+    rc.analysis.engine_request = EngineRequest::GradientsOnly;
+    rc.analysis.sensitivity_probes = 4;
+    rc.analysis.sensitivity_size = 1e-4;
+    const Json r = analyze(rc), again = analyze(rc);
+    const Json& s = r[f::kOutputSensitivity];
+    CHECK(s == again[f::kOutputSensitivity]);
+    CHECK(r[f::kConfig][f::kSensitivityProbes] == 4);
+    const double first = s[f::kFirstOrder].get<double>(), fd = s[f::kFiniteDifference].get<double>();
+    REQUIRE(first > 0);
+    CHECK(std::abs(fd / first - 1.0) <= kSecondOrderTol);
+    CHECK(s[f::kFirstOrderStderr].get<double>() > 0);
+    // quadratic in r: halving r quarters the first-order change (same probes ξ)
+    rc.analysis.sensitivity_size = 0.5e-4;
+    CHECK(analyze(rc)[f::kOutputSensitivity][f::kFirstOrder].get<double>() == Approx(first / 4).epsilon(kCrossTol));
+  }
+}

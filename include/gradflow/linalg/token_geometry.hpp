@@ -1,5 +1,5 @@
 // token_geometry.hpp — how alike the tokens of a hidden state are, and how an attention head spreads its
-// probability (docs/math.md §13). X is (n tokens, d features); P is one head's (n, n) row-stochastic matrix.
+// probability (docs/math.md §10). X is (n tokens, d features); P is one head's (n, n) row-stochastic matrix.
 //   mean_pairwise_cosine  = (1/(n(n−1))) Σ_{i≠j} ⟨x_i, x_j⟩ / (‖x_i‖ ‖x_j‖)       (NaN for n < 2 or a zero token)
 //   rank_one_distance     = ‖X − 1·x̄ᵀ‖_F / ‖X‖_F,  x̄ = (1/n) Σ_i x_i             (Dong et al. 2021; NaN when X = 0)
 //   stable_rank           = ‖X‖_F² / ‖X‖_2²                                       (NaN when X = 0)

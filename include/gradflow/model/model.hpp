@@ -53,7 +53,7 @@ class Model {
   // Tangent through blocks l..L-1 and the head: P_l · v (v may hold stacked copies).
   Mat jvp_from(const Trace& t, Index l, const Mat& v) const;
   // The output tangent J_x0 dx0 + J_θ dθ of the whole network (dθ shaped like the parameters: one tangent per
-  // parameter, in a ParamGrads): the forward-mode derivative in the parameters (docs/math.md §14).
+  // parameter, in a ParamGrads): the forward-mode derivative in the parameters (docs/math.md §11).
   Mat jvp_with_params(const Trace& t, const Mat& dx0, const ParamGrads& dtheta) const;
   // Cotangent back through the head and blocks L-1..l: P_lᵀ · u (u may hold stacked copies).
   Mat vjp_to(const Trace& t, Index l, const Mat& u) const;

@@ -27,7 +27,7 @@ inline constexpr const char* kMinSingularValue = "min_singular_value";
 inline constexpr const char* kSpectrum = "spectrum";
 inline constexpr const char* kSingularValues = "singular_values";
 
-// Token geometry of x_l and of y (analyses/token_geometry.cpp, docs/math.md §13).
+// Token geometry of x_l and of y (analyses/token_geometry.cpp, docs/math.md §10).
 inline constexpr const char* kTokenGeometry = "token_geometry";
 inline constexpr const char* kOutputTokenGeometry = "output_token_geometry";
 inline constexpr const char* kMeanCosine = "mean_cosine";
@@ -56,6 +56,15 @@ inline constexpr const char* kPerLayerRmsGainProduct = "per_layer_rms_gain_produ
 
 // The parameter whose gradient Xiong et al.'s Theorem 1 bounds: the FFN's second weight W_2.
 inline constexpr const char* kFfnOutWeight = "linear2.weight";
+
+// Output sensitivity to parameters (analyses/output_sensitivity.cpp, docs/math.md §11): top-level object.
+inline constexpr const char* kOutputSensitivity = "output_sensitivity";
+inline constexpr const char* kFirstOrder = "first_order";
+inline constexpr const char* kFirstOrderStderr = "first_order_stderr";
+inline constexpr const char* kFiniteDifference = "finite_difference";
+inline constexpr const char* kFiniteDifferenceStderr = "finite_difference_stderr";
+inline constexpr const char* kSensitivityProbes = "sensitivity_probes";  // config
+inline constexpr const char* kSensitivitySize = "sensitivity_size";      // config
 
 // ---- config (the run configuration every report carries) ------------------------------------------------------
 inline constexpr const char* kPlacement = "placement";
