@@ -247,7 +247,7 @@ TEST_CASE("npy: write failures name the path and leave no temporary file", "[io]
   }
 }
 
-TEST_CASE("npy: integer arrays (token ids) are read exactly as int64 / int32; other dtypes refused", "[io][npy]") {
+TEST_CASE("npy: integer arrays (token ids) are read exactly as int64 / int32, other dtypes refused", "[io][npy]") {
   TempDir dir;
   // int64 beyond 2^53 (a double would round it) and negative values come back exactly
   const int64_t big = (int64_t(1) << 53) + 1;
