@@ -4,6 +4,7 @@ architecture at initialization, with gradflow. Needs network access (not run in 
 standard library (huggingface_hub and transformers are used when installed, not required).
 
   python3 examples/hf_checkpoints.py --out-dir /tmp/hf --gradflow build/gradflow
+  python3 examples/hf_checkpoints.py --out-dir /tmp/hf --offline    # no network: the checkpoints already there
 
 Downloads config.json and model.safetensors of each model (about 440 MB + 550 MB), then per model:
   analyze --weights DIR --token-ids <the sentence's ids>             trained, on its own input distribution
@@ -24,14 +25,23 @@ SENTENCE = "The quick brown fox jumps over the lazy dog"
 FALLBACK_IDS = {"bert-base-uncased": [101, 1996, 4248, 2829, 4419, 14523, 2058, 1996, 13971, 3899, 102],
                 "gpt2": [464, 2068, 7586, 21831, 18045, 625, 262, 16931, 3290]}
 MODELS = {  # repo -> (export format, init, export options)
-    "bert-base-uncased": ("hf-bert", "torch", ["--placement", "post", "--activation", "gelu", "--layers", "12",
-                                               "--d-model", "768", "--heads", "12", "--d-ff", "3072"]),
-    "gpt2": ("hf-gpt2", "gpt2", ["--placement", "pre", "--causal", "--activation", "gelu-tanh", "--layers", "12",
-                                 "--d-model", "768", "--heads", "12", "--d-ff", "3072"]),
+    # BERT's _init_weights: every Linear N(0, 0.02), biases 0, LayerNorm 1 and 0 = gradflow's gpt2 scheme without
+    # its 1/sqrt(2L) scaling of out_proj/linear2, undone by --init-scale sqrt(2L) = sqrt(24)
+    "bert-base-uncased": ("hf-bert", ["--init", "gpt2", "--init-scale", repr(24 ** 0.5)],
+                          ["--placement", "post", "--activation", "gelu", "--layers", "12",
+                           "--d-model", "768", "--heads", "12", "--d-ff", "3072"]),
+    # GPT-2's: N(0, 0.02), c_proj weights N(0, 0.02/sqrt(2L)) = gradflow's gpt2 scheme
+    "gpt2": ("hf-gpt2", ["--init", "gpt2"], ["--placement", "pre", "--causal", "--activation", "gelu-tanh",
+                                             "--layers", "12", "--d-model", "768", "--heads", "12", "--d-ff", "3072"]),
 }
 
 
-def fetch(repo, folder):
+def fetch(repo, folder, offline):
+    if offline:  # the files must be there already (e.g. from examples/synthetic_hf_checkpoint.py)
+        for f in ("config.json", "model.safetensors"):
+            if not os.path.exists(os.path.join(folder, f)):
+                sys.exit(f"--offline: {os.path.join(folder, f)} is missing; fix: download it, or drop --offline")
+        return
     os.makedirs(folder, exist_ok=True)
     try:
         from huggingface_hub import hf_hub_download
@@ -65,11 +75,16 @@ def main():
     ap.add_argument("--out-dir", required=True)
     ap.add_argument("--gradflow", default="build/gradflow")
     ap.add_argument("--mode", default="--gradients-only", help="gradflow's engine flag (e.g. --mode matrix-free)")
+    ap.add_argument("--offline", action="store_true",
+                    help="download nothing: use OUT_DIR/bert-base-uncased and OUT_DIR/gpt2 as they are (to try the "
+                         "script on examples/synthetic_hf_checkpoint.py's random checkpoints of the same layout)")
+    ap.add_argument("--title", default="trained vs initialized: BERT (Post-LN) and GPT-2 (Pre-LN)")
+    ap.add_argument("--plot-options", default="", help="more `gradflow plot` options, e.g. '--width 5 --dpi 150'")
     a = ap.parse_args()
     reports = []
     for repo, (fmt, init, arch) in MODELS.items():
         trained = os.path.join(a.out_dir, repo)
-        fetch(repo, trained)
+        fetch(repo, trained, a.offline)
         ids = token_ids(repo)
         ids_opt = ["--token-ids", ",".join(map(str, ids))]
         report = os.path.join(a.out_dir, f"{repo}.json")
@@ -80,13 +95,13 @@ def main():
             run([a.gradflow, "analyze", "--weights", trained, *ids_opt, "--loss", "lm", a.mode, "-q", "--json", lm])
             reports.append(lm)
         fresh = trained + "_init"
-        run([a.gradflow, "export", *arch, "--init", init, "--seed", "0", "--format", fmt, "--out", fresh])
+        run([a.gradflow, "export", *arch, *init, "--seed", "0", "--format", fmt, "--out", fresh])
         init_report = os.path.join(a.out_dir, f"{repo}_init.json")
         run([a.gradflow, "analyze", "--weights", fresh, "--seq-len", str(len(ids)), a.mode, "-q",
              "--json", init_report])
         reports.append(init_report)
     run([a.gradflow, "plot", "--kind", "grad-by-depth", *reports, "-o", os.path.join(a.out_dir, "grad_by_depth.png"),
-         "--title", "trained vs initialized: BERT (Post-LN) and GPT-2 (Pre-LN)"])
+         "--title", a.title, *a.plot_options.split()])
 
 
 if __name__ == "__main__":

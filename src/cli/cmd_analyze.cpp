@@ -9,6 +9,7 @@
 #include "cli/model_options.hpp"
 #include "gradflow/core/error.hpp"
 #include "gradflow/run/engine.hpp"
+#include "gradflow/run/run_inputs.hpp"
 #include "gradflow/report/atomic_file.hpp"
 #include "gradflow/report/table.hpp"
 
@@ -55,7 +56,7 @@ void run_analyze(const AnalyzeOptions& o) {
   rc.analysis.progress = !o.quiet;
   // refuses bad engine options and runs that do not fit, before any work
   check_engine_options(o, choose_engine(rc.model, rc.analysis));
-  check_outputs({{"--json", o.json}}, {{"--weights", rc.weights}, {"--input", rc.input}, {"--cotangent", rc.cotangent}});
+  check_outputs({{"--json", o.json}}, run_input_paths(rc));
   const auto report = analyze(rc);
   if (!o.quiet) print_report_table(std::cout, report, ::isatty(STDOUT_FILENO));
   if (!o.json.empty()) write_file_atomic(o.json, report.dump(2) + "\n");

@@ -30,7 +30,10 @@ void run_compare(const CLI::App& sub, const CompareOptions& o) {
   PlanAxes axes;
   axes.placements = split_list(o.placements, "--placements");
   for (const auto& s : split_list(o.layers, "--layers")) axes.depths.push_back(parse_depth(s));
-  run_experiment_command(sub, "compare", axes, o.exp);
+  ExperimentOptions exp = o.exp;  // --weights: the checkpoint's depth and block unless --layers/--placements say
+  axes_from_checkpoint(exp, axes, "--placements", sub.get_option("--placements")->count() > 0,
+                       sub.get_option("--layers")->count() > 0);
+  run_experiment_command(sub, "compare", axes, exp);
 }
 
 }  // namespace

@@ -28,10 +28,11 @@ void run_export(const ExportOptions& o) {
   MemoryEstimate need;
   const double params = body_parameter_count(rc.model) * sizeof(double);
   need.add("parameters", params).add("their float64 copy for the file", params);
+  add_checkpoint_kept(need, rc.analysis.checkpoint_bytes);
   if (find_placement(rc.model.placement).name() == "admin")  // Admin's profiling runs one forward pass on x_0
     need.add("forward trace", trace_doubles(rc.model, rc.analysis.seq_len) * sizeof(double));
   require_memory(need, rc.analysis.max_memory_bytes, "export", "lower --layers or --d-model, or raise --max-memory");
-  const std::vector<NamedPath> inputs = {{"--weights", rc.weights}, {"--input", rc.input}, {"--cotangent", rc.cotangent}};
+  const std::vector<NamedPath> inputs = run_input_paths(rc);
   if (o.format == "torch-encoder") {
     check_outputs({{"--out", o.out}}, inputs);
   } else {  // a folder: the two files it will hold must not be the inputs (e.g. the checkpoint just read)

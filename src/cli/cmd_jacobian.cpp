@@ -28,7 +28,7 @@ void run_jacobian(const JacobianOptions& o) {
   std::string format = o.format;
   if (format.empty()) format = o.out.size() >= 4 && o.out.substr(o.out.size() - 4) == ".csv" ? "csv" : "npy";
   require(format == "npy" || format == "csv", "--format '" + format + "' is unknown; fix: use --format npy or csv");
-  check_outputs({{"--out", o.out}}, {{"--weights", rc.weights}, {"--input", rc.input}, {"--cotangent", rc.cotangent}});
+  check_outputs({{"--out", o.out}}, run_input_paths(rc));
   Model model(rc.model);
   const RunInputs in = prepare_run(rc, model);  // --weights/--input/--cotangent, or --init and seeded draws
   const Mat J = with_nonfinite_fix(rc, in.x0, [&] {

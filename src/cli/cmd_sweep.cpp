@@ -22,7 +22,10 @@ void run_sweep(const CLI::App& sub, const SweepOptions& o) {
   axes.depths = {o.exp.model.rc.model.layers};
   axes.param = o.param;
   axes.values = split_list(o.values, "--values");
-  run_experiment_command(sub, "sweep", axes, o.exp);
+  ExperimentOptions exp = o.exp;  // --weights: the checkpoint's block unless --placement says
+  axes_from_checkpoint(exp, axes, "--placement", exp.model.given.count("placement") > 0,
+                       exp.model.given.count("layers") > 0);
+  run_experiment_command(sub, "sweep", axes, exp);
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include "gradflow/experiments/run_experiment.hpp"
 #include "gradflow/experiments/spec.hpp"
 #include "gradflow/report/atomic_file.hpp"
+#include "gradflow/run/run_inputs.hpp"
 
 namespace gradflow::cli {
 using Json = nlohmann::ordered_json;
@@ -64,10 +65,34 @@ void add_experiment_options(CLI::App& sub, ExperimentOptions& o) {
       ->group("");
 }
 
+void axes_from_checkpoint(ExperimentOptions& o, PlanAxes& axes, const std::string& placements_option,
+                          bool placements_given, bool layers_given) {
+  RunConfig& rc = o.model.rc;
+  if (rc.weights.empty()) return;
+  if (!o.model.max_memory.empty()) rc.analysis.max_memory_bytes = parse_memory_size(o.model.max_memory, "--max-memory");
+  rc.files = load_run_files(rc);  // refused here when loading alone would not fit
+  const Checkpoint& ck = *rc.files->weights;
+  if (!layers_given) axes.depths = {checkpoint_sizes(ck.tensors, ck.path).layers};
+  const std::string& block = ck.arch.placement;  // "" for torch-encoder
+  if (block.empty()) return;
+  if (!placements_given) {
+    axes.placements = {block};
+    return;
+  }
+  std::string given;
+  for (const auto& p : axes.placements) given += (given.empty() ? "" : ",") + p;
+  for (const auto& p : axes.placements)
+    require(p == block, placements_option + " " + given + " contradicts the " + ck.format + " checkpoint '" + ck.path +
+                            "' (its block is " + block + "); fix: drop " + placements_option +
+                            " (the checkpoint fixes it) or pass " + placements_option + " " + block);
+}
+
 void run_experiment_command(const CLI::App& sub, const std::string& kind, const PlanAxes& axes,
                             const ExperimentOptions& o) {
   const RunConfig& rc = o.model.rc;
-  check_outputs({{"--json", o.json}, {"--csv", o.csv}}, {{"--weights", rc.weights}, {"--input", rc.input}, {"--cotangent", rc.cotangent}, {"the spec", o.spec_file}});
+  std::vector<NamedPath> inputs = run_input_paths(rc);
+  inputs.push_back({"the spec", o.spec_file});
+  check_outputs({{"--json", o.json}, {"--csv", o.csv}}, inputs);
   ExperimentSettings e;
   e.kind = kind;
   e.model = o.model;

@@ -23,6 +23,14 @@ struct ExperimentOptions {
 // Adds the model flags and the shared experiment flags to `sub`.
 void add_experiment_options(CLI::App& sub, ExperimentOptions& o);
 
+// compare and sweep on a --weights checkpoint: the axes not given on the command line come from it (its number of
+// layers when !layers_given; a Hugging Face checkpoint's placement when !placements_given; a torch-encoder
+// state_dict does not say its placement, so the given or default placements run). A given placement that differs
+// from a Hugging Face checkpoint's is an Error naming both (`placements_option`: "--placements" or "--placement").
+// The checkpoint is read once, here, and kept in o.model.rc.files for every point. No-op without --weights.
+void axes_from_checkpoint(ExperimentOptions& o, PlanAxes& axes, const std::string& placements_option,
+                          bool placements_given, bool layers_given);
+
 // Runs the experiment through the library (experiments/run_experiment.hpp), then prints the table and writes
 // --json/--csv atomically; the spec recorded is the options given on `sub`. axes: its placements, depths and swept
 // values (the seeds come from `o`).

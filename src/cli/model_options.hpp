@@ -10,5 +10,7 @@ namespace gradflow::cli {
 // Adds every model option to `app` (training: only those train and train-sweep take); values land in `s` through
 // set_model_option, so a flag given twice keeps the last value, as CLI11 does.
 void add_model_options(CLI::App& app, ModelSettings& s, bool training = false);
+// Adds the one model option `name` (without dashes) to `app` (e.g. train's --weights); returns it.
+CLI::Option* add_model_option(CLI::App& app, ModelSettings& s, const std::string& name);
 
 }  // namespace gradflow::cli

@@ -1,6 +1,8 @@
 // train_options.cpp — see train_options.hpp.
 #include "cli/train_options.hpp"
 
+#include "gradflow/core/error.hpp"
+
 
 namespace gradflow::cli {
 
@@ -33,13 +35,21 @@ void add_train_flags(CLI::App& app, TrainFlags& f) {
       ->capture_default_str();
 }
 
-TrainConfig resolve_train(const TrainFlags& f, const std::string& placement, Index layers) {
+TrainConfig resolve_train(const TrainFlags& f, const std::optional<std::string>& placement, std::optional<Index> layers) {
   TrainConfig c = f.tc;
   ModelSettings s = f.model;
-  set_model_option(s, "placement", placement);
-  set_model_option(s, "layers", std::to_string(layers));
+  if (placement) set_model_option(s, "placement", *placement);
+  if (layers) set_model_option(s, "layers", std::to_string(*layers));
   s.rc.model.causal = true;  // next-token prediction
   const RunConfig rc = resolve(s);
+  if (rc.files && rc.files->weights) {
+    const Checkpoint& ck = *rc.files->weights;
+    require(!ck.arch.causal || *ck.arch.causal,
+            "--weights '" + ck.path + "' is a " + ck.format + " checkpoint, a bidirectional encoder, but train's tasks "
+            "are next-token prediction under the causal mask, which would not be the model it was trained as; fix: "
+            "train from a GPT-2 checkpoint (hf-gpt2) or a torch-encoder state_dict, or analyze this one");
+    c.weights = rc.files->weights;
+  }
   c.model = rc.model;
   c.init = rc.init;
   c.max_memory_bytes = rc.analysis.max_memory_bytes;

@@ -1,6 +1,8 @@
 // train_options.hpp — the flags `train` and `train-sweep` share: model shape (as analyze's, minus the files),
 // task, optimizer and logging. One place defines each flag, its default and its help text.
 #pragma once
+#include <optional>
+
 #include <CLI/CLI.hpp>
 
 #include "cli/model_options.hpp"
@@ -16,6 +18,8 @@ struct TrainFlags {
 // Everything but --placement/--layers/--lr/--warmup (which train takes as one value, train-sweep as lists).
 void add_train_flags(CLI::App& app, TrainFlags& f);
 // The TrainConfig for one placement and depth (resolves enums and --init-scale, validates; Error on bad options).
-TrainConfig resolve_train(const TrainFlags& f, const std::string& placement, Index layers);
+// With --weights (train only), an unset placement or depth is the checkpoint's; a bidirectional (BERT, RoBERTa)
+// checkpoint is refused: every task is next-token prediction under the causal mask.
+TrainConfig resolve_train(const TrainFlags& f, const std::optional<std::string>& placement, std::optional<Index> layers);
 
 }  // namespace gradflow::cli

@@ -7,7 +7,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -441,9 +443,11 @@ void map_hf(Checkpoint& ck, const HfLayout& l, const std::string& prefix, const 
     }
     ck.tensors.push_back(build(gradflow_name, src, r.transpose, where));
     ck.source_names[gradflow_name] = names + (r.transpose ? " (transposed)" : "");
+    for (const SafeTensor* t : src) read.erase(t->name);  // each source feeds one tensor: the peak stays at one copy
   };
   for (const auto& [role, name] : ck.embedding_names) {
-    SafeTensor t = read.at(name);
+    SafeTensor t = std::move(read.at(name));
+    read.erase(name);
     t.name = role;
     const bool vector = role.rfind("norm.", 0) == 0;
     if (t.shape.size() != (vector ? 1u : 2u) || t.data.empty())
@@ -465,6 +469,39 @@ void map_hf(Checkpoint& ck, const HfLayout& l, const std::string& prefix, const 
          "the checkpoint is damaged or not of this format; check --weights-format");
 }
 
+double numel_of(const SafeTensor& t) {
+  double n = 1;
+  for (int64_t d : t.shape) n *= static_cast<double>(d);
+  return n;
+}
+
+// What reading will hold, from the headers: the tensors kept (the block stack, the embeddings) and the largest
+// gradflow tensor, built while its sources are still held.
+CheckpointLoad load_plan(const Checkpoint& ck, const Files& f, const HfLayout* l, const std::string& prefix,
+                         const std::vector<std::string>& needed) {
+  CheckpointLoad p;
+  p.path = ck.path;
+  p.format = ck.format;
+  std::unordered_map<std::string, const SafeTensor*> header;
+  for (const SafeTensor& t : f.headers) header[t.name] = &t;
+  for (const std::string& n : needed) {
+    p.block_values += numel_of(*header.at(n));
+    p.largest_values = std::max(p.largest_values, numel_of(*header.at(n)));
+  }
+  for (const auto& [role, name] : ck.embedding_names) p.embedding_values += numel_of(*header.at(name));
+  if (!l) return p;
+  for (const auto& r : l->block) {  // layer 0's tensors (every layer has the same shapes, checked when built)
+    double values = 0;
+    for (const std::string& spec : r.sources)
+      for (const std::string& alt : alternatives(spec)) {
+        const auto it = header.find(prefix + l->layer_stem + "0." + alt);
+        if (it != header.end()) values += numel_of(*it->second);
+      }
+    p.largest_values = std::max(p.largest_values, values);
+  }
+  return p;
+}
+
 }  // namespace
 
 const std::vector<std::string>& weights_formats() {
@@ -476,7 +513,15 @@ const std::vector<std::string>& weights_formats() {
   return v;
 }
 
-Checkpoint read_checkpoint(const std::string& path, const std::string& format, bool with_embeddings) {
+double CheckpointLoad::peak_bytes() const {
+  const double largest = largest_values * sizeof(double);  // the raw bytes of a tensor are at most its doubles
+  return (block_values + embedding_values) * sizeof(double) + largest +
+         std::min(largest, static_cast<double>(kSafetensorsReadBufferBytes));
+}
+double CheckpointLoad::kept_bytes() const { return (block_values + embedding_values) * sizeof(double); }
+
+Checkpoint read_checkpoint(const std::string& path, const std::string& format, bool with_embeddings,
+                           const std::function<void(const CheckpointLoad&)>& before_reading) {
   const auto& formats = weights_formats();
   if (std::find(formats.begin(), formats.end(), format) == formats.end()) {
     std::string list;
@@ -495,6 +540,11 @@ Checkpoint read_checkpoint(const std::string& path, const std::string& format, b
       fail("--token-ids", "needs a Hugging Face checkpoint's embeddings, but " + in_quotes(path) +
                               " is a torch-encoder state_dict (blocks only)",
            "give x_0 with --input, or use a BERT, RoBERTa or GPT-2 checkpoint");
+    if (before_reading) {
+      std::vector<std::string> all;
+      for (const SafeTensor& t : f.headers) all.push_back(t.name);
+      before_reading(load_plan(ck, f, nullptr, "", all));
+    }
     for (const std::string& shard : f.shards)
       for (SafeTensor& t : read_safetensors(shard)) ck.tensors.push_back(std::move(t));
     return ck;
@@ -519,8 +569,27 @@ Checkpoint read_checkpoint(const std::string& path, const std::string& format, b
       ck.position_offset = ck.padding_idx + 1;
     }
   }
+  if (before_reading) before_reading(load_plan(ck, f, &l, *prefix, m.needed));
   map_hf(ck, l, *prefix, f, m);
   return ck;
+}
+
+void load_checkpoint_params(const Checkpoint& c, ParamStore& store) {
+  const std::vector<std::string> extra = load_params(store, c.tensors, c.path, &c.source_names);
+  if (extra.empty()) return;
+  constexpr size_t kShown = 8;
+  std::string names;
+  for (size_t i = 0; i < extra.size() && i < kShown; ++i) names += (i ? ", '" : "'") + extra[i] + "'";
+  if (extra.size() > kShown) names += " and " + std::to_string(extra.size() - kShown) + " more";
+  std::fprintf(stderr, "gradflow: warning: safetensors file '%s': %zu tensor%s the model does not use, ignored: %s\n",
+               c.path.c_str(), extra.size(), extra.size() == 1 ? "" : "s", names.c_str());
+}
+
+double checkpoint_kept_bytes(const Checkpoint& c) {
+  double values = 0;
+  for (const auto* list : {&c.tensors, &c.embeddings})
+    for (const SafeTensor& t : *list) values += static_cast<double>(t.data.size());
+  return values * sizeof(double);
 }
 
 Mat embed_tokens(const Checkpoint& c, const std::vector<int64_t>& ids) {

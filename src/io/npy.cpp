@@ -188,8 +188,21 @@ uint64_t le_u64(const unsigned char* p) {
   return v;
 }
 
-NpyArray read_impl(const std::string& path) {
-  const std::string bytes = io_detail::read_file_bytes(path);
+// A checked file: its bytes, header, element size and count; the data are bytes [data_start, data_start + numel·itemsize).
+struct Checked {
+  std::string bytes;
+  Header h;
+  size_t itemsize = 0, data_start = 0;
+  uint64_t numel = 0;
+};
+
+// Everything up to the data: magic, version, header, dtype (`itemsizes`: the dtypes accepted and their sizes,
+// `accepted`/`fix` for the message naming another), and the exact data length.
+Checked check_file(const std::string& path, const std::vector<std::pair<std::string, size_t>>& itemsizes,
+                   const std::string& accepted, const std::string& fix) {
+  Checked c;
+  c.bytes = io_detail::read_file_bytes(path);
+  const std::string& bytes = c.bytes;
   const size_t size = bytes.size();
   const auto* u = reinterpret_cast<const unsigned char*>(bytes.data());
 
@@ -212,14 +225,14 @@ NpyArray read_impl(const std::string& path) {
                    std::to_string(size) + " bytes; truncated?)");
 
   const std::string header_text = bytes.substr(header_start, header_len);
-  const Header h = HeaderParser(header_text, path).parse();
+  c.h = HeaderParser(header_text, path).parse();
+  const Header& h = c.h;
   if (h.fortran_order)
     fail(path, "fortran_order arrays are not supported", "save with np.ascontiguousarray");
   size_t itemsize = 0;
-  if (h.descr == "<f8") itemsize = 8;
-  else if (h.descr == "<f4") itemsize = 4;
-  else fail(path, "dtype '" + printable(h.descr, 40) + "' is not supported (only '<f8' float64 and '<f4' float32 are)",
-            "convert with a.astype('<f8') before saving");
+  for (const auto& [descr, bytes_each] : itemsizes)
+    if (h.descr == descr) itemsize = bytes_each;
+  if (itemsize == 0) fail(path, "dtype '" + printable(h.descr, 40) + "' is not supported (only " + accepted + " are)", fix);
 
   // numel * itemsize must be addressable: bound numel by SIZE_MAX / 8 while multiplying.
   const uint64_t limit = std::numeric_limits<size_t>::max() / 8;
@@ -241,6 +254,20 @@ NpyArray read_impl(const std::string& path) {
     fail(path, std::to_string(have - need) + " trailing bytes after the " + std::to_string(need) +
                    " data bytes of shape " + shape_str(h.shape) + " " + h.descr);
 
+  c.itemsize = itemsize;
+  c.data_start = data_start;
+  c.numel = numel;
+  return c;
+}
+
+NpyArray read_impl(const std::string& path) {
+  const Checked c = check_file(path, {{"<f8", 8}, {"<f4", 4}}, "'<f8' float64 and '<f4' float32",
+                               "convert with a.astype('<f8') before saving");
+  const Header& h = c.h;
+  const size_t itemsize = c.itemsize;
+  const auto* u = reinterpret_cast<const unsigned char*>(c.bytes.data());
+  const size_t data_start = c.data_start;
+  const uint64_t numel = c.numel;
   NpyArray a;
   a.path = path;
   a.descr = h.descr;
@@ -311,6 +338,33 @@ void write_npy(const std::string& path, const Mat& m) {
 NpyArray read_npy(const std::string& path) {
   try {
     return read_impl(path);
+  } catch (const std::bad_alloc&) {
+    throw Error("npy file '" + path + "': out of memory while reading; fix: free memory or use a smaller array");
+  }
+}
+
+NpyInts read_npy_ints(const std::string& path) {
+  try {
+    const Checked c = check_file(path, {{"<i8", 8}, {"<i4", 4}}, "'<i8' int64 and '<i4' int32",
+                                 "convert with a.astype(np.int64) before saving");
+    const auto* p = reinterpret_cast<const unsigned char*>(c.bytes.data()) + c.data_start;
+    NpyInts a;
+    a.path = path;
+    a.descr = c.h.descr;
+    a.shape = c.h.shape;
+    a.data.resize(static_cast<size_t>(c.numel));
+    for (size_t k = 0; k < a.data.size(); ++k) {
+      if (c.itemsize == 8) {
+        const uint64_t bits = le_u64(p + 8 * k);
+        std::memcpy(&a.data[k], &bits, 8);
+      } else {
+        const uint32_t bits = le_u32(p + 4 * k);
+        int32_t v;
+        std::memcpy(&v, &bits, 4);
+        a.data[k] = v;
+      }
+    }
+    return a;
   } catch (const std::bad_alloc&) {
     throw Error("npy file '" + path + "': out of memory while reading; fix: free memory or use a smaller array");
   }

@@ -264,7 +264,7 @@ std::vector<SafeTensor> read_impl(const std::string& path, const std::function<b
   const io_detail::InputFile file(path);
   uint64_t data_start = 0;
   const std::vector<Entry> entries = read_header(file, path, data_start);
-  constexpr uint64_t kChunkBytes = uint64_t(1) << 24;
+  constexpr uint64_t kChunkBytes = kSafetensorsReadBufferBytes;
   std::vector<unsigned char> buf;
   std::vector<SafeTensor> out;
   for (const Entry& e : entries) {

@@ -27,7 +27,9 @@ EngineChoice choose_engine(const ModelConfig& cfg, const AnalysisOptions& opts) 
                               opts.engine_request == EngineRequest::Streamed)),
           "--spectrum needs the full spectra of explicit mode; fix: drop --spectrum or use --mode explicit/auto");
   EngineChoice c;
-  c.explicit_bytes = explicit_memory_estimate(cfg, opts.seq_len);
+  MemoryEstimate explicit_need = explicit_memory(cfg, opts.seq_len);
+  add_checkpoint_kept(explicit_need, opts.checkpoint_bytes);
+  c.explicit_bytes = explicit_need.total();
   c.budget_bytes = opts.max_memory_bytes > 0 ? opts.max_memory_bytes : default_max_memory();
   const std::string sizes = "explicit mode needs about " + format_bytes(c.explicit_bytes) + ", the budget (--max-memory" +
                             std::string(opts.max_memory_bytes > 0 ? "" : ", default half of RAM") + ") is " +
@@ -58,17 +60,20 @@ EngineChoice choose_engine(const ModelConfig& cfg, const AnalysisOptions& opts) 
     }
   }
   if (c.engine == Engine::Explicit) {
-    require_memory(explicit_memory(cfg, opts.seq_len), opts.max_memory_bytes,
+    require_memory(explicit_need, opts.max_memory_bytes,
                    "explicit mode (Jacobians of (n*d)^2 = (" + std::to_string(opts.seq_len * cfg.d_model) + ")^2 entries)",
                    "lower --seq-len or --d-model (or --layers when the parameters or trace dominate), or raise "
                    "--max-memory (analyze: or use --mode matrix-free)");
   } else if (c.engine == Engine::Streamed) {
-    require_memory(streamed_memory(cfg, opts.seq_len, opts.stream_rows), opts.max_memory_bytes, "streamed mode",
+    MemoryEstimate need = streamed_memory(cfg, opts.seq_len, opts.stream_rows);
+    require_memory(add_checkpoint_kept(need, opts.checkpoint_bytes), opts.max_memory_bytes, "streamed mode",
                    "lower --stream-rows (the chunks grow like K*n*(d+d_ff)) or --layers/--seq-len "
                    "(the forward trace), or raise --max-memory");
   } else {
     const Index probes = c.engine == Engine::MatrixFree ? opts.hutchinson_probes : 0;
-    require_memory(streaming_memory(cfg, opts.seq_len, probes), opts.max_memory_bytes, std::string(to_string(c.engine)) + " mode",
+    MemoryEstimate need = streaming_memory(cfg, opts.seq_len, probes);
+    require_memory(add_checkpoint_kept(need, opts.checkpoint_bytes), opts.max_memory_bytes,
+                   std::string(to_string(c.engine)) + " mode",
                    "lower --layers or --seq-len (the trace keeps " + std::to_string(cfg.heads) + " attention matrices of (" +
                        std::to_string(opts.seq_len) + ")^2 entries per layer), or raise --max-memory");
   }

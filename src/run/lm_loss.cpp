@@ -7,8 +7,8 @@
 
 namespace gradflow {
 
-OutputLoss tied_lm_loss(Mat wte, std::vector<int64_t> ids) {
-  return [wte = std::move(wte), ids = std::move(ids)](const Mat& y, Mat& dL_dy) {
+OutputLoss tied_lm_loss(ConstMatMap wte, std::vector<int64_t> ids, std::shared_ptr<const void> owner) {
+  return [wte, ids = std::move(ids), owner = std::move(owner)](const Mat& y, Mat& dL_dy) {
     const Index n = y.rows(), T = n - 1;
     if (T < 1 || static_cast<Index>(ids.size()) != n)
       throw Error("internal: tied_lm_loss on " + std::to_string(n) + " outputs and " + std::to_string(ids.size()) +

@@ -75,6 +75,19 @@ double trace_doubles(const ModelConfig& cfg, Index n_tokens) {
   return L * (h * n * n + 12 * n * d + 3 * n * ff) + (L + 1) * n * d;
 }
 
+MemoryEstimate checkpoint_load_memory(const CheckpointLoad& load) {
+  MemoryEstimate m;
+  m.add("its block-stack tensors in double", load.block_values * sizeof(double));
+  if (load.embedding_values > 0) m.add("its embeddings in double (--token-ids)", load.embedding_values * sizeof(double));
+  m.add("one tensor being built and the read buffer", load.peak_bytes() - load.kept_bytes());
+  return m;
+}
+
+MemoryEstimate& add_checkpoint_kept(MemoryEstimate& m, double checkpoint_bytes) {
+  if (checkpoint_bytes > 0) m.add("the checkpoint read (kept beside the model's copy)", checkpoint_bytes);
+  return m;
+}
+
 void require_memory(const MemoryEstimate& need, double budget_bytes, const std::string& command, const std::string& fix) {
   const double budget = budget_bytes > 0 ? budget_bytes : default_max_memory();
   require(need.total() <= budget, command + " needs " + need.describe() + ", more than the " + format_bytes(budget) +

@@ -10,6 +10,7 @@
 
 #include "gradflow/run/run_inputs.hpp"
 #include "gradflow/core/error.hpp"
+#include "gradflow/io/npy.hpp"
 #include "gradflow/model/placement.hpp"
 
 namespace gradflow {
@@ -53,6 +54,22 @@ std::vector<int64_t> parse_token_ids(const std::string& text) {
     a = b + 1;
   }
   return ids;
+}
+
+// --token-ids FILE.npy: a 1-D int64 or int32 array of ids, (n,) or (1, n) (a batch of one, as a tokenizer's
+// return_tensors="np" gives it).
+std::vector<int64_t> token_ids_from_npy(const std::string& path) {
+  const NpyInts a = read_npy_ints(path);
+  std::string shape;
+  for (size_t i = 0; i < a.shape.size(); ++i) shape += (i ? ", " : "") + std::to_string(a.shape[i]);
+  const bool ok = (a.shape.size() == 1 || (a.shape.size() == 2 && a.shape[0] == 1)) && !a.data.empty();
+  require(ok, "npy file '" + path + "' (--token-ids): shape (" + shape + (a.shape.size() == 1 ? ",)" : ")") +
+                  " is not (n,) or (1, n) with n > 0; fix: save one sequence of ids, e.g. "
+                  "np.save(path, np.array(ids, dtype=np.int64))");
+  for (size_t k = 0; k < a.data.size(); ++k)
+    require(a.data[k] >= 0, "npy file '" + path + "' (--token-ids): id " + std::to_string(a.data[k]) + " (token " +
+                                std::to_string(k) + ") is negative; fix: use ids from the checkpoint's tokenizer");
+  return a.data;
 }
 
 ModelOption value(std::string name, std::string help, std::string default_text, bool training, Set set) {
@@ -158,8 +175,12 @@ std::vector<ModelOption> make_table() {
   t.push_back(value("token-ids",
                     "x_0 from token ids through the --weights checkpoint's own embeddings, e.g. 101,7592,2088,102 "
                     "(BERT: word + position + token type 0, LayerNorm; RoBERTa: positions from padding_idx + 1; GPT-2: "
-                    "wte + wpe); n comes from it",
-                    "", false, [](ModelSettings& s, const std::string& v) { s.rc.token_ids = parse_token_ids(v); }));
+                    "wte + wpe), or a .npy of int64/int32 ids of shape (n,) or (1, n); n comes from it",
+                    "", false, [](ModelSettings& s, const std::string& v) {
+                      const bool npy = v.size() > 4 && v.compare(v.size() - 4, 4, ".npy") == 0;
+                      s.rc.token_ids = npy ? token_ids_from_npy(existing_file(v, "token-ids")) : parse_token_ids(v);
+                      s.rc.token_ids_file = npy ? v : "";
+                    }));
   t.push_back(value("cotangent", "g of --loss dot from a .npy of the output's shape (default: seeded N(0,1))", "", false,
                     [](ModelSettings& s, const std::string& v) { s.rc.cotangent = existing_file(v, "cotangent"); }));
   t.push_back(value("max-memory", "memory budget, e.g. 512M, 8G (default: half of RAM): a run estimated to need more is refused before it allocates", "", true,
@@ -262,11 +283,16 @@ RunConfig resolve(const ModelSettings& s) {
   if (s.given.count("activation")) arch.activation = rc.model.activation;
   arch.causal = s.given.count("causal") && rc.model.causal;
   arch.norm_not_layernorm = s.given.count("norm") && rc.model.norm != NormKind::LayerNorm;
+  for (const char* name : {"init", "init-scale"})  // the checkpoint gives every parameter
+    require(rc.weights.empty() || !s.given.count(name),
+            std::string("--") + name + " has no effect with --weights (the checkpoint gives the weights); fix: drop --" +
+                name);
+  // before the files are read: loading a checkpoint is refused when it alone would not fit
+  if (!s.max_memory.empty()) rc.analysis.max_memory_bytes = parse_memory_size(s.max_memory, "--max-memory");
   apply_file_sizes(rc, given, arch);  // --weights/--input fix L, d, d_ff, the final norm and n
   rc.model.validate();
   rc.init.scale_text = s.init_scale;
   rc.init.scale = parse_init_scale(s.init_scale, rc.model.layers);
-  if (!s.max_memory.empty()) rc.analysis.max_memory_bytes = parse_memory_size(s.max_memory, "--max-memory");
   return rc;
 }
 

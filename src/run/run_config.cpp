@@ -33,6 +33,7 @@ nlohmann::ordered_json run_config_json(const Model& model, const RunConfig& rc, 
     if (!path.empty()) j[key] = path;
   if (!rc.token_ids.empty()) {
     j["token_ids"] = rc.token_ids;
+    if (!rc.token_ids_file.empty()) j["token_ids_file"] = rc.token_ids_file;
     j["input"] = "the token ids through the checkpoint's embeddings";
   }
   if (rc.files && rc.files->weights && rc.files->weights->format != "torch-encoder") {

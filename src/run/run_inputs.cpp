@@ -2,11 +2,10 @@
 // model exists, its values after.
 #include "gradflow/run/run_inputs.hpp"
 
-#include <cstdio>
-
 #include "gradflow/core/error.hpp"
 #include "gradflow/io/npy.hpp"
 #include "gradflow/model/init.hpp"
+#include "gradflow/run/memory_estimate.hpp"
 
 namespace gradflow {
 
@@ -18,17 +17,12 @@ std::string shape_str(const std::vector<int64_t>& shape) {
   return s + (shape.size() == 1 ? ",)" : ")");
 }
 
-void warn_unused(const std::string& path, const std::vector<std::string>& extra) {
-  if (extra.empty()) return;
-  constexpr size_t kShown = 8;
-  std::string names;
-  for (size_t i = 0; i < extra.size() && i < kShown; ++i) names += (i ? ", '" : "'") + extra[i] + "'";
-  if (extra.size() > kShown) names += " and " + std::to_string(extra.size() - kShown) + " more";
-  std::fprintf(stderr, "gradflow: warning: safetensors file '%s': %zu tensor%s the model does not use, ignored: %s\n",
-               path.c_str(), extra.size(), extra.size() == 1 ? "" : "s", names.c_str());
-}
-
 }  // namespace
+
+std::vector<NamedPath> run_input_paths(const RunConfig& rc) {
+  return {{"--weights", rc.weights}, {"--input", rc.input}, {"--cotangent", rc.cotangent},
+          {"--token-ids", rc.token_ids_file}};
+}
 
 std::shared_ptr<const RunFiles> load_run_files(const RunConfig& rc) {
   const bool embeddings = !rc.token_ids.empty();
@@ -42,7 +36,16 @@ std::shared_ptr<const RunFiles> load_run_files(const RunConfig& rc) {
   f->weights_embeddings = embeddings;
   f->input_path = rc.input;
   f->cotangent_path = rc.cotangent;
-  if (!rc.weights.empty()) f->weights = std::make_shared<const Checkpoint>(read_checkpoint(rc.weights, rc.weights_format, embeddings));
+  if (!rc.weights.empty()) {
+    // refused before any tensor data is read when the load alone would not fit (--max-memory)
+    const auto guard = [&](const CheckpointLoad& load) {
+      require_memory(checkpoint_load_memory(load), rc.analysis.max_memory_bytes,
+                     "loading --weights '" + rc.weights + "' (" + load.format + ")",
+                     "raise --max-memory, or free memory" +
+                         std::string(embeddings ? " (the embeddings are read for --token-ids; --input avoids them)" : ""));
+    };
+    f->weights = std::make_shared<const Checkpoint>(read_checkpoint(rc.weights, rc.weights_format, embeddings, guard));
+  }
   if (!rc.input.empty()) f->input = std::make_shared<const NpyArray>(read_npy(rc.input));
   if (!rc.cotangent.empty()) f->cotangent = std::make_shared<const NpyArray>(read_npy(rc.cotangent));
   return f;
@@ -61,7 +64,10 @@ void apply_file_sizes(RunConfig& rc, const GivenSizes& given, const GivenArch& a
   require(rc.token_ids.empty() || rc.input.empty(),
           "--token-ids and --input both give x_0; fix: drop one of them");
   rc.files = load_run_files(rc);
-  if (!rc.weights.empty()) apply_checkpoint(*rc.files->weights, given, arch, rc.model);
+  if (!rc.weights.empty()) {
+    apply_checkpoint(*rc.files->weights, given, arch, rc.model);
+    rc.analysis.checkpoint_bytes = checkpoint_kept_bytes(*rc.files->weights);
+  }
   if (rc.analysis.loss == "lm" && rc.files->weights->format != "hf-gpt2")
     throw Error("--loss lm is GPT-2's next-token loss through its tied wte head, but --weights is " +
                 rc.files->weights->format + "; fix: use --loss dot or --loss half-sq");
@@ -106,12 +112,12 @@ RunInputs prepare_run(const RunConfig& rc, Model& model) {
     initialize(model, rc.init);
     profile_initialization(model, r.x0);  // Admin's ω (data-dependent init); no-op otherwise
   } else {
-    const Checkpoint& ck = *files->weights;
-    warn_unused(rc.weights, load_params(model.params(), ck.tensors, rc.weights, &ck.source_names));
+    load_checkpoint_params(*files->weights, model.params());
   }
   if (rc.analysis.loss == "lm") {
     for (const SafeTensor& t : files->weights->embeddings)
-      if (t.name == "word") r.lm_loss = tied_lm_loss(ConstMatMap(t.data.data(), t.shape[0], t.shape[1]), rc.token_ids);
+      if (t.name == "word")
+        r.lm_loss = tied_lm_loss(ConstMatMap(t.data.data(), t.shape[0], t.shape[1]), rc.token_ids, files);
   }
   if (!rc.cotangent.empty()) {
     require(rc.analysis.loss == "dot", "--cotangent gives the g of --loss dot, but --loss is '" + rc.analysis.loss +

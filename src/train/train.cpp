@@ -87,6 +87,7 @@ MemoryEstimate train_memory(const TrainConfig& c, int threads) {
   m.add("forward traces (one sequence per thread)",
         T * (trace_doubles(c.model, static_cast<Index>(n)) + 2 * n * V) * sizeof(double));
   if (c.save_every > 0) m.add("checkpoint buffer", P * sizeof(double));
+  if (c.weights) add_checkpoint_kept(m, checkpoint_kept_bytes(*c.weights));
   return m;
 }
 
@@ -96,6 +97,12 @@ Json train_config_json(const TrainConfig& c0) {
   const LanguageModel lm(c.model, c.task.vocab, c.task.seq_len, c.tie_embeddings);
   const uint64_t seed = c.init.seed;
   Json cfg = model_config_json(lm.body(), c.init, c.task.seq_len);
+  if (c.weights) {
+    cfg["weights"] = c.weights->path;
+    cfg["weights_format"] = c.weights->format;
+    cfg["weights_loaded"] = "the blocks and final norm from the checkpoint; the task's embeddings and head drawn from "
+                            "the seed (nn.Embedding / nn.Linear defaults)";
+  }
   cfg["loss"] = "cross-entropy";
   cfg["parameters"] = static_cast<Index>(lm.body().params().numel() + lm.io_params().numel());
   cfg["task"] = c.task.name;
@@ -134,7 +141,8 @@ Json train(const TrainConfig& c0) {
   const Task task(c.task, seed);
   LanguageModel lm(c.model, c.task.vocab, c.task.seq_len, c.tie_embeddings);
   lm.initialize(c.init);
-  profile_initialization(lm.body(), lm.embed(task.sample(seed, "train-step-0", 0).tokens));  // Admin only
+  if (c.weights) load_checkpoint_params(*c.weights, lm.body().params());  // the blocks; embeddings and head stay
+  else profile_initialization(lm.body(), lm.embed(task.sample(seed, "train-step-0", 0).tokens));  // Admin only
   const std::vector<Sequence> eval_set = task.batch(eval_seed(seed), "eval", c.eval_size);
   if (c.save_every > 0 || c.save_batches) {
     std::error_code ec;

@@ -115,6 +115,38 @@ assert d and d['quantity'] == 'activation' and d['step'] == 0 and 'bound' in d, 
     "$gf" compare $small --placements post,deepnorm --deepnorm-alpha 3 --gradients-only > /dev/null \
       || fail "--deepnorm-alpha with deepnorm among the placements was refused"
     echo "ok: ignored options refused" ;;
+  memory_checkpoint)  # issue 16: loading a --weights checkpoint is counted, and refused from its headers alone
+    # a GPT-2 layout (d = 8, one layer) whose wte is 2^31 x 8 F32 (64 GiB, a sparse file), and one whose mlp.c_fc
+    # is 8 x 2^31: valid headers, the data section tiled exactly; nothing may be read before the refusal
+    for which in wte c_fc; do
+      mkdir -p "$tmp/$which"
+      py "
+import json, struct, os
+big, d = 2 ** 31, 8
+shapes = {'h.0.ln_1.weight': [d], 'h.0.ln_1.bias': [d], 'h.0.attn.c_attn.weight': [d, 3 * d], 'h.0.attn.c_attn.bias': [3 * d],
+          'h.0.attn.c_proj.weight': [d, d], 'h.0.attn.c_proj.bias': [d], 'h.0.ln_2.weight': [d], 'h.0.ln_2.bias': [d],
+          'h.0.mlp.c_fc.weight': [d, 4 * d], 'h.0.mlp.c_fc.bias': [4 * d], 'h.0.mlp.c_proj.weight': [4 * d, d],
+          'h.0.mlp.c_proj.bias': [d], 'wpe.weight': [4, d], 'wte.weight': [16, d]}
+if '$which' == 'wte': shapes['wte.weight'] = [big, d]
+else: shapes['h.0.mlp.c_fc.weight'] = [d, big]
+order = sorted(shapes, key=lambda n: n == ('wte.weight' if '$which' == 'wte' else 'h.0.mlp.c_fc.weight'))
+h, off = {}, 0
+for n in order:
+    size = 4
+    for k in shapes[n]: size *= k
+    h[n] = {'dtype': 'F32', 'shape': shapes[n], 'data_offsets': [off, off + size]}
+    off += size
+text = json.dumps(h).encode(); text += b' ' * (-len(text) % 8)
+with open('$tmp/$which/model.safetensors', 'wb') as f:
+    f.write(struct.pack('<Q', len(text)) + text)
+    f.truncate(8 + len(text) + off)
+json.dump({'model_type': 'gpt2', 'n_embd': d, 'n_head': 2, 'n_layer': 1, 'n_inner': None}, open('$tmp/$which/config.json', 'w'))
+" || fail "writing the sparse checkpoint"
+    done
+    refused "loading --weights" "its embeddings in double (--token-ids)" "raise --max-memory" -- analyze --weights "$tmp/wte" --token-ids 1,2 -q
+    "$gf" analyze --weights "$tmp/wte" --seq-len 2 -q > /dev/null 2> "$tmp/err" || fail "without --token-ids the 64 GiB wte is never read, but: $(cat "$tmp/err")"
+    refused "loading --weights" "its block-stack tensors in double" -- analyze --weights "$tmp/c_fc" -q
+    refused "loading --weights" -- train --weights "$tmp/c_fc" --steps 1 -q ;;
   messages)  # item 10: every fix fits, messages are one short line without a blank line before them
     refused "at least 1" -- analyze --top-k 0
     [ "$(wc -c < "$tmp/err")" -lt 200 ] || fail "--top-k 0: $(wc -c < "$tmp/err") characters"

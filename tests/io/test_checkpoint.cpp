@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "gradflow/io/checkpoint.hpp"
+#include "gradflow/run/engine.hpp"
 #include "gradflow/run/run_inputs.hpp"
 #include "temp_dir.hpp"
 
@@ -303,4 +304,55 @@ TEST_CASE("token ids: embeddings read on request / ids and positions checked / -
   heads.heads = 2;
   CHECK_THAT(error_of([&] { apply_file_sizes(bert, GivenSizes{}, heads); }),
              Contains("--token-ids needs the embeddings, but tensor 'embeddings.position_embeddings.weight' is missing"));
+}
+
+TEST_CASE("loading: what will be held is known from the headers, before any data is read / the guard refuses", "[io][checkpoint]") {
+  TempDir dir;
+  auto t = gpt2_tensors({0, 1}, 4, 16);
+  t.push_back(counting("wpe.weight", {3, 4}, 0.5));
+  write_safetensors(dir.file("model.safetensors"), t);
+  write_text(dir.file("config.json"), gpt2_config(2, 4, 2));
+  // per layer: ln_1 2*4, c_attn 4*12 + 12, c_proj 16 + 4, ln_2 8, c_fc 64 + 16, c_proj 64 + 4 = 244; ln_f 8
+  const double block = 2 * 244 + 8, embeddings = 5 * 4 + 3 * 4, largest = 64;
+  CheckpointLoad seen;
+  const Checkpoint c = read_checkpoint(dir.path(), "auto", true, [&](const CheckpointLoad& l) { seen = l; });
+  CHECK(seen.format == "hf-gpt2");
+  CHECK(seen.block_values == block);
+  CHECK(seen.embedding_values == embeddings);
+  CHECK(seen.largest_values == largest);
+  CHECK(seen.kept_bytes() == (block + embeddings) * 8);
+  CHECK(seen.peak_bytes() == (block + embeddings) * 8 + 2 * largest * 8);  // + the tensor built + its read buffer
+  CHECK(checkpoint_kept_bytes(c) == seen.kept_bytes());                    // what was read is what was announced
+  // a guard that throws stops the load before any tensor data is read
+  CHECK_THAT(error_of([&] { read_checkpoint(dir.path(), "auto", false, [](const CheckpointLoad&) { throw Error("no"); }); }),
+             Contains("no"));
+  // through the run: --max-memory below the load is refused naming the load and its parts
+  RunConfig rc;
+  rc.weights = dir.path();
+  rc.analysis.max_memory_bytes = 100;
+  CHECK_THAT(error_of([&] { apply_file_sizes(rc, GivenSizes{}); }),
+             Contains("loading --weights '" + dir.path() + "' (hf-gpt2) needs about"));
+  rc.analysis.max_memory_bytes = 0;
+  apply_file_sizes(rc, GivenSizes{});
+  CHECK(rc.analysis.checkpoint_bytes == block * 8);  // kept for the run (no embeddings without --token-ids)
+  // ... and the engine's estimate counts it
+  const MemoryEstimate e = explicit_memory(rc.model, rc.analysis.seq_len);
+  CHECK(choose_engine(rc.model, rc.analysis).explicit_bytes == e.total() + block * 8);
+}
+
+TEST_CASE("broken layouts: a feed-forward tensor of the wrong shape is named with both shapes", "[io][checkpoint]") {
+  TempDir dir;
+  auto bad = gpt2_tensors({0, 1}, 4, 16);
+  for (auto& t : bad)
+    if (t.name == "h.1.mlp.c_proj.weight") t = counting(t.name, {4, 4}, 0);  // (d, d) where (d_ff, d) belongs
+  write_safetensors(dir.file("model.safetensors"), bad);
+  write_text(dir.file("config.json"), gpt2_config(2, 4, 2));
+  RunConfig rc;
+  rc.weights = dir.path();
+  apply_file_sizes(rc, GivenSizes{});
+  Model m(rc.model);
+  const std::string msg = error_of([&] { prepare_run(rc, m); });
+  CHECK_THAT(msg, Contains("layers.1.linear2.weight"));
+  CHECK_THAT(msg, Contains("h.1.mlp.c_proj.weight"));
+  CHECK_THAT(msg, Contains("[4, 16]"));  // what the model needs (transposed from the file's (16, 4))
 }

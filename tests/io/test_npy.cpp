@@ -246,3 +246,29 @@ TEST_CASE("npy: write failures name the path and leave no temporary file", "[io]
     CHECK(e.path().filename().string().find(".tmp.") == std::string::npos);
   }
 }
+
+TEST_CASE("npy: integer arrays (token ids) are read exactly as int64 / int32, other dtypes refused", "[io][npy]") {
+  TempDir dir;
+  // int64 beyond 2^53 (a double would round it) and negative values come back exactly
+  const int64_t big = (int64_t(1) << 53) + 1;
+  write_bytes(dir.file("i8.npy"), npy_bytes("{'descr': '<i8', 'fortran_order': False, 'shape': (3,), }",
+                                            le_bytes(static_cast<uint64_t>(big), 8) + le_bytes(7, 8) +
+                                                le_bytes(static_cast<uint64_t>(int64_t(-2)), 8)));
+  const NpyInts a = read_npy_ints(dir.file("i8.npy"));
+  CHECK(a.descr == "<i8");
+  CHECK(a.shape == std::vector<int64_t>{3});
+  CHECK(a.data == std::vector<int64_t>{big, 7, -2});
+  write_bytes(dir.file("i4.npy"), npy_bytes("{'descr': '<i4', 'fortran_order': False, 'shape': (1, 2), }",
+                                            le_bytes(50256, 4) + le_bytes(0xFFFFFFFFu, 4)));
+  const NpyInts b = read_npy_ints(dir.file("i4.npy"));
+  CHECK(b.shape == std::vector<int64_t>{1, 2});
+  CHECK(b.data == std::vector<int64_t>{50256, -1});  // sign-extended
+  // floats are not ids, and ids are not floats
+  write_bytes(dir.file("f8.npy"), npy_bytes(f8_dict("(1,)"), f64_bytes(3)));
+  CHECK_THAT(error_of([&] { read_npy_ints(dir.file("f8.npy")); }),
+             Contains("dtype '<f8' is not supported (only '<i8' int64 and '<i4' int32 are)"));
+  CHECK_THAT(error_of([&] { read_npy(dir.file("i8.npy")); }), Contains("dtype '<i8' is not supported"));
+  // the layout checks are read_npy's: a truncated file is refused
+  write_bytes(dir.file("short.npy"), npy_bytes("{'descr': '<i8', 'fortran_order': False, 'shape': (2,), }", le_bytes(1, 8)));
+  CHECK_THAT(error_of([&] { read_npy_ints(dir.file("short.npy")); }), Contains("truncated"));
+}

@@ -4,6 +4,7 @@
 // shards, or one .safetensors file) mapped block by block onto gradflow's Post-LN (BERT, RoBERTa) or Pre-LN
 // causal (GPT-2) block. Name maps: src/io/hf_layouts.cpp; rules and messages: docs/formats.md.
 #pragma once
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -45,6 +46,20 @@ struct Checkpoint {
   Index padding_idx = -1;
 };
 
+// What read_checkpoint will hold, known from the headers before any tensor data is read (the memory guard refuses
+// a load that does not fit: run/memory_estimate.hpp, checkpoint_memory).
+struct CheckpointLoad {
+  std::string path, format;
+  double block_values = 0;      // doubles of Checkpoint::tensors (torch-encoder: every tensor of the file)
+  double embedding_values = 0;  // doubles of Checkpoint::embeddings (read for --token-ids only)
+  double largest_values = 0;    // the largest gradflow tensor, built (stacked, transposed) while its sources are held
+  // The peak while reading: the kept tensors, one tensor being built, the read buffer (16 MiB, or less for small
+  // tensors).
+  double peak_bytes() const;
+  // What the Checkpoint holds once read (a run keeps it: its model is a copy).
+  double kept_bytes() const;
+};
+
 // The values of --weights-format: "auto" first.
 const std::vector<std::string>& weights_formats();
 
@@ -52,8 +67,19 @@ const std::vector<std::string>& weights_formats();
 // each file's header first and then only the tensors of the block stack. Throws a one-line Error naming the
 // file (and tensor) and the fix for every problem: unknown layout (listing what was recognized), a missing
 // layer or tensor, a wrong shape, a config that contradicts the tensors, an index naming a missing shard.
-// With `with_embeddings`, the embedding tensors are read too (for --token-ids).
-Checkpoint read_checkpoint(const std::string& path, const std::string& format = "auto", bool with_embeddings = false);
+// With `with_embeddings`, the embedding tensors are read too (for --token-ids). `before_reading` (when given) sees
+// what the load will hold after every header is read and checked and before any tensor data is: it may throw to
+// refuse a load that would not fit in memory. The peak is the tensors kept plus one tensor being built plus the
+// read buffer (CheckpointLoad::peak_bytes; each source tensor is dropped once its gradflow tensor is built).
+Checkpoint read_checkpoint(const std::string& path, const std::string& format = "auto", bool with_embeddings = false,
+                           const std::function<void(const CheckpointLoad&)>& before_reading = {});
+
+// Copies every parameter of `store` from the checkpoint (load_params: a missing tensor or a wrong shape is an Error
+// naming the checkpoint's own tensor); tensors the store has no parameter for are named in one warning on stderr.
+void load_checkpoint_params(const Checkpoint& c, ParamStore& store);
+
+// Bytes the checkpoint holds in double (its tensors and embeddings).
+double checkpoint_kept_bytes(const Checkpoint& c);
 
 // x_0 (n, d) for `ids` through the checkpoint's embeddings, as the family computes it: BERT word + position
 // (0, 1, ...) + token type 0, then the embedding LayerNorm (eps of the checkpoint); RoBERTa the same with

@@ -1,4 +1,5 @@
-// npy.hpp — NumPy .npy files: float64 writer and a checked reader (format versions 1.0, 2.0, 3.0).
+// npy.hpp — NumPy .npy files: float64 writer and checked readers of float and integer arrays (format versions 1.0,
+// 2.0, 3.0).
 // Format: "\x93NUMPY", major, minor, header length (u16 LE in 1.0, u32 LE in 2.0/3.0), a Python dict
 // literal {'descr': '<f8', 'fortran_order': False, 'shape': (r, c), } padded with spaces and '\n', data.
 // See docs/formats.md for what is accepted and the exact error messages.
@@ -28,6 +29,17 @@ void write_npy(const std::string& path, const Mat& m);  // shape (rows, cols)
 // the file size before use; anything malformed, Fortran-ordered, of another dtype, truncated, with
 // trailing bytes or holding NaN/Inf throws a one-line Error naming the file and the problem.
 NpyArray read_npy(const std::string& path);
+
+// An integer array (token ids), in C order, exactly as stored.
+struct NpyInts {
+  std::string path;
+  std::string descr;           // "<i8" or "<i4"
+  std::vector<int64_t> shape;
+  std::vector<int64_t> data;
+};
+// Reads a .npy of dtype '<i8' (int64) or '<i4' (int32), with every check read_npy makes of the layout; another
+// dtype (a float array included) is an Error naming it.
+NpyInts read_npy_ints(const std::string& path);
 
 // The array as a (rows, cols) matrix; its shape must be (rows, cols) or (1, rows, cols). Throws Error
 // naming the file, `what` (e.g. "input tokens") and both shapes otherwise.

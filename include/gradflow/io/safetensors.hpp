@@ -19,6 +19,9 @@ struct SafeTensor {
   std::vector<double> data;    // product(shape) values, C (row-major) order
 };
 
+// The raw bytes of a tensor are read through a buffer of at most this size (converted to double as they come).
+constexpr uint64_t kSafetensorsReadBufferBytes = uint64_t(1) << 24;
+
 // Reads every tensor, in FILE ORDER (ascending data offset, i.e. the order of the data section).
 // The optional "__metadata__" entry (an object of strings) is checked and skipped. Throws a one-line
 // Error naming the file, the tensor when there is one, and the problem: malformed header, unsupported

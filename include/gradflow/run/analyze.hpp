@@ -36,6 +36,7 @@ struct RunConfig {
   std::string input;      // --input FILE.npy, (n, d) or (1, n, d): replaces the seeded input x_0
   std::string cotangent;  // --cotangent FILE.npy, the output's shape: replaces the seeded g of --loss dot
   std::vector<int64_t> token_ids;  // --token-ids 101,7592,102: x_0 from the checkpoint's embeddings (n = count)
+  std::string token_ids_file;      // --token-ids FILE.npy: the file the ids came from ("" for a list)
   std::shared_ptr<const RunFiles> files;  // their contents once read (null: read them when needed)
 };
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "gradflow/core/types.hpp"
+#include "gradflow/io/checkpoint.hpp"
 #include "gradflow/model/config.hpp"
 
 namespace gradflow {
@@ -29,6 +30,12 @@ struct MemoryEstimate {
 double body_parameter_count(const ModelConfig& cfg);
 // Doubles of one forward trace of the body at n tokens plus its dL/dx_l (what a forward + backward keeps).
 double trace_doubles(const ModelConfig& cfg, Index n_tokens);
+
+// The peak of reading a --weights checkpoint (CheckpointLoad, from its headers): the block stack's tensors and the
+// embeddings in double, one tensor being built and the read buffer. Checked before any tensor data is read.
+MemoryEstimate checkpoint_load_memory(const CheckpointLoad& load);
+// Adds what the checkpoint read keeps during a run (AnalysisOptions::checkpoint_bytes, 0: none) to `m`.
+MemoryEstimate& add_checkpoint_kept(MemoryEstimate& m, double checkpoint_bytes);
 
 // Throws Error(BadInput): "<command> needs about X (parts), more than the Y allowed (--max-memory ...); fix: <fix>"
 // when the estimate exceeds the budget (0: the default, half of RAM).

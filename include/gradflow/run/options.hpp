@@ -27,6 +27,8 @@ struct AnalysisOptions {
   std::string loss = "dot";         // --loss dot (L = Σ g ⊙ y, g seeded N(0,1)) | half-sq (L = ½ Σ y²)
   double max_memory_bytes = 0;      // --max-memory; 0 => half of physical memory
   bool progress = true;             // progress lines on stderr for long runs
+  double checkpoint_bytes = 0;      // what the --weights checkpoint read keeps for the whole run (its tensors and
+                                    // embeddings in double, beside the model's copy): counted by every memory guard
   EngineRequest engine_request = EngineRequest::Auto;  // --mode / --gradients-only
   Engine engine = Engine::Explicit;  // the engine that runs: analyze() sets it from choose_engine (engine.hpp)
   BackendKind backend = BackendKind::Cpu;  // where the engine's dense linear algebra runs (backend/backend.hpp)

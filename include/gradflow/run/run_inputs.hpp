@@ -9,6 +9,7 @@
 #include "gradflow/io/checkpoint.hpp"
 #include "gradflow/run/lm_loss.hpp"
 #include "gradflow/model/model.hpp"
+#include "gradflow/report/atomic_file.hpp"
 
 namespace gradflow {
 
@@ -19,6 +20,10 @@ struct RunInputs {
   const Mat* cotangent_or_null() const { return cotangent ? &*cotangent : nullptr; }
   const OutputLoss* lm_loss_or_null() const { return lm_loss ? &lm_loss : nullptr; }
 };
+
+// The files a run reads, named by their options (--weights, --input, --cotangent, --token-ids FILE.npy), for
+// check_outputs: no output may overwrite one of them.
+std::vector<NamedPath> run_input_paths(const RunConfig& rc);
 
 // Reads rc.weights, rc.input and rc.cotangent (those named) once; returns rc.files when it already holds these paths.
 std::shared_ptr<const RunFiles> load_run_files(const RunConfig& rc);

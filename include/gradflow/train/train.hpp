@@ -11,10 +11,12 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
+#include "gradflow/io/checkpoint.hpp"
 #include "gradflow/model/config.hpp"
 #include "gradflow/run/memory_estimate.hpp"
 #include "gradflow/train/optim.hpp"
@@ -25,6 +27,9 @@ namespace gradflow {
 struct TrainConfig {
   ModelConfig model;              // causal is forced on
   InitConfig init;                // init.seed: the one seed of weights, batches and (with +1) the eval set
+  // --weights: the blocks and final norm start from this checkpoint (read once, its architecture already in
+  // `model`); the embeddings and head are still drawn from init.seed. Null: every weight from --init.
+  std::shared_ptr<const Checkpoint> weights;
   TaskConfig task;                // task.seq_len is the model's n
   bool tie_embeddings = false;    // --tie-embeddings
   long steps = 1000;              // --steps S
