@@ -79,7 +79,7 @@ void run_slurm(SlurmOptions o) {
   if (!s.csv.empty()) s.csv = fs::absolute(s.csv).string();
   s.name = "gradflow-" + fs::path(s.dir).filename().string();
   check_outputs({{"--json", s.json}, {"--csv", s.csv}}, {});
-  const ArrayLayout layout = array_layout(tasks, missing, max_array_size(o.max_array_size, true));
+  const ArrayLayout layout = array_layout(tasks, missing, max_array_size(o.max_array_size, true), s.cpus_per_task);
   const fs::path slurm_dir = fs::path(o.dir) / "slurm";
   std::error_code ec;
   fs::create_directories(slurm_dir, ec);  // also where the jobs' logs go: it must exist before they start
@@ -116,7 +116,8 @@ void setup_slurm(CLI::App& app) {
   sub->add_option("dir", opts->dir, "the plan directory")->required();
   sub->add_option("--partition", opts->s.partition, "#SBATCH --partition (default: the cluster's)");
   sub->add_option("--time", opts->s.time, "#SBATCH --time per array element, e.g. 00:30:00");
-  sub->add_option("--cpus-per-task", opts->s.cpus_per_task, "CPUs per array element: its tasks run side by side")
+  sub->add_option("--cpus-per-task", opts->s.cpus_per_task,
+                  "CPUs per array element: it runs that many tasks side by side, one per CPU")
       ->check(CLI::Range(1, 4096))
       ->capture_default_str();
   sub->add_option("--mem", opts->s.mem, "#SBATCH --mem per array element, e.g. 4G");

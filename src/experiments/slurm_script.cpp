@@ -1,18 +1,19 @@
 // slurm_script.cpp — see slurm_script.hpp.
 #include "gradflow/experiments/slurm_script.hpp"
 
+#include <algorithm>
 #include <sstream>
 
 #include "gradflow/core/error.hpp"
 
 namespace gradflow {
 
-ArrayLayout array_layout(int tasks, const std::vector<int>& missing, int max_array_size) {
+ArrayLayout array_layout(int tasks, const std::vector<int>& missing, int max_array_size, int min_pack) {
   require(max_array_size >= 1, "MaxArraySize must be at least 1 (got " + std::to_string(max_array_size) +
                                    "); fix: e.g. --max-array-size 1001");
   ArrayLayout a;
   a.tasks = tasks;
-  a.pack = tasks <= max_array_size ? 1 : (tasks + max_array_size - 1) / max_array_size;
+  a.pack = std::max(std::max(min_pack, 1), tasks <= max_array_size ? 1 : (tasks + max_array_size - 1) / max_array_size);
   for (int id : missing) {
     const int e = id / a.pack;
     if (a.elements.empty() || a.elements.back() != e) a.elements.push_back(e);

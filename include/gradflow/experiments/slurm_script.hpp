@@ -1,6 +1,6 @@
 // slurm_script.hpp — a plan directory (plan_dir.hpp) as Slurm batch scripts (docs/cluster.md): a job array whose
-// element e runs tasks e·pack … e·pack + pack − 1 with `gradflow task` (pack > 1 only when the plan has more tasks than
-// the cluster's MaxArraySize allows array indices), throttled to K elements at once (`%K`), and a merge job that
+// element e runs tasks e·pack … e·pack + pack − 1 with `gradflow task` (pack = the element's CPUs, or more when the
+// plan has more tasks than the cluster's MaxArraySize allows array indices), throttled to K elements at once (`%K`), and a merge job that
 // sbatch starts after the array (--dependency=afterany). Only elements holding a task without a result are listed,
 // so a resubmission runs only what is missing.
 #pragma once
@@ -27,8 +27,9 @@ struct ArrayLayout {
   std::vector<int> elements;  // the array indices to run (those holding a missing task)
 };
 
-// The layout for `tasks` tasks of which `missing` lack a result, with array indices below max_array_size.
-ArrayLayout array_layout(int tasks, const std::vector<int>& missing, int max_array_size);
+// The layout for `tasks` tasks of which `missing` lack a result: `min_pack` tasks per element (its CPUs: an element
+// runs its tasks side by side, one engine per CPU), more when array indices would otherwise reach max_array_size.
+ArrayLayout array_layout(int tasks, const std::vector<int>& missing, int max_array_size, int min_pack = 1);
 // "0-5,7,9-12" (indices sorted ascending).
 std::string index_ranges(const std::vector<int>& indices);
 std::string slurm_array_script(const SlurmSettings& s, const ArrayLayout& a);
