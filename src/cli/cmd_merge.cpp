@@ -9,7 +9,6 @@
 
 namespace gradflow::cli {
 namespace {
-using Json = nlohmann::ordered_json;
 
 struct MergeOptions {
   std::string dir, json, csv;
@@ -17,13 +16,12 @@ struct MergeOptions {
 };
 
 void run_merge(const MergeOptions& o) {
-  const Json manifest = read_plan_manifest(o.dir);
-  std::vector<std::string> words = plan_step_words(o.dir, manifest, "merge");
-  if (!o.json.empty()) words.insert(words.end(), {"--json", o.json});
-  if (!o.csv.empty()) words.insert(words.end(), {"--csv", o.csv});
-  if (o.allow_partial) words.push_back("--plan-allow-partial");
-  if (o.quiet) words.push_back("-q");
-  run_experiment_words(words, "plan '" + o.dir + "'", manifest["command"].get<std::string>());
+  std::vector<std::string> extra;
+  if (!o.json.empty()) extra.insert(extra.end(), {"--json", o.json});
+  if (!o.csv.empty()) extra.insert(extra.end(), {"--csv", o.csv});
+  if (o.allow_partial) extra.push_back("--plan-allow-partial");
+  if (o.quiet) extra.push_back("-q");
+  run_plan_step(o.dir, "merge", extra);
 }
 
 }  // namespace

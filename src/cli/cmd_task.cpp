@@ -34,11 +34,10 @@ int allocation_threads() {
 void run_task(const TaskOptions& o) {
   const Json manifest = read_plan_manifest(o.dir);
   parse_task_ids(o.ids, static_cast<int>(manifest["tasks"].size()));  // refused before anything runs
-  std::vector<std::string> words = plan_step_words(o.dir, manifest, "task");
   const int threads = o.threads >= 0 ? o.threads : allocation_threads();
-  words.insert(words.end(), {"--plan-tasks", o.ids, "--threads", std::to_string(threads)});
-  if (o.quiet) words.push_back("-q");
-  run_experiment_words(words, "plan '" + o.dir + "'", manifest["command"].get<std::string>());
+  std::vector<std::string> extra{"--plan-tasks", o.ids, "--threads", std::to_string(threads)};
+  if (o.quiet) extra.push_back("-q");
+  run_plan_step(o.dir, "task", extra);
 }
 
 }  // namespace

@@ -67,6 +67,9 @@ void run_train_sweep(const CLI::App& sub, SweepCmdOptions o) {
   o.sweep.plan = plan_step(o.plan, spec, o.spec_file,
                            {{"--json", !o.json.empty()}, {"--csv", !o.csv.empty()},
                             {"--resume", !o.sweep.resume_dir.empty()}, {"--threads", sub.count("--threads") > 0}});
+  if (o.sweep.plan.kind == PlanStep::Kind::Task)
+    process::set_interrupt_note("finished tasks are kept in " + plan_results_dir(o.plan.dir) + "; rerun the same "
+                                "gradflow task to continue from them");
   RunnerStats stats;
   auto reports = run_train_runs(runs, o.sweep, &stats);
   if (o.sweep.plan.kind == PlanStep::Kind::Write || o.sweep.plan.kind == PlanStep::Kind::Task) return;

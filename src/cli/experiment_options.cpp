@@ -85,10 +85,13 @@ void run_experiment_command(const CLI::App& sub, const std::string& kind, const 
                             {{"--json", !o.json.empty()}, {"--csv", !o.csv.empty()}, {"--resume", !o.resume.empty()},
                              {"--threads", sub.count("--threads") > 0}});
   process::set_interrupt_note(
-      o.resume.empty() ? "no configuration was kept; fix: rerun with --resume DIR, which keeps each finished one "
-                         "and continues from them when run again"
-                       : "finished configurations are kept in " + o.resume + "; rerun the same command to continue "
-                         "from them");
+      e.runner.plan.kind == PlanStep::Kind::Task
+          ? "finished tasks are kept in " + plan_results_dir(o.plan.dir) + "; rerun the same gradflow task to "
+            "continue from them"
+      : o.resume.empty() ? "no configuration was kept; fix: rerun with --resume DIR, which keeps each finished one "
+                           "and continues from them when run again"
+                         : "finished configurations are kept in " + o.resume + "; rerun the same command to continue "
+                           "from them");
   const Json report = run_experiment(std::move(e));
   if (report.is_null()) return;  // a plan written, or tasks of one run
   write_report(report, kExperimentWriters, {o.json, o.csv, !o.quiet}, std::cout);

@@ -76,7 +76,8 @@ void run_experiment_words(const std::vector<std::string>& words, const std::stri
   }
 }
 
-std::vector<std::string> plan_step_words(const std::string& dir, const Json& manifest, const std::string& step) {
+void run_plan_step(const std::string& dir, const std::string& step, const std::vector<std::string>& extra) {
+  const Json manifest = read_plan_manifest(dir);
   std::vector<std::string> words = spec_to_args(manifest["spec"], false);
   if (step == "merge" && manifest.contains("spec_file")) {
     // the spec file's content, kept in the plan (the original path may not exist where the merge runs)
@@ -85,7 +86,8 @@ std::vector<std::string> plan_step_words(const std::string& dir, const Json& man
     words.insert(words.end(), {"--spec-file", copy});
   }
   words.insert(words.end(), {"--plan", dir, "--plan-step", step});
-  return words;
+  words.insert(words.end(), extra.begin(), extra.end());
+  run_experiment_words(words, "plan '" + dir + "'", manifest["command"].get<std::string>());
 }
 
 }  // namespace gradflow::cli

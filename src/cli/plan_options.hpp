@@ -32,8 +32,8 @@ PlanStep plan_step(const PlanFlags& f, const nlohmann::ordered_json& spec, const
 // `where` names their source in errors ("spec 'c5.json'", "plan 'DIR'").
 void run_experiment_words(const std::vector<std::string>& words, const std::string& where, const std::string& command);
 
-// The words that run step `step` ("task" | "merge") of the plan in DIR: the spec's options, then the step's flags.
-std::vector<std::string> plan_step_words(const std::string& dir, const nlohmann::ordered_json& manifest,
-                                         const std::string& step);
+// Runs step `step` ("task" | "merge") of the plan in DIR: the experiment's command with the spec's options, the
+// step's flags and `extra` (the step's own options).
+void run_plan_step(const std::string& dir, const std::string& step, const std::vector<std::string>& extra);
 
 }  // namespace gradflow::cli

@@ -7,38 +7,16 @@
 #include "gradflow/experiments/experiment.hpp"
 #include "gradflow/experiments/runner.hpp"
 #include "gradflow/experiments/slurm_script.hpp"
+#include "experiments/runner_fixtures.hpp"
 #include "io/temp_dir.hpp"
 
 using namespace gradflow;
 using Json = nlohmann::ordered_json;
 
+using test::tiny_plan;
+using test::without_timing;
+
 namespace {
-
-std::vector<Configuration> tiny_plan() {
-  PlanAxes axes;
-  axes.placements = {"post", "pre"};
-  axes.depths = {2, 3};
-  axes.seeds = 2;
-  return plan_configurations(axes, [](const std::string& p, Index d, const std::string&) {
-    PointConfig pc;
-    pc.rc.model.placement = p;
-    pc.rc.model.layers = d;
-    pc.rc.model.d_model = 8;
-    pc.rc.model.heads = 2;
-    pc.rc.analysis.seq_len = 3;
-    pc.rc.analysis.progress = false;
-    pc.x = double(d);
-    return pc;
-  });
-}
-
-std::string without_timing(Json j) {
-  std::vector<std::string> timing;
-  for (const auto& [k, v] : j.items())
-    if (k.find("seconds") != std::string::npos || k.find("time") != std::string::npos) timing.push_back(k);
-  for (const auto& k : timing) j.erase(k);
-  return j.dump();
-}
 
 RunnerOptions step(PlanStep::Kind kind, const std::string& dir) {
   RunnerOptions o;
