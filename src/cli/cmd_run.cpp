@@ -7,6 +7,7 @@
 #include "process/interrupt.hpp"
 #include "process/runtime_env.hpp"
 #include "cli/commands.hpp"
+#include "cli/plan_options.hpp"
 #include "gradflow/core/error.hpp"
 #include "gradflow/experiments/spec.hpp"
 
@@ -18,7 +19,7 @@ using Json = nlohmann::ordered_json;
 struct RunOptions {
   std::vector<std::string> specs;
   bool reduced = false, quiet = false;
-  std::string out_dir, json, csv, resume;
+  std::string out_dir, json, csv, resume, plan;
   int threads = -1;
 };
 
@@ -31,7 +32,7 @@ void run_one(const std::string& path, const RunOptions& o, bool many) {
   Json& opts = spec["options"];
   // the paths a spec (or a report's recorded spec) names for its outputs are never reused: a run writes where its
   // own --json/--csv/--out-dir say, resumes where its own --resume says, and otherwise prints the table only
-  for (const char* key : {"json", "csv", "resume", "spec-file"}) opts.erase(key);
+  for (const char* key : {"json", "csv", "resume", "spec-file", "plan"}) opts.erase(key);
   const std::string stem = fs::path(path).stem().string();
   if (!o.out_dir.empty()) {
     opts["json"] = (fs::path(o.out_dir) / (stem + ".json")).string();
@@ -40,22 +41,11 @@ void run_one(const std::string& path, const RunOptions& o, bool many) {
   if (!o.json.empty()) opts["json"] = o.json;
   if (!o.csv.empty()) opts["csv"] = o.csv;
   if (!o.resume.empty()) opts["resume"] = many ? (fs::path(o.resume) / stem).string() : o.resume;
+  if (!o.plan.empty()) opts["plan"] = many ? (fs::path(o.plan) / stem).string() : o.plan;
   if (o.threads >= 0) opts["threads"] = o.threads;
   if (o.quiet) opts["quiet"] = true;
   opts["spec-file"] = path;
-  const std::vector<std::string> words = spec_to_args(spec, false);
-  CLI::App app;
-  setup_compare(app);
-  setup_sweep(app);
-  setup_train_sweep(app);
-  app.require_subcommand(1);
-  std::vector<std::string> reversed(words.rbegin(), words.rend());
-  try {
-    app.parse(reversed);
-  } catch (const CLI::ParseError& e) {
-    throw Error("spec '" + path + "': " + e.what() + "; fix: correct its \"options\" (flags of `gradflow " +
-                spec["command"].get<std::string>() + " --help`, without dashes)");
-  }
+  run_experiment_words(spec_to_args(spec, false), "spec '" + path + "'", spec["command"].get<std::string>());
 }
 
 void run_run(const RunOptions& o) {
@@ -88,6 +78,8 @@ void setup_run(CLI::App& app) {
   sub->add_option("--json", opts->json, "write the report here (one spec only)")->check(non_empty_path());
   sub->add_option("--csv", opts->csv, "write the long-format CSV here (one spec only)")->check(non_empty_path());
   sub->add_option("--resume", opts->resume, "keep finished configurations in DIR (DIR/<spec name> for several specs)")->check(non_empty_path());
+  sub->add_option("--plan", opts->plan, "write each spec's plan into DIR (DIR/<spec name> for several specs) "
+                                        "instead of running it (docs/cluster.md)")->check(non_empty_path());
   sub->add_option("--threads", opts->threads, "configurations run at once (default: the spec's, else all cores)")
       ->check(CLI::Range(0, process::kMaxThreads));
   sub->add_flag("-q,--quiet", opts->quiet, "no tables, no progress");

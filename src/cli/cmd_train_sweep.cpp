@@ -8,6 +8,8 @@
 #include "process/interrupt.hpp"
 #include "process/runtime_env.hpp"
 #include "cli/commands.hpp"
+#include "cli/experiment_options.hpp"
+#include "cli/plan_options.hpp"
 #include "cli/train_options.hpp"
 #include "gradflow/core/error.hpp"
 #include "gradflow/experiments/plan.hpp"
@@ -17,12 +19,14 @@
 
 namespace gradflow::cli {
 namespace {
+using Json = nlohmann::ordered_json;
 struct SweepCmdOptions {
   TrainFlags flags;
   std::string placements = "post,pre", layers = "6", warmup = "0,100", lr = "1e-3";
   TrainSweepOptions sweep;
   std::string json, csv, spec_file;
   bool quiet = false;
+  PlanFlags plan;
 };
 
 template <typename T>
@@ -46,7 +50,7 @@ std::vector<T> parse_list(const std::string& text, const std::string& option, bo
   return out;
 }
 
-void run_train_sweep(SweepCmdOptions o) {
+void run_train_sweep(const CLI::App& sub, SweepCmdOptions o) {
   o.sweep.placements = split_list(o.placements, "--placements");
   o.flags.model.run_placements = o.sweep.placements;  // a placement's own option must apply to one of them
   o.sweep.layers = parse_list<Index>(o.layers, "--layers", true);
@@ -59,8 +63,26 @@ void run_train_sweep(SweepCmdOptions o) {
       o.sweep.resume_dir.empty()
           ? "no run was kept; fix: rerun with --resume DIR, which keeps each finished run and continues from them"
           : "finished runs are kept in " + o.sweep.resume_dir + "; rerun the same command to continue from them");
-  const auto reports = run_train_runs(runs, o.sweep);
-  auto rep = train_sweep_report(o.sweep, runs, reports);
+  const Json spec{{"gradflow_spec", kSpecVersion}, {"command", "train-sweep"}, {"options", given_options(sub)}};
+  o.sweep.plan = plan_step(o.plan, spec, o.spec_file,
+                           {{"--json", !o.json.empty()}, {"--csv", !o.csv.empty()},
+                            {"--resume", !o.sweep.resume_dir.empty()}, {"--threads", sub.count("--threads") > 0}});
+  if (o.sweep.plan.kind == PlanStep::Kind::Task)
+    process::set_interrupt_note("finished tasks are kept in " + plan_results_dir(o.plan.dir) + "; rerun the same "
+                                "gradflow task to continue from them");
+  RunnerStats stats;
+  auto reports = run_train_runs(runs, o.sweep, &stats);
+  if (o.sweep.plan.kind == PlanStep::Kind::Write || o.sweep.plan.kind == PlanStep::Kind::Task) return;
+  std::vector<TrainRun> present = runs;  // a partial merge: the runs that have a result
+  if (!stats.partial.is_null()) {
+    present.clear();
+    std::vector<Json> kept;
+    for (size_t i = 0; i < runs.size(); ++i)
+      if (!reports[i].is_null()) present.push_back(runs[i]), kept.push_back(std::move(reports[i]));
+    reports = std::move(kept);
+  }
+  auto rep = train_sweep_report(o.sweep, present, reports);
+  if (!stats.partial.is_null()) rep["partial"] = stats.partial;
   if (!o.spec_file.empty()) {  // `gradflow run SPEC`: the report records its spec (so `run report.json` reruns it)
     rep["spec"] = load_spec(o.spec_file);
     rep["spec_file"] = o.spec_file;
@@ -88,7 +110,8 @@ void setup_train_sweep(CLI::App& app) {
   sub->add_option("--csv", opts->csv, "write one row per run")->check(non_empty_path());
   sub->add_flag("-q,--quiet", opts->quiet, "no progress, no table");
   sub->add_option("--spec-file", opts->spec_file, "set by `gradflow run`: the spec this sweep comes from");
-  sub->callback([opts] { run_train_sweep(*opts); });
+  add_plan_options(*sub, opts->plan);
+  sub->callback([sub, opts] { run_train_sweep(*sub, *opts); });
 }
 
 }  // namespace gradflow::cli

@@ -14,6 +14,9 @@ void setup_run(CLI::App& app);
 void setup_plot(CLI::App& app);
 void setup_train(CLI::App& app);
 void setup_train_sweep(CLI::App& app);
+void setup_task(CLI::App& app);
+void setup_merge(CLI::App& app);
+void setup_slurm(CLI::App& app);
 
 // The check of every option that names a file or folder to write: an empty value ('') names nothing and would
 // silently write nothing; refused with the fix.

@@ -23,7 +23,8 @@ std::string long_name(const CLI::Option* opt) {
   return l.empty() ? std::string() : l.front();
 }
 
-// The options given explicitly on `sub`, as a spec's "options" object.
+}  // namespace
+
 Json given_options(const CLI::App& sub) {
   Json j = Json::object();
   for (const CLI::Option* opt : sub.get_options()) {
@@ -34,6 +35,7 @@ Json given_options(const CLI::App& sub) {
     if (name == "spec-file" || name == "json" || name == "csv" || name == "resume") continue;
     if (name == "threads" || name == "quiet") continue;  // how it ran, not what: the report is the same for every
                                                          // --threads (docs/experiments.md) and with or without -q
+    if (name.rfind("plan", 0) == 0) continue;            // --plan and the steps of a plan: where and how it runs
     if (opt->get_expected_min() == 0) {
       j[name] = true;
       continue;
@@ -44,8 +46,6 @@ Json given_options(const CLI::App& sub) {
   }
   return j;
 }
-
-}  // namespace
 
 void add_experiment_options(CLI::App& sub, ExperimentOptions& o) {
   add_model_options(sub, o.model);
@@ -63,6 +63,7 @@ void add_experiment_options(CLI::App& sub, ExperimentOptions& o) {
   sub.add_flag("-q,--quiet", o.quiet, "no table, no progress");
   sub.add_option("--spec-file", o.spec_file, "(set by `gradflow run`) the spec file this run comes from")
       ->group("");
+  add_plan_options(sub, o.plan);
 }
 
 void axes_from_checkpoint(ExperimentOptions& o, PlanAxes& axes, const std::string& placements_option,
@@ -105,12 +106,19 @@ void run_experiment_command(const CLI::App& sub, const std::string& kind, const 
   e.runner.progress = !o.quiet;
   e.spec = Json{{"gradflow_spec", kSpecVersion}, {"command", kind}, {"options", given_options(sub)}};
   e.spec_file = o.spec_file;
+  e.runner.plan = plan_step(o.plan, e.spec, o.spec_file,
+                            {{"--json", !o.json.empty()}, {"--csv", !o.csv.empty()}, {"--resume", !o.resume.empty()},
+                             {"--threads", sub.count("--threads") > 0}});
   process::set_interrupt_note(
-      o.resume.empty() ? "no configuration was kept; fix: rerun with --resume DIR, which keeps each finished one "
-                         "and continues from them when run again"
-                       : "finished configurations are kept in " + o.resume + "; rerun the same command to continue "
-                         "from them");
+      e.runner.plan.kind == PlanStep::Kind::Task
+          ? "finished tasks are kept in " + plan_results_dir(o.plan.dir) + "; rerun the same gradflow task to "
+            "continue from them"
+      : o.resume.empty() ? "no configuration was kept; fix: rerun with --resume DIR, which keeps each finished one "
+                           "and continues from them when run again"
+                         : "finished configurations are kept in " + o.resume + "; rerun the same command to continue "
+                           "from them");
   const Json report = run_experiment(std::move(e));
+  if (report.is_null()) return;  // a plan written, or tasks of one run
   write_report(report, kExperimentWriters, {o.json, o.csv, !o.quiet}, std::cout);
 }
 

@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/model_options.hpp"
+#include "cli/plan_options.hpp"
 #include "gradflow/experiments/plan.hpp"
 
 namespace gradflow::cli {
@@ -18,7 +19,12 @@ struct ExperimentOptions {
   int threads = 0;
   std::string json, csv, resume, spec_file;
   bool gradients_only = false, quiet = false;
+  PlanFlags plan;
 };
+
+// The options given explicitly on `sub`, as a spec's "options" object: where outputs go and how the experiment runs
+// (--json, --csv, --resume, --threads, --quiet, --plan, ...) are not part of it.
+nlohmann::ordered_json given_options(const CLI::App& sub);
 
 // Adds the model flags and the shared experiment flags to `sub`.
 void add_experiment_options(CLI::App& sub, ExperimentOptions& o);

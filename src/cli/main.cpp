@@ -41,6 +41,9 @@ int main(int argc, char** argv) {
   gradflow::cli::setup_plot(app);
   gradflow::cli::setup_train(app);
   gradflow::cli::setup_train_sweep(app);
+  gradflow::cli::setup_task(app);
+  gradflow::cli::setup_merge(app);
+  gradflow::cli::setup_slurm(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

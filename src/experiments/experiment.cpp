@@ -22,7 +22,15 @@ struct Group {
   const Configuration* first = nullptr;
   std::vector<const Json*> reports;  // by repetition
   std::vector<std::map<std::string, double>> scalars;  // by repetition
+  std::vector<int> reps;  // the repetitions present (0..seeds-1, fewer in a partial merge)
 };
+
+// Repetition r's scalar metrics in `g`, null when it has none (seeds are paired by repetition, not by position).
+const std::map<std::string, double>* scalars_of(const Group& g, int r) {
+  for (size_t s = 0; s < g.reps.size(); ++s)
+    if (g.reps[s] == r) return &g.scalars[s];
+  return nullptr;
+}
 
 std::vector<Group> make_groups(const std::vector<Configuration>& configs, const std::vector<Json>& reports) {
   std::vector<Group> groups;
@@ -34,8 +42,12 @@ std::vector<Group> make_groups(const std::vector<Configuration>& configs, const 
     std::map<std::string, double> m;
     for (const auto& [k, v] : scalar_metrics(reports[i])) m[k] = v;
     groups[g].scalars.push_back(std::move(m));
+    groups[g].reps.push_back(configs[i].repetition);
   }
-  return groups;
+  std::vector<Group> present;  // a partial merge may lack whole groups
+  for (auto& g : groups)
+    if (g.first) present.push_back(std::move(g));
+  return present;
 }
 
 // Metric names of a group's first seed, in report order.
@@ -65,9 +77,10 @@ Json ratios(const std::vector<Group>& groups) {
       Json metrics = Json::object();
       for (const auto& name : scalar_names(groups[a])) {
         std::vector<double> per_seed, na, nb;
-        const size_t n = std::min(groups[a].scalars.size(), groups[b].scalars.size());
-        for (size_t s = 0; s < n; ++s) {
-          const double x = get(groups[a].scalars[s], name), y = get(groups[b].scalars[s], name);
+        for (size_t s = 0; s < groups[a].scalars.size(); ++s) {
+          const auto* sb = scalars_of(groups[b], groups[a].reps[s]);
+          if (!sb) continue;
+          const double x = get(groups[a].scalars[s], name), y = get(*sb, name);
           if (std::isnan(y)) continue;
           per_seed.push_back(x / y);
           na.push_back(x);
@@ -116,10 +129,12 @@ Json fits(const std::vector<Group>& groups, const std::string& kind, const std::
       const double k_means = power_law_exponent(x, means);
       if (std::isnan(k_means)) continue;
       std::vector<double> per_seed;
-      const size_t reps = gs.front()->scalars.size();
-      for (size_t s = 0; s < reps; ++s) {
+      for (int r : gs.front()->reps) {
         std::vector<double> y;
-        for (const Group* g : gs) y.push_back(s < g->scalars.size() ? get(g->scalars[s], name) : kNaN);
+        for (const Group* g : gs) {
+          const auto* sg = scalars_of(*g, r);
+          y.push_back(sg ? get(*sg, name) : kNaN);
+        }
         const double k = power_law_exponent(x, y);
         if (!std::isnan(k)) per_seed.push_back(k);
       }

@@ -58,12 +58,23 @@ nlohmann::ordered_json run_experiment(ExperimentSettings e) {
   if (e.runner.progress)
     std::fprintf(stderr, "gradflow %s: %zu configurations x %d seeds = %zu runs\n", e.kind.c_str(),
                  configs.size() / static_cast<size_t>(std::max(e.axes.seeds, 1)), e.axes.seeds, configs.size());
-  const auto reports = run_configurations(configs, e.runner);
+  RunnerStats stats;
+  auto reports = run_configurations(configs, e.runner, &stats);
+  if (e.runner.plan.kind == PlanStep::Kind::Write || e.runner.plan.kind == PlanStep::Kind::Task) return {};
   ExperimentInfo info;
   info.kind = e.kind;
   info.axes = e.axes;
   info.spec = e.spec;
-  nlohmann::ordered_json report = experiment_report(info, configs, reports);
+  std::vector<Configuration> present = configs;  // a partial merge: the configurations that have a result
+  if (!stats.partial.is_null()) {
+    present.clear();
+    std::vector<nlohmann::ordered_json> kept;
+    for (size_t i = 0; i < configs.size(); ++i)
+      if (!reports[i].is_null()) present.push_back(configs[i]), kept.push_back(std::move(reports[i]));
+    reports = std::move(kept);
+  }
+  nlohmann::ordered_json report = experiment_report(info, present, reports);
+  if (!stats.partial.is_null()) report["partial"] = stats.partial;
   if (!e.spec_file.empty()) {  // the spec as the file gave it (a report's own spec when the file is a report, so
                               // rerunning a report does not nest the previous report inside the new one)
     const nlohmann::ordered_json file_spec = load_spec(e.spec_file);

@@ -23,39 +23,124 @@ using Json = nlohmann::ordered_json;
 
 namespace {
 
-// Prepares DIR: creates it, removes the temporary files a killed run may have left (NAME.json.tmp.PID).
-void prepare_dir(const std::string& dir) {
+using Kind = PlanStep::Kind;
+
+// Prepares DIR: creates it, removes the temporary files a killed run may have left (NAME.json.tmp.PID) — of every
+// job, or, when `only` is given (a plan's tasks, which other processes may be writing at the same time), of those
+// jobs alone.
+void prepare_dir(const std::string& dir, const std::vector<std::string>* only = nullptr) {
   std::error_code ec;
   fs::create_directories(dir, ec);
-  require(!ec && fs::is_directory(dir), "--resume '" + dir + "' cannot be created: " + ec.message() +
+  require(!ec && fs::is_directory(dir), "'" + dir + "' cannot be created: " + ec.message() +
                                             "; fix: choose a writable directory");
   for (const auto& e : fs::directory_iterator(dir)) {
     const std::string name = e.path().filename().string();
-    if (name.find(".json.tmp.") != std::string::npos) fs::remove(e.path(), ec);
+    const size_t at = name.find(".json.tmp.");
+    if (at == std::string::npos) continue;
+    if (only && std::find(only->begin(), only->end(), name.substr(0, at)) == only->end()) continue;
+    fs::remove(e.path(), ec);
   }
 }
 
-// Loads a finished job's report, or returns null when there is none.
-Json load_finished(const std::string& path, const std::function<Json()>& expected) {
-  if (!fs::exists(path)) return Json();
+std::string read_text(const std::string& path) {
   std::ifstream in(path);
   std::stringstream ss;
   ss << in.rdbuf();
+  return ss.str();
+}
+
+// The task list of a plan: {"id", "name", "configuration"} per job, in plan order.
+Json task_list(const std::vector<ResumableJob>& jobs) {
+  Json tasks = Json::array();
+  for (size_t i = 0; i < jobs.size(); ++i)
+    tasks.push_back(Json{{"id", i}, {"name", jobs[i].name}, {"configuration", jobs[i].configuration()}});
+  return tasks;
+}
+
+// --plan DIR: the manifest, unless DIR already holds this very plan (then its results are kept).
+void write_plan(const std::vector<ResumableJob>& jobs, const PlanStep& step, const std::string& noun, bool progress) {
+  Json manifest = step.manifest;
+  manifest["task_noun"] = noun;
+  manifest["tasks"] = task_list(jobs);
+  const std::string path = plan_manifest_path(step.dir);
+  if (fs::exists(path)) {
+    const Json old = read_plan_manifest(step.dir);
+    require(old["tasks"] == manifest["tasks"] && old["spec"] == manifest["spec"],
+            "--plan '" + step.dir + "' already holds another plan; fix: choose a new directory (or delete it)");
+    if (progress)
+      std::cerr << "gradflow: " << step.dir << " already holds this plan; "
+                << jobs.size() - plan_missing_tasks(step.dir, old).size() << " of " << jobs.size()
+                << " tasks have results\n";
+    return;
+  }
+  prepare_dir(plan_results_dir(step.dir));
+  write_file_atomic(path, manifest.dump(1) + "\n");
+  if (progress)
+    std::cerr << "gradflow: wrote a plan of " << jobs.size() << " tasks (one " << noun << " each) to " << path
+              << "; run them with `gradflow task " << step.dir << " ID` or `gradflow slurm " << step.dir
+              << "`, then `gradflow merge " << step.dir << " --json report.json` (docs/cluster.md)\n";
+}
+
+// Task and Merge: the plan in DIR must have exactly these jobs (a changed gradflow or options would mix results).
+void check_plan(const std::vector<ResumableJob>& jobs, const std::string& dir) {
+  const Json manifest = read_plan_manifest(dir);
+  require(manifest["tasks"] == task_list(jobs),
+          "the tasks of " + plan_manifest_path(dir) + " differ from those this gradflow (" + GRADFLOW_VERSION +
+              ") makes of its spec; fix: run the plan with the gradflow that wrote it (version " +
+              manifest.value("gradflow_version", std::string("?")) + ", commit " +
+              manifest.value("git_commit", Json("unknown")).dump() + "), or write a new plan");
+}
+
+// Merge: every result, in plan order; the missing ones listed (with the command to rerun each) and refused unless
+// allow_partial.
+std::vector<Json> merge_results(const std::vector<ResumableJob>& jobs, const PlanStep& step, const std::string& noun,
+                                RunnerStats* stats) {
+  std::vector<Json> out(jobs.size());
+  Json missing = Json::array();
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    out[i] = load_result_file((fs::path(plan_results_dir(step.dir)) / (jobs[i].name + ".json")).string(),
+                              jobs[i].configuration());
+    if (!out[i].is_null()) continue;
+    missing.push_back(Json{{"id", i}, {"name", jobs[i].name}});
+    const std::string failure = plan_failure_path(step.dir, jobs[i].name);
+    std::string why = fs::exists(failure) ? "failed: " + read_text(failure) : "missing";
+    if (!why.empty() && why.back() == '\n') why.pop_back();
+    std::cerr << "gradflow: task " << i << " (" << jobs[i].name << ") " << why << "; rerun: "
+              << task_command(step.dir, static_cast<int>(i)) << "\n";
+  }
+  const size_t merged = jobs.size() - missing.size();
+  require(merged > 0 || jobs.empty(), "no task of " + step.dir + " has a result yet; fix: run them first (gradflow "
+                                      "slurm " + step.dir + " --submit, or gradflow task " + step.dir + " ID)");
+  if (!missing.empty()) {
+    require(step.allow_partial,
+            std::to_string(missing.size()) + " of " + std::to_string(jobs.size()) + " tasks of " + step.dir +
+                " have no result (listed above); fix: rerun them (gradflow slurm " + step.dir +
+                " --submit runs only those), or merge what is there with --allow-partial");
+    std::cerr << "gradflow: merging " << merged << " of " << jobs.size() << " " << noun
+              << "s; the report lists the missing ones under \"partial\"\n";
+    if (stats) stats->partial = Json{{"tasks", jobs.size()}, {"merged", merged}, {"missing", missing}};
+  }
+  if (stats) stats->total = static_cast<int>(jobs.size()), stats->resumed = static_cast<int>(merged);
+  return out;
+}
+
+}  // namespace
+
+Json load_result_file(const std::string& path, const Json& expected) {
+  if (!fs::exists(path)) return Json();
   Json j;
   try {
-    j = Json::parse(ss.str());
+    j = Json::parse(read_text(path));
   } catch (const std::exception&) {
     throw Error("--resume: '" + path + "' is not a gradflow result file; fix: delete it, or use a new --resume directory");
   }
   require(j.is_object() && j.contains("configuration") && j.contains("report"),
           "--resume: '" + path + "' is not a gradflow result file; fix: delete it, or use a new --resume directory");
-  require(j["configuration"] == expected(),
+  require(j["configuration"] == expected,
           "--resume: '" + path + "' was computed with other options than this run's; fix: use a new --resume " +
               "directory for a changed experiment (or delete the old one)");
   return j["report"];
 }
-
-}  // namespace
 
 Json expected_config(const RunConfig& rc) {
   Model model(rc.model);
@@ -64,19 +149,39 @@ Json expected_config(const RunConfig& rc) {
 
 std::vector<Json> run_resumable(const std::vector<ResumableJob>& jobs, const RunnerOptions& opts, const std::string& noun,
                                 const std::function<std::string(const Json&)>& describe, RunnerStats* stats) {
+  const PlanStep& step = opts.plan;
+  if (step.kind == Kind::Write) {
+    write_plan(jobs, step, noun, opts.progress);
+    return {};
+  }
+  if (step.kind != Kind::None) check_plan(jobs, step.dir);
+  if (step.kind == Kind::Merge) return merge_results(jobs, step, noun, stats);
   const int n = static_cast<int>(jobs.size());
   std::vector<Json> out(jobs.size());
+  std::vector<int> selected;  // the jobs this call is about: all, or a plan's tasks
+  if (step.kind == Kind::Task) {
+    selected = parse_task_ids(step.task_ids, n);
+  } else {
+    for (int i = 0; i < n; ++i) selected.push_back(i);
+  }
+  const std::string dir = step.kind == Kind::Task ? plan_results_dir(step.dir) : opts.resume_dir;
+  const bool resume = !dir.empty();
+  const auto path_of = [&](int i) { return (fs::path(dir) / (jobs[i].name + ".json")).string(); };
+  if (step.kind == Kind::Task) {
+    std::vector<std::string> names;
+    for (int i : selected) names.push_back(jobs[i].name);
+    prepare_dir(dir, &names);
+  } else if (resume) {
+    prepare_dir(dir);
+  }
   std::vector<int> todo;
-  const bool resume = !opts.resume_dir.empty();
-  const auto path_of = [&](int i) { return (fs::path(opts.resume_dir) / (jobs[i].name + ".json")).string(); };
-  if (resume) prepare_dir(opts.resume_dir);
-  for (int i = 0; i < n; ++i) {
-    if (resume) out[i] = load_finished(path_of(i), jobs[i].configuration);
+  for (int i : selected) {
+    if (resume) out[i] = load_result_file(path_of(i), jobs[i].configuration());
     if (out[i].is_null()) todo.push_back(i);
   }
-  const int resumed = n - static_cast<int>(todo.size());
+  const int resumed = static_cast<int>(selected.size() - todo.size());
   if (opts.progress && resume)
-    std::cerr << "gradflow: " << resumed << " of " << n << " " << noun << "s already done in " << opts.resume_dir
+    std::cerr << "gradflow: " << resumed << " of " << selected.size() << " " << noun << "s already done in " << dir
               << "\n";
   // never more threads than jobs (a thread per job is the most that can run at once)
   const int threads = std::max(1, std::min(opts.threads > 0 ? opts.threads : omp_get_max_threads(),
@@ -89,6 +194,9 @@ std::vector<Json> run_resumable(const std::vector<ResumableJob>& jobs, const Run
     const int i = todo[static_cast<size_t>(t)];
     omp_set_num_threads(1);  // the engine inside runs serially (see the file comment)
     try {
+      if (std::find(step.inject_fault.begin(), step.inject_fault.end(), i) != step.inject_fault.end())
+        throw Error("injected fault (GRADFLOW_TASK_FAULT names task " + std::to_string(i) +
+                    "); fix: unset GRADFLOW_TASK_FAULT");
       Json report = jobs[i].compute();
       if (resume) {  // the configuration as planned (to check it on resume) and its report
         const Json saved{{"configuration", jobs[i].configuration()}, {"report", report}};
@@ -102,6 +210,19 @@ std::vector<Json> run_resumable(const std::vector<ResumableJob>& jobs, const Run
       errors[i] = e.what();
       error_code[i] = static_cast<int>(ErrorKind::Internal) + 1;
     }
+    if (step.kind == Kind::Task) {  // the last attempt's error, for merge's list of missing tasks
+      const std::string failure = plan_failure_path(step.dir, jobs[i].name);
+      std::error_code ec;
+      if (errors[i].empty()) {
+        fs::remove(failure, ec);
+      } else {
+        try {
+          fs::create_directories(fs::path(failure).parent_path(), ec);
+          write_file_atomic(failure, errors[i] + "\n");
+        } catch (const Error&) {  // the task's own error is what matters
+        }
+      }
+    }
 #pragma omp critical(gradflow_runner_progress)
     {
       ++finished;
@@ -113,7 +234,8 @@ std::vector<Json> run_resumable(const std::vector<ResumableJob>& jobs, const Run
   }
   for (int i = 0; i < n; ++i)
     if (error_code[i]) throw Error(noun + " " + jobs[i].name + ": " + errors[i], static_cast<ErrorKind>(error_code[i] - 1));
-  if (stats) *stats = RunnerStats{n, resumed, static_cast<int>(todo.size())};
+  if (stats) *stats = RunnerStats{n, resumed, static_cast<int>(todo.size()), Json()};
+  if (step.kind == Kind::Task) return {};
   return out;
 }
 

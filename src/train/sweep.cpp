@@ -69,7 +69,7 @@ std::vector<TrainRun> plan_train_runs(const TrainSweepOptions& o,
   return runs;
 }
 
-std::vector<Json> run_train_runs(const std::vector<TrainRun>& runs, const TrainSweepOptions& o) {
+std::vector<Json> run_train_runs(const std::vector<TrainRun>& runs, const TrainSweepOptions& o, RunnerStats* stats) {
   std::vector<ResumableJob> jobs;
   jobs.reserve(runs.size());
   for (const auto& r : runs) {
@@ -83,9 +83,13 @@ std::vector<Json> run_train_runs(const std::vector<TrainRun>& runs, const TrainS
     std::snprintf(buf, sizeof buf, "  eval %.4f", has ? r[kFinal][kEvalLoss].get<double>() : NAN);
     return std::string(buf) + (r.is_object() && !r[kDiverged].is_null() ? " diverged" : "");
   };
-  // runs side by side, one thread each: the largest run's memory times the runs that run at once
-  if (!runs.empty()) {
-    const long side_by_side = std::min<long>(o.threads > 0 ? o.threads : omp_get_max_threads(), static_cast<long>(runs.size()));
+  // runs side by side, one thread each: the largest run's memory times the runs that run at once (a plan: one run,
+  // each task at least; a merge runs nothing)
+  if (!runs.empty() && o.plan.kind != PlanStep::Kind::Merge) {
+    const long side_by_side =
+        o.plan.kind == PlanStep::Kind::Write
+            ? 1
+            : std::min<long>(o.threads > 0 ? o.threads : omp_get_max_threads(), static_cast<long>(runs.size()));
     MemoryEstimate largest = train_memory(runs[0].tc, 1);
     for (const auto& r : runs)
       if (MemoryEstimate m = train_memory(r.tc, 1); m.total() > largest.total()) largest = std::move(m);
@@ -99,7 +103,8 @@ std::vector<Json> run_train_runs(const std::vector<TrainRun>& runs, const TrainS
   ro.threads = o.threads;
   ro.resume_dir = o.resume_dir;
   ro.progress = o.progress;
-  return run_resumable(jobs, ro, "run", describe);
+  ro.plan = o.plan;
+  return run_resumable(jobs, ro, "run", describe, stats);
 }
 
 Json train_sweep_report(const TrainSweepOptions& o, const std::vector<TrainRun>& runs, const std::vector<Json>& reports) {
@@ -186,10 +191,10 @@ Json train_sweep_report(const TrainSweepOptions& o, const std::vector<TrainRun>&
           for (const auto& [s, v] : c.curve) mc.push_back(Json{s, mean_std(v).mean});
           const Stat fin = mean_std(c.finals);  // std null, not 0, when no run of the cell has a final loss
           cj.push_back(Json{{kLr, lr}, {kWarmup, w}, {kRuns, c.n}, {kConverged, c.conv}, {kDiverged, c.div},
-                            {kDivergenceRate, static_cast<double>(c.div) / c.n},
+                            {kDivergenceRate, c.n ? Json(static_cast<double>(c.div) / c.n) : Json()},
                             {kFinalEvalLossMean, finite_or_null(fin.mean)}, {kFinalEvalLossStd, finite_or_null(fin.n ? fin.std : NAN)},
                             {kMeanEvalCurve, mc}});
-          if (best.is_null() && c.conv == c.n) best = w;
+          if (best.is_null() && c.n > 0 && c.conv == c.n) best = w;  // (n = 0: a partial merge lacks the cell)
         }
         warm[short_num(lr)] = best;
       }
@@ -197,6 +202,7 @@ Json train_sweep_report(const TrainSweepOptions& o, const std::vector<TrainRun>&
         Json best = nullptr, best_nd = nullptr;
         for (double lr : o.lrs) {
           const Cell& c = cells[{p, L, lr, w}];
+          if (c.n == 0) continue;  // a partial merge lacks the cell
           if (c.conv == c.n && (best.is_null() || lr > best.get<double>())) best = lr;
           if (c.div == 0 && (best_nd.is_null() || lr > best_nd.get<double>())) best_nd = lr;
         }
@@ -206,7 +212,7 @@ Json train_sweep_report(const TrainSweepOptions& o, const std::vector<TrainRun>&
       g[kSmallestConvergingWarmup] = warm;
       g[kLargestStableLr] = stable;
       g[kLargestNonDivergingLr] = nondiv;
-      g[kDivergenceRate] = n ? static_cast<double>(div) / n : 0.0;
+      g[kDivergenceRate] = n ? Json(static_cast<double>(div) / n) : Json();  // (none: a partial merge lacks the group)
       g[kCells] = std::move(cj);
       by_group[{p, L}] = g;
       groups.push_back(std::move(g));
@@ -257,7 +263,7 @@ void print_train_sweep_table(std::ostream& os, const Json& rep) {
   char buf[256];
   for (const auto& g : rep[kGroups]) {
     std::snprintf(buf, sizeof buf, "%s L=%lld  divergence rate %.2f\n", g[kPlacement].get<std::string>().c_str(),
-                  g[kLayers].get<long long>(), g[kDivergenceRate].get<double>());
+                  g[kLayers].get<long long>(), g[kDivergenceRate].is_number() ? g[kDivergenceRate].get<double>() : NAN);
     os << buf;
     os << "        lr  warmup  conv/runs  div  final eval loss (mean ± std)\n";
     for (const auto& c : g[kCells]) {

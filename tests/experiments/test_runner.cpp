@@ -4,42 +4,14 @@
 #include <filesystem>
 
 #include "gradflow/experiments/runner.hpp"
+#include "experiments/runner_fixtures.hpp"
 #include "io/temp_dir.hpp"
 
 using namespace gradflow;
 using Json = nlohmann::ordered_json;
 
-namespace {
-
-std::vector<Configuration> tiny_plan(uint64_t base_seed = 0) {
-  PlanAxes axes;
-  axes.placements = {"post", "pre"};
-  axes.depths = {2, 3};
-  axes.seeds = 2;
-  axes.base_seed = base_seed;
-  return plan_configurations(axes, [](const std::string& p, Index d, const std::string&) {
-    PointConfig pc;
-    pc.rc.model.placement = p;
-    pc.rc.model.layers = d;
-    pc.rc.model.d_model = 8;
-    pc.rc.model.heads = 2;
-    pc.rc.analysis.seq_len = 3;
-    pc.rc.analysis.progress = false;
-    pc.x = double(d);
-    return pc;
-  });
-}
-
-// The report without its timings (elapsed_seconds, timing_seconds, ...), which differ from run to run.
-std::string without_timing(Json j) {
-  std::vector<std::string> timing;
-  for (const auto& [k, v] : j.items())
-    if (k.find("seconds") != std::string::npos || k.find("time") != std::string::npos) timing.push_back(k);
-  for (const auto& k : timing) j.erase(k);
-  return j.dump();
-}
-
-}  // namespace
+using test::tiny_plan;
+using test::without_timing;
 
 TEST_CASE("runner: identical reports with 1 and 2 threads, repetition 0 is a plain analyze") {
   const auto plan = tiny_plan(5);

@@ -26,7 +26,9 @@ struct ExperimentSettings {
 // (sweep), set by name and resolved exactly as `gradflow analyze` would; Error naming the point otherwise.
 RunConfig resolve_point(const ExperimentSettings& e, const std::string& placement, Index depth, const std::string& value);
 
-// The experiment report (experiment.hpp); the files named by the model options are read once.
+// The experiment report (experiment.hpp); the files named by the model options are read once. With a plan step
+// (e.runner.plan): null after writing the plan or running tasks; a merge's report says under "partial" which
+// configurations it lacks (allow_partial).
 nlohmann::ordered_json run_experiment(ExperimentSettings e);
 
 }  // namespace gradflow

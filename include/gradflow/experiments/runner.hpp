@@ -3,7 +3,8 @@
 // runs single-threaded, so the reports do not depend on --threads. With a resume directory, each finished
 // configuration is written there atomically (DIR/<Configuration::file_name()>, {"configuration": expected_config,
 // "report": analyze report}) and a restarted run loads the files it finds (after checking "configuration" against
-// the plan) instead of recomputing them.
+// the plan) instead of recomputing them. With a plan step (plan_dir.hpp) the same jobs are written down as a plan
+// directory (Write), or some of them run into its results (Task), or every result is loaded from it (Merge).
 #pragma once
 #include <functional>
 #include <string>
@@ -12,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gradflow/experiments/plan.hpp"
+#include "gradflow/experiments/plan_dir.hpp"
 
 namespace gradflow {
 
@@ -19,10 +21,13 @@ struct RunnerOptions {
   int threads = 0;         // --threads: configurations run at once (0: every core OpenMP sees)
   std::string resume_dir;  // --resume DIR ("": results kept in memory only)
   bool progress = true;    // one line per finished configuration on stderr
+  PlanStep plan;           // --plan DIR, `gradflow task`, `gradflow merge` (plan_dir.hpp)
 };
 
 struct RunnerStats {
   int total = 0, resumed = 0, computed = 0;
+  // Merge with allow_partial and tasks missing: {"tasks": n, "merged": k, "missing": [{"id", "name"}, ...]}
+  nlohmann::ordered_json partial;
 };
 
 std::vector<nlohmann::ordered_json> run_configurations(const std::vector<Configuration>& configs,
@@ -37,10 +42,16 @@ struct ResumableJob {
 };
 // noun names a job in messages ("configuration", "run"); describe(report) may add to a progress line (may be null).
 // The first failed job's Error is rethrown, naming the job, after every job has finished.
+// With opts.plan: Write and Task return an empty vector (nothing to report); Merge returns every report in plan
+// order, null where a task has no result (only with allow_partial; otherwise an Error listing the missing tasks).
 std::vector<nlohmann::ordered_json> run_resumable(const std::vector<ResumableJob>& jobs, const RunnerOptions& opts,
                                                   const std::string& noun,
                                                   const std::function<std::string(const nlohmann::ordered_json&)>& describe,
                                                   RunnerStats* stats = nullptr);
+
+// A finished job's report from its result file at `path`, or null when there is none; Error when the file is not a
+// result file or was computed with another configuration than `expected`.
+nlohmann::ordered_json load_result_file(const std::string& path, const nlohmann::ordered_json& expected);
 
 // run_config_json of `rc` before its engine is chosen: what a resumed file must have been computed with.
 nlohmann::ordered_json expected_config(const RunConfig& rc);

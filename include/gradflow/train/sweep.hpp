@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gradflow/experiments/report_files.hpp"
+#include "gradflow/experiments/runner.hpp"
 #include "gradflow/train/train.hpp"
 
 namespace gradflow {
@@ -44,12 +45,16 @@ struct TrainSweepOptions {
   int threads = 0;          // runs at once (0: every core)
   std::string resume_dir;   // --resume DIR
   bool progress = true;
+  PlanStep plan;            // --plan DIR, `gradflow task`, `gradflow merge` (experiments/plan_dir.hpp)
 };
 
 // Runs placement-major, then depth, lr, warmup; repetitions innermost. base.init.seed is the base seed.
 std::vector<TrainRun> plan_train_runs(const TrainSweepOptions& o, const std::function<TrainConfig(const std::string&, Index)>& make);
-// The train reports, in plan order (loaded from --resume files when present and matching).
-std::vector<nlohmann::ordered_json> run_train_runs(const std::vector<TrainRun>& runs, const TrainSweepOptions& o);
+// The train reports, in plan order (loaded from --resume files when present and matching). With o.plan as
+// run_resumable (experiments/runner.hpp): empty after Write and Task; null reports where a partial merge has none
+// (stats->partial lists them).
+std::vector<nlohmann::ordered_json> run_train_runs(const std::vector<TrainRun>& runs, const TrainSweepOptions& o,
+                                                   RunnerStats* stats = nullptr);
 nlohmann::ordered_json train_sweep_report(const TrainSweepOptions& o, const std::vector<TrainRun>& runs,
                                           const std::vector<nlohmann::ordered_json>& reports);
 // One row per run: placement,layers,warmup,lr,seed,final_eval_loss,final_train_loss,converged,diverged,diverged_step

@@ -1,0 +1,41 @@
+// cmd_merge.cpp — `gradflow merge DIR [--json F] [--csv F] [--allow-partial] [-q]`: the report of the plan in DIR
+// from its tasks' results, built by the experiment's own command exactly as the single-machine run builds it (plan
+// order, whatever order the tasks finished in). Tasks without a result are listed with the command that reruns
+// each, and the merge is refused (exit 2) unless --allow-partial, which merges what is there and lists the missing
+// tasks in the report under "partial" (docs/cluster.md).
+#include "cli/commands.hpp"
+#include "cli/plan_options.hpp"
+#include "gradflow/core/error.hpp"
+
+namespace gradflow::cli {
+namespace {
+
+struct MergeOptions {
+  std::string dir, json, csv;
+  bool allow_partial = false, quiet = false;
+};
+
+void run_merge(const MergeOptions& o) {
+  std::vector<std::string> extra;
+  if (!o.json.empty()) extra.insert(extra.end(), {"--json", o.json});
+  if (!o.csv.empty()) extra.insert(extra.end(), {"--csv", o.csv});
+  if (o.allow_partial) extra.push_back("--plan-allow-partial");
+  if (o.quiet) extra.push_back("-q");
+  run_plan_step(o.dir, "merge", extra);
+}
+
+}  // namespace
+
+void setup_merge(CLI::App& app) {
+  auto opts = std::make_shared<MergeOptions>();
+  auto* sub = app.add_subcommand("merge", "the report of a plan from its tasks' results (docs/cluster.md)");
+  sub->add_option("dir", opts->dir, "the plan directory")->required();
+  sub->add_option("--json", opts->json, "write the report here")->check(non_empty_path());
+  sub->add_option("--csv", opts->csv, "write the long-format CSV here")->check(non_empty_path());
+  sub->add_flag("--allow-partial", opts->allow_partial,
+                "merge the tasks that have results; the report lists the missing ones under \"partial\"");
+  sub->add_flag("-q,--quiet", opts->quiet, "no table");
+  sub->callback([opts] { run_merge(*opts); });
+}
+
+}  // namespace gradflow::cli

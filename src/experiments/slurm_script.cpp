@@ -1,0 +1,108 @@
+// slurm_script.cpp — see slurm_script.hpp.
+#include "gradflow/experiments/slurm_script.hpp"
+
+#include <algorithm>
+#include <sstream>
+
+#include "gradflow/core/error.hpp"
+
+namespace gradflow {
+
+ArrayLayout array_layout(int tasks, const std::vector<int>& missing, int max_array_size, int min_pack) {
+  require(max_array_size >= 1, "MaxArraySize must be at least 1 (got " + std::to_string(max_array_size) +
+                                   "); fix: e.g. --max-array-size 1001");
+  ArrayLayout a;
+  a.tasks = tasks;
+  a.pack = std::max(std::max(min_pack, 1), tasks <= max_array_size ? 1 : (tasks + max_array_size - 1) / max_array_size);
+  for (int id : missing) {
+    const int e = id / a.pack;
+    if (a.elements.empty() || a.elements.back() != e) a.elements.push_back(e);
+  }
+  return a;
+}
+
+std::string index_ranges(const std::vector<int>& indices) {
+  std::string out;
+  for (size_t i = 0; i < indices.size();) {
+    size_t j = i;
+    while (j + 1 < indices.size() && indices[j + 1] == indices[j] + 1) ++j;
+    out += (out.empty() ? "" : ",") + std::to_string(indices[i]);
+    if (j > i) out += "-" + std::to_string(indices[j]);
+    i = j + 1;
+  }
+  return out;
+}
+
+std::string shell_quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+namespace {
+
+// The #SBATCH lines both jobs share: the account, partition and time limit, and the log file.
+void common_lines(std::ostream& os, const SlurmSettings& s, const std::string& name, const std::string& log) {
+  os << "#SBATCH --job-name=" << name << "\n";
+  if (!s.partition.empty()) os << "#SBATCH --partition=" << s.partition << "\n";
+  if (!s.account.empty()) os << "#SBATCH --account=" << s.account << "\n";
+  if (!s.time.empty()) os << "#SBATCH --time=" << s.time << "\n";
+  os << "#SBATCH --output=" << s.dir << "/slurm/" << log << "\n";
+}
+
+}  // namespace
+
+std::string slurm_array_script(const SlurmSettings& s, const ArrayLayout& a) {
+  std::ostringstream os;
+  os << "#!/bin/bash\n"
+     << "# Written by `gradflow slurm` (docs/cluster.md): the tasks of the plan in " << s.dir << "\n"
+     << "# that had no result when it was written, as a job array; `gradflow slurm --submit` again writes and submits\n"
+     << "# a new one for the tasks still missing.\n";
+  common_lines(os, s, s.name, "task-%A_%a.out");
+  os << "#SBATCH --array=" << index_ranges(a.elements) << (s.max_running > 0 ? "%" + std::to_string(s.max_running) : "")
+     << "\n";
+  os << "#SBATCH --ntasks=1\n#SBATCH --cpus-per-task=" << s.cpus_per_task << "\n";
+  if (!s.mem.empty()) os << "#SBATCH --mem=" << s.mem << "\n";
+  os << "# Element e runs tasks e*" << a.pack << " to e*" << a.pack << "+" << a.pack - 1 << " (of " << a.tasks
+     << "), side by side on its CPUs\n"
+     << "# (gradflow task takes its thread count from SLURM_CPUS_PER_TASK); a task with a result is skipped.\n"
+     << "set -eu\n"
+     << "first=$((SLURM_ARRAY_TASK_ID * " << a.pack << "))\n"
+     << "last=$((first + " << a.pack - 1 << "))\n"
+     << "if [ \"$last\" -gt " << a.tasks - 1 << " ]; then last=" << a.tasks - 1 << "; fi\n"
+     << "exec " << shell_quote(s.gradflow) << " task " << shell_quote(s.dir) << " \"$first-$last\"\n";
+  return os.str();
+}
+
+std::string slurm_merge_script(const SlurmSettings& s) {
+  std::ostringstream os;
+  os << "#!/bin/bash\n"
+     << "# Written by `gradflow slurm` (docs/cluster.md): merges the results of the plan in " << s.dir << "\n"
+     << "# once the array has ended (--dependency=afterany); exit 2 and the missing tasks listed when some failed.\n";
+  common_lines(os, s, s.name + "-merge", "merge-%j.out");
+  os << "#SBATCH --ntasks=1\n#SBATCH --cpus-per-task=1\n";
+  if (!s.mem.empty()) os << "#SBATCH --mem=" << s.mem << "\n";
+  os << "exec " << shell_quote(s.gradflow) << " merge " << shell_quote(s.dir);
+  if (!s.json.empty()) os << " --json " << shell_quote(s.json);
+  if (!s.csv.empty()) os << " --csv " << shell_quote(s.csv);
+  os << " -q\n";
+  return os.str();
+}
+
+int parse_max_array_size(const std::string& text) {
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    const size_t k = line.find("MaxArraySize");
+    const size_t eq = line.find('=');
+    if (k == std::string::npos || eq == std::string::npos || eq < k) continue;
+    try {
+      return std::stoi(line.substr(eq + 1));
+    } catch (const std::exception&) {
+      return 0;
+    }
+  }
+  return 0;
+}
+
+}  // namespace gradflow

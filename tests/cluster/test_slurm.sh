@@ -1,0 +1,152 @@
+#!/bin/sh
+# test_slurm.sh GRADFLOW WORKDIR — gradflow on a real single-node Slurm cluster (docs/cluster.md): starts munged (as
+# the munge user, with a key it creates), slurmctld and slurmd (slurm.conf.in: this host with its CPUs and memory,
+# private ports, state and logs in WORKDIR), then:
+#   1. a compare plan of 6 tasks submitted with `gradflow slurm --submit`, one task failing (injected fault): the merge
+#      job exits 2 and lists it; `gradflow merge` locally too; resubmission runs only that task; then the merged
+#      report and CSV equal the local `compare` run's, every numeric leaf (scripts/compare_reports.py);
+#   2. a train-sweep plan of 8 tasks, packed 3 to an array element (--max-array-size 3) on 2 CPUs each: the merged
+#      report equals the local `train-sweep` run's.
+# The daemons are stopped by PID when the test ends, also on failure. If they cannot start, the test fails with the
+# daemon's own log lines (it is never skipped).
+gf=${1:?usage: test_slurm.sh PATH/TO/gradflow WORKDIR}
+W=${2:?usage: test_slurm.sh PATH/TO/gradflow WORKDIR}
+here=$(cd "$(dirname "$0")" && pwd)
+cmp_reports="/usr/bin/python3 $here/../../scripts/compare_reports.py"
+PATH=$PATH:/usr/sbin:/sbin
+export PATH
+fail() { echo "FAIL: $*"; exit 1; }
+
+[ "$(id -u)" -eq 0 ] || fail "the test cluster runs its daemons as root (SlurmUser=root); run it as root (as .ci/run does)"
+for p in munged munge slurmctld slurmd sbatch squeue scontrol sinfo runuser; do
+  command -v $p >/dev/null || fail "$p not found; fix: apt-get install slurm-wlm munge (scripts/install-deps.sh)"
+done
+
+rm -rf "$W"
+mkdir -p "$W/ctld" "$W/slurmd" "$W/munge" "$W/runs" || fail "cannot create $W"
+ctld_pid=""
+slurmd_pid=""
+stop() {
+  for p in $slurmd_pid $ctld_pid; do kill "$p" 2>/dev/null; done
+  [ -s "$W/munge/munged.pid" ] && kill "$(cat "$W/munge/munged.pid")" 2>/dev/null
+  for p in $slurmd_pid $ctld_pid; do wait "$p" 2>/dev/null; done
+}
+trap stop EXIT
+trap 'exit 1' INT TERM
+
+# --- munged, as the munge user, on a private socket with its own key --------------------------------------------
+chown munge:munge "$W/munge" && chmod 700 "$W/munge" || fail "cannot give $W/munge to the munge user"
+key="$W/munge/munge.key"
+if [ ! -s "$key" ]; then
+  dd if=/dev/urandom of="$key" bs=1024 count=1 2>/dev/null || fail "cannot create the munge key $key"
+fi
+chown munge:munge "$key" && chmod 400 "$key"
+sock="$W/munge/munge.socket"
+runuser -u munge -- munged --force --socket="$sock" --key-file="$key" --pid-file="$W/munge/munged.pid" \
+  --log-file="$W/munge/munged.log" --seed-file="$W/munge/munged.seed" 2>"$W/munged.err" ||
+  fail "munged did not start: $(cat "$W/munged.err") $(tail -n 3 "$W/munge/munged.log" 2>/dev/null)"
+munge -n -S "$sock" | unmunge -S "$sock" >/dev/null 2>&1 ||
+  fail "munged does not answer on $sock: $(tail -n 3 "$W/munge/munged.log" 2>/dev/null)"
+
+# --- slurm.conf: this host, its CPUs and memory (slurmd -C), two free ports --------------------------------------
+ports=$(/usr/bin/python3 -c "
+import socket
+s = [socket.socket() for _ in range(2)]
+for x in s: x.bind(('127.0.0.1', 0))
+print(' '.join(str(x.getsockname()[1]) for x in s))")
+set -- $ports
+node=$(slurmd -C 2>/dev/null | head -n 1 | sed 's/ *$//')
+host=$(echo "$node" | sed -n 's/^NodeName=\([^ ]*\).*/\1/p')
+cpus=$(echo "$node" | sed -n 's/.* CPUs=\([0-9]*\).*/\1/p')
+mem=$(echo "$node" | sed -n 's/.* RealMemory=\([0-9]*\).*/\1/p')
+[ -n "$host" ] && [ -n "$cpus" ] && [ -n "$mem" ] || fail "slurmd -C did not describe this node: '$node'"
+conf="$W/slurm.conf"
+sed -e "s|@HOST@|$host|g" -e "s|@CTLD_PORT@|$1|" -e "s|@SLURMD_PORT@|$2|" -e "s|@MUNGE_SOCKET@|$sock|" \
+    -e "s|@STATE@|$W|g" -e "s|@CPUS@|$cpus|" -e "s|@MEM@|$mem|" "$here/slurm.conf.in" > "$conf"
+SLURM_CONF=$conf
+export SLURM_CONF
+
+# --- slurmctld and slurmd (foreground, so that their PIDs are ours to stop) -----------------------------------------
+slurmctld -D -c -f "$conf" >"$W/slurmctld.out" 2>&1 &
+ctld_pid=$!
+slurmd -D -f "$conf" >"$W/slurmd.out" 2>&1 &
+slurmd_pid=$!
+i=0
+until [ "$(sinfo -h -o %t 2>/dev/null)" = "idle" ]; do
+  for d in slurmctld slurmd; do
+    pid=$ctld_pid
+    [ $d = slurmd ] && pid=$slurmd_pid
+    kill -0 "$pid" 2>/dev/null ||
+      fail "$d exited: $(tail -n 3 "$W/$d.log" 2>/dev/null) $(tail -n 3 "$W/$d.out" 2>/dev/null)"
+  done
+  i=$((i + 1))
+  [ $i -lt 120 ] || fail "the node is not idle after 60 s (sinfo: $(sinfo -h -o '%t %E' 2>&1)): slurmctld: \
+$(tail -n 2 "$W/slurmctld.log" 2>/dev/null) slurmd: $(tail -n 2 "$W/slurmd.log" 2>/dev/null)"
+  sleep 0.5
+done
+echo "cluster up: $node, ports $1/$2"
+
+# wait_jobs ID[,ID...]: until Slurm has none of them pending or running
+wait_jobs() {
+  i=0
+  while [ -n "$(squeue -h -j "$1" 2>/dev/null)" ]; do
+    i=$((i + 1))
+    [ $i -lt 600 ] || fail "jobs $1 still queued after 300 s: $(squeue 2>&1)"
+    sleep 0.5
+  done
+}
+job_id() { sed -n "s/^$1 job \([0-9]*\)$/\1/p" "$2"; }
+
+# --- 1. compare: a failed task, the merge refusing, a resubmission of only that task --------------------------------
+C="compare --placements post,pre,sandwich --layers 2,3 --seeds 1 --d-model 8 --heads 2 --seq-len 4"
+P="$W/runs/compare"
+"$gf" $C -q --json "$W/compare-local.json" --csv "$W/compare-local.csv" || fail "local compare"
+"$gf" $C --plan "$P" -q || fail "compare --plan"
+GRADFLOW_TASK_FAULT=3 "$gf" slurm "$P" --submit --max-running 2 --csv "$P/report.csv" >"$W/submit1.out" 2>"$W/submit1.err" ||
+  fail "gradflow slurm --submit: $(cat "$W/submit1.err")"
+! grep -q "MaxArraySize unknown" "$W/submit1.err" || fail "MaxArraySize not read from scontrol: $(cat "$W/submit1.err")"
+grep -q '^#SBATCH --array=0-5%2$' "$P/slurm/array.sbatch" || fail "array line: $(grep array "$P/slurm/array.sbatch")"
+aid=$(job_id array "$W/submit1.out")
+mid=$(job_id merge "$W/submit1.out")
+[ -n "$aid" ] && [ -n "$mid" ] || fail "no job IDs printed: $(cat "$W/submit1.out")"
+wait_jobs "$aid,$mid"
+[ ! -e "$P/report.json" ] || fail "the merge job wrote a report although task 3 failed"
+scontrol show job "$mid" | grep -q "ExitCode=2:0" || fail "merge job: $(scontrol show job "$mid" | grep -o 'ExitCode=[^ ]*')"
+grep -q "task 3 (pre_L3_s0) failed: .*injected fault" "$P/slurm/merge-$mid.out" ||
+  fail "the merge job did not list task 3: $(cat "$P/slurm/merge-$mid.out")"
+"$gf" merge "$P" -q 2>"$W/merge.err"
+rc=$?
+[ $rc -eq 2 ] || fail "merge with a failed task: exit $rc, expected 2"
+grep -q "rerun: gradflow task $P 3" "$W/merge.err" || fail "merge did not give the rerun command: $(cat "$W/merge.err")"
+echo "ok: task 3 failed under Slurm; the merge job and gradflow merge list it and exit 2"
+
+before=$(cksum "$P"/results/*.json)
+"$gf" slurm "$P" --submit --csv "$P/report.csv" >"$W/submit2.out" 2>"$W/submit2.err" || fail "resubmit: $(cat "$W/submit2.err")"
+grep -q '^#SBATCH --array=3$' "$P/slurm/array.sbatch" || fail "resubmission array: $(grep array "$P/slurm/array.sbatch")"
+aid2=$(job_id array "$W/submit2.out")
+mid2=$(job_id merge "$W/submit2.out")
+wait_jobs "$aid2,$mid2"
+[ "$(ls "$P"/slurm/task-"$aid2"_*.out | wc -l)" -eq 1 ] || fail "the resubmission ran more than one task"
+after=$(cksum "$P"/results/*.json | grep -v pre_L3_s0)
+[ "$after" = "$before" ] || fail "the resubmission rewrote finished results"
+scontrol show job "$mid2" | grep -q "ExitCode=0:0" || fail "second merge job: $(cat "$P/slurm/merge-$mid2.out")"
+$cmp_reports "$W/compare-local.json" "$P/report.json" || fail "merged compare report differs from the local run"
+$cmp_reports "$W/compare-local.csv" "$P/report.csv" || fail "merged compare CSV differs from the local run"
+echo "ok: resubmission ran only task 3; merged compare report and CSV equal the local run"
+
+# --- 2. train-sweep: 8 tasks, 3 per array element, 2 CPUs each --------------------------------------------------
+S="train-sweep --placements post,pre --layers 2 --warmup 0,5 --lr 1e-3,1e-2 --seeds 2 --steps 10 --log-every 5 \
+--d-model 16 --heads 2 --seq-len 8 --vocab 8 --batch 4 --eval-size 8"
+P="$W/runs/train"
+"$gf" $S -q --threads 2 --json "$W/train-local.json" --csv "$W/train-local.csv" || fail "local train-sweep"
+"$gf" $S --plan "$P" -q || fail "train-sweep --plan"
+"$gf" slurm "$P" --submit --max-array-size 3 --cpus-per-task 2 --csv "$P/report.csv" >"$W/submit3.out" 2>&1 ||
+  fail "gradflow slurm (train): $(cat "$W/submit3.out")"
+grep -q '^#SBATCH --array=0-2$' "$P/slurm/array.sbatch" || fail "packed array: $(grep array "$P/slurm/array.sbatch")"
+aid=$(job_id array "$W/submit3.out")
+mid=$(job_id merge "$W/submit3.out")
+wait_jobs "$aid,$mid"
+scontrol show job "$mid" | grep -q "ExitCode=0:0" || fail "train merge job: $(cat "$P/slurm/merge-$mid.out")"
+$cmp_reports "$W/train-local.json" "$P/report.json" || fail "merged train-sweep report differs from the local run"
+$cmp_reports "$W/train-local.csv" "$P/report.csv" || fail "merged train-sweep CSV differs from the local run"
+echo "ok: train-sweep, 8 tasks packed 3 per element: merged report and CSV equal the local run"

@@ -1,0 +1,40 @@
+// runner_fixtures.hpp — the tiny real plan the runner and plan tests share (2 placements x 2 depths x 2 seeds,
+// d = 8, n = 3: milliseconds each), and a report without its timings (which differ from run to run).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "gradflow/experiments/plan.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace gradflow::test {
+inline std::vector<Configuration> tiny_plan(uint64_t base_seed = 0) {
+  PlanAxes axes;
+  axes.placements = {"post", "pre"};
+  axes.depths = {2, 3};
+  axes.seeds = 2;
+  axes.base_seed = base_seed;
+  return plan_configurations(axes, [](const std::string& p, Index d, const std::string&) {
+    PointConfig pc;
+    pc.rc.model.placement = p;
+    pc.rc.model.layers = d;
+    pc.rc.model.d_model = 8;
+    pc.rc.model.heads = 2;
+    pc.rc.analysis.seq_len = 3;
+    pc.rc.analysis.progress = false;
+    pc.x = double(d);
+    return pc;
+  });
+}
+
+// The report without its timings (elapsed_seconds, timing_seconds, ...), which differ from run to run.
+inline std::string without_timing(nlohmann::ordered_json j) {
+  std::vector<std::string> timing;
+  for (const auto& [k, v] : j.items())
+    if (k.find("seconds") != std::string::npos || k.find("time") != std::string::npos) timing.push_back(k);
+  for (const auto& k : timing) j.erase(k);
+  return j.dump();
+}
+
+}  // namespace gradflow::test

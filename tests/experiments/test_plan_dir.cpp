@@ -1,0 +1,160 @@
+// test_plan_dir.cpp — plans in the library (experiments/plan_dir.hpp, runner.hpp's plan steps, slurm_script.hpp):
+// a plan written, its tasks run in pieces, merged: the reports equal the plain run's; a partial merge; task IDs;
+// the Slurm array layout and scripts.
+#include <catch2/catch.hpp>
+#include <filesystem>
+
+#include "gradflow/experiments/experiment.hpp"
+#include "gradflow/experiments/runner.hpp"
+#include "gradflow/experiments/slurm_script.hpp"
+#include "experiments/runner_fixtures.hpp"
+#include "io/temp_dir.hpp"
+
+using namespace gradflow;
+using Json = nlohmann::ordered_json;
+
+using test::tiny_plan;
+using test::without_timing;
+
+namespace {
+
+RunnerOptions step(PlanStep::Kind kind, const std::string& dir) {
+  RunnerOptions o;
+  o.progress = false;
+  o.plan.kind = kind;
+  o.plan.dir = dir;
+  if (kind == PlanStep::Kind::Write) o.plan.manifest = plan_manifest_head(), o.plan.manifest["spec"] = Json::object();
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("plan: written, run in pieces, merged: the reports equal a plain run's") {
+  test::TempDir dir;
+  const std::string d = dir.path() + "/plan";
+  const auto plan = tiny_plan();
+  RunnerOptions plain;
+  plain.progress = false;
+  plain.threads = 1;
+  const auto direct = run_configurations(plan, plain);
+
+  REQUIRE(run_configurations(plan, step(PlanStep::Kind::Write, d)).empty());
+  const Json manifest = read_plan_manifest(d);
+  REQUIRE(manifest["tasks"].size() == plan.size());
+  for (size_t i = 0; i < plan.size(); ++i) {
+    REQUIRE(manifest["tasks"][i]["id"] == i);
+    REQUIRE(manifest["tasks"][i]["name"].get<std::string>() + ".json" == plan[i].file_name());  // --resume's identity
+    REQUIRE(manifest["tasks"][i]["configuration"] == expected_config(plan[i].rc));
+  }
+  REQUIRE(manifest["gradflow_version"] == GRADFLOW_VERSION);
+  REQUIRE(plan_missing_tasks(d, manifest).size() == plan.size());
+
+  RunnerOptions merge = step(PlanStep::Kind::Merge, d);
+  REQUIRE_THROWS_WITH(run_configurations(plan, merge), Catch::Contains("no task") && Catch::Contains("has a result"));
+
+  RunnerOptions task = step(PlanStep::Kind::Task, d);
+  task.plan.task_ids = "5-7";
+  task.threads = 2;
+  REQUIRE(run_configurations(plan, task).empty());
+  REQUIRE(plan_missing_tasks(d, manifest) == std::vector<int>{0, 1, 2, 3, 4});
+  REQUIRE_THROWS_WITH(run_configurations(plan, merge), Catch::Contains("5 of 8 tasks") && Catch::Contains("--allow-partial"));
+
+  // partial: the rest merged, the missing listed
+  merge.plan.allow_partial = true;
+  RunnerStats stats;
+  const auto partial = run_configurations(plan, merge, &stats);
+  REQUIRE(stats.partial["merged"] == 3);
+  REQUIRE(stats.partial["missing"].size() == 5);
+  REQUIRE(stats.partial["missing"][0]["name"] == "post_L2_s0");
+  REQUIRE(partial[0].is_null());
+  REQUIRE(without_timing(partial[6]) == without_timing(direct[6]));
+
+  task.plan.task_ids = "0-4";
+  task.threads = 1;
+  run_configurations(plan, task);
+  REQUIRE(plan_missing_tasks(d, manifest).empty());
+  merge.plan.allow_partial = false;
+  RunnerStats full;
+  const auto merged = run_configurations(plan, merge, &full);
+  REQUIRE(full.partial.is_null());
+  for (size_t i = 0; i < plan.size(); ++i) REQUIRE(without_timing(merged[i]) == without_timing(direct[i]));
+  // the experiment report built from them equals the plain run's, number for number
+  ExperimentInfo info;
+  info.kind = "compare";
+  info.axes.placements = {"post", "pre"};
+  info.axes.depths = {2, 3};
+  info.axes.seeds = 2;
+  REQUIRE(experiment_report(info, plan, merged).dump() == experiment_report(info, plan, direct).dump());
+}
+
+TEST_CASE("plan: a task fails on purpose (injected fault): no result, a failure note, the rest unaffected") {
+  test::TempDir dir;
+  const std::string d = dir.path() + "/plan";
+  const auto plan = tiny_plan();
+  run_configurations(plan, step(PlanStep::Kind::Write, d));
+  RunnerOptions task = step(PlanStep::Kind::Task, d);
+  task.plan.task_ids = "0-2";
+  task.plan.inject_fault = {1};
+  REQUIRE_THROWS_WITH(run_configurations(plan, task), Catch::Contains("injected fault"));
+  REQUIRE(plan_missing_tasks(d, read_plan_manifest(d)) == std::vector<int>{1, 3, 4, 5, 6, 7});
+  REQUIRE(std::filesystem::exists(plan_failure_path(d, "post_L2_s1")));
+  task.plan.inject_fault.clear();
+  run_configurations(plan, task);
+  REQUIRE(!std::filesystem::exists(plan_failure_path(d, "post_L2_s1")));
+}
+
+TEST_CASE("plan: another experiment in the same directory is refused, the same one is accepted") {
+  test::TempDir dir;
+  const std::string d = dir.path() + "/plan";
+  auto plan = tiny_plan();
+  run_configurations(plan, step(PlanStep::Kind::Write, d));
+  REQUIRE_NOTHROW(run_configurations(plan, step(PlanStep::Kind::Write, d)));
+  for (auto& c : plan) c.rc.model.residual_scale = 0.5;
+  REQUIRE_THROWS_WITH(run_configurations(plan, step(PlanStep::Kind::Write, d)), Catch::Contains("another plan"));
+  RunnerOptions task = step(PlanStep::Kind::Task, d);
+  task.plan.task_ids = "0";
+  REQUIRE_THROWS_WITH(run_configurations(plan, task), Catch::Contains("differ"));
+}
+
+TEST_CASE("plan: task IDs") {
+  REQUIRE(parse_task_ids("3", 8) == std::vector<int>{3});
+  REQUIRE(parse_task_ids("5-7,0,6", 8) == std::vector<int>{0, 5, 6, 7});
+  for (const char* bad : {"8", "x", "-1", "3-1", "1,", ",", "", "2-", "1-9"})
+    REQUIRE_THROWS_WITH(parse_task_ids(bad, 8), Catch::Contains("fix:"));
+}
+
+TEST_CASE("slurm: array layout, packing past MaxArraySize, scripts") {
+  ArrayLayout a = array_layout(6, {0, 1, 2, 3, 4, 5}, 1001);
+  REQUIRE(a.pack == 1);
+  REQUIRE(index_ranges(a.elements) == "0-5");
+  a = array_layout(2500, {0, 1, 1500, 2499}, 1001);
+  REQUIRE(a.pack == 3);  // indices 0..833 < 1001
+  REQUIRE(index_ranges(a.elements) == "0,500,833");
+  REQUIRE(array_layout(1001, {1000}, 1001).pack == 1);
+  REQUIRE(array_layout(1002, {1001}, 1001).pack == 2);
+  a = array_layout(10, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, 1001, 4);  // 4 CPUs per element: 4 tasks side by side
+  REQUIRE(a.pack == 4);
+  REQUIRE(index_ranges(a.elements) == "0-2");
+  REQUIRE(array_layout(2500, {0}, 1001, 2).pack == 3);
+  REQUIRE(index_ranges({3}) == "3");
+  REQUIRE(index_ranges({1, 2, 4, 6, 7, 8}) == "1-2,4,6-8");
+  REQUIRE(parse_max_array_size("AuthType = auth/munge\nMaxArraySize            = 40001\nMaxJobCount = 10000\n") == 40001);
+  REQUIRE(parse_max_array_size("nothing here") == 0);
+  REQUIRE(shell_quote("a b'c") == "'a b'\\''c'");
+  SlurmSettings s;
+  s.dir = "/scratch/plan";
+  s.gradflow = "/opt/gradflow";
+  s.name = "gradflow-plan";
+  s.max_running = 4;
+  s.cpus_per_task = 2;
+  s.json = "/scratch/plan/report.json";
+  const std::string array = slurm_array_script(s, array_layout(2500, {0, 1, 1500, 2499}, 1001));
+  REQUIRE_THAT(array, Catch::Contains("#SBATCH --array=0,500,833%4\n"));
+  REQUIRE_THAT(array, Catch::Contains("#SBATCH --cpus-per-task=2\n"));
+  REQUIRE_THAT(array, Catch::Contains("first=$((SLURM_ARRAY_TASK_ID * 3))"));
+  REQUIRE_THAT(array, Catch::Contains("if [ \"$last\" -gt 2499 ]; then last=2499; fi"));
+  REQUIRE_THAT(array, Catch::Contains("exec '/opt/gradflow' task '/scratch/plan' \"$first-$last\""));
+  REQUIRE_THAT(array, !Catch::Contains("--partition"));
+  const std::string merge = slurm_merge_script(s);
+  REQUIRE_THAT(merge, Catch::Contains("exec '/opt/gradflow' merge '/scratch/plan' --json '/scratch/plan/report.json' -q"));
+}
