@@ -18,6 +18,7 @@ struct AnalyzeOptions {
   ModelSettings model;
   std::string json;
   std::string mode = "auto";
+  std::string device = "cpu";
   bool gradients_only = false;
   bool quiet = false;
   std::set<std::string> given;  // the engine options given on the command line (set by the callback)
@@ -51,6 +52,7 @@ void run_analyze(const AnalyzeOptions& o) {
   RunConfig rc = resolve(o.model);
   rc.analysis.engine_request = parse_engine_request(o.mode, o.gradients_only);
   rc.analysis.progress = !o.quiet;
+  rc.analysis.backend = o.device == "cuda" ? BackendKind::Cuda : BackendKind::Cpu;
   // refuses bad engine options and runs that do not fit, before any work
   check_engine_options(o, choose_engine(rc.model, rc.analysis));
   check_outputs({{"--json", o.json}}, {{"--weights", rc.weights}, {"--input", rc.input}, {"--cotangent", rc.cotangent}});
@@ -79,6 +81,9 @@ void setup_analyze(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--stream-rows", an.stream_rows, "streamed: identity rows per chunk K (>= 1; memory grows like K*n*(d+d_ff))")
       ->capture_default_str();
+  sub->add_option("--device", opts->device, "where the explicit products, their norms and SVDs run: cpu | cuda "
+                                           "(a CUDA build and a visible GPU; docs/cuda.md)")
+      ->check(CLI::IsMember({"cpu", "cuda"}))->capture_default_str();
   sub->add_flag("-q,--quiet", opts->quiet, "no table, no progress");
   sub->callback([opts, sub] {
     for (const char* name : {"--mode", "--spectrum", "--top-k", "--spectral-layers", "--hutchinson-probes", "--stream-rows"})
