@@ -153,7 +153,12 @@ void check_model(BackendKind kind) {
     const auto a = analyze(rc);
     rc.analysis.backend = kind;
     const auto b = analyze(rc);
-    if (kind != BackendKind::Cpu) CHECK(b["config"]["device"] == to_string(kind));
+    if (kind != BackendKind::Cpu) {
+      CHECK(b["config"]["device"] == to_string(kind));
+      CHECK(b["config"]["device_description"].get<std::string>().rfind("cuda:", 0) == 0);
+    } else {
+      CHECK(!b["config"].contains("device"));  // CPU reports are unchanged
+    }
     REQUIRE(b["layers"].size() == a["layers"].size());
     for (size_t l = 0; l < a["layers"].size(); ++l) {
       INFO("layer " << l);
