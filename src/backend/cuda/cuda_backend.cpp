@@ -151,12 +151,7 @@ class CudaBackend final : public Backend {
     if (bytes > static_cast<double>(free_b)) refuse_memory(what, bytes, free_b, total_b);
   }
 
-  std::unique_ptr<DenseBuffer> upload(Mat host) const override {
-    auto buf = std::make_unique<CudaBuffer>(host.rows(), host.cols(), "a Jacobian of " + shape(host.rows(), host.cols()));
-    if (host.size() > 0)
-      check(cudaMemcpy(buf->data(), host.data(), buf->bytes(), cudaMemcpyHostToDevice), "cudaMemcpy (host to device)");
-    return buf;
-  }
+  std::unique_ptr<DenseBuffer> upload(Mat host) const override { return dev_copy_of(host, "a Jacobian"); }
 
   std::unique_ptr<DenseBuffer> multiply(std::unique_ptr<DenseBuffer> P, const Jacobian& B) const override {
     const CudaBuffer& p = dev(*P);
