@@ -51,13 +51,28 @@ if(GRADFLOW_HAVE_CUDA)
   set(_gf_kernels ${GRADFLOW_CUDA_SOURCES})
   list(FILTER _gf_kernels INCLUDE REGEX "[.]cu$")
   set_source_files_properties(${_gf_kernels} PROPERTIES SKIP_PRECOMPILE_HEADERS ON)  # no Eigen in kernels
-  # the runtime statically (nvcc's default), cuBLAS and cuSOLVER as shared libraries (the device's own)
-  # (link only: their include folder would otherwise reach every file of the library, see above)
-  target_link_libraries(gradflow_lib PUBLIC $<LINK_ONLY:CUDA::cudart_static> $<LINK_ONLY:CUDA::cublas>
-                                            $<LINK_ONLY:CUDA::cusolver>)
+  # The runtime statically (nvcc's default; it loads the driver itself). cuBLAS and cuSOLVER are not linked: the
+  # backend loads them with dlopen by these sonames when --device cuda asks (src/backend/cuda/cuda_api.cpp), so
+  # every other run starts without mapping them. (Link only: the runtime's include folder would otherwise reach
+  # every file of the library, see above.)
+  foreach(_gf_lib cublas cusolver)
+    get_target_property(_gf_loc CUDA::${_gf_lib} IMPORTED_LOCATION)
+    file(REAL_PATH "${_gf_loc}" _gf_real)
+    get_filename_component(_gf_name "${_gf_real}" NAME)
+    string(REGEX MATCH "^lib${_gf_lib}[.]so[.][0-9]+" _gf_soname "${_gf_name}")
+    if(NOT _gf_soname)
+      message(FATAL_ERROR "gradflow: cannot tell the soname of ${_gf_loc} (${_gf_name})")
+    endif()
+    string(TOUPPER ${_gf_lib} _gf_up)
+    set(GRADFLOW_${_gf_up}_SONAME ${_gf_soname})
+  endforeach()
+  set_source_files_properties(${PROJECT_SOURCE_DIR}/src/backend/cuda/cuda_api.cpp PROPERTIES COMPILE_DEFINITIONS
+      "GRADFLOW_CUBLAS_SONAME=\"${GRADFLOW_CUBLAS_SONAME}\";GRADFLOW_CUSOLVER_SONAME=\"${GRADFLOW_CUSOLVER_SONAME}\";GRADFLOW_CUDA_LIBDIR=\"${CUDAToolkit_LIBRARY_DIR}\"")
+  target_link_libraries(gradflow_lib PUBLIC $<LINK_ONLY:CUDA::cudart_static> ${CMAKE_DL_LIBS})
   # warnings as errors for the kernels (nvcc's own and the host compiler's)
   target_compile_options(gradflow_lib PRIVATE
       $<$<COMPILE_LANGUAGE:CUDA>:-Werror=all-warnings -Xcompiler=-Wall,-Wextra>)
   message(STATUS "gradflow: CUDA backend on (nvcc ${CMAKE_CUDA_COMPILER_VERSION}, architectures "
-                 "${CMAKE_CUDA_ARCHITECTURES}, cuBLAS/cuSOLVER in ${CUDAToolkit_LIBRARY_DIR})")
+                 "${CMAKE_CUDA_ARCHITECTURES}; ${GRADFLOW_CUBLAS_SONAME} and ${GRADFLOW_CUSOLVER_SONAME} loaded at "
+                 "run time, built against ${CUDAToolkit_LIBRARY_DIR})")
 endif()

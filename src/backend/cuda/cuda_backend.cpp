@@ -23,6 +23,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "backend/cuda/cuda_api.hpp"
 #include "backend/cuda/cuda_check.hpp"
 #include "backend/cuda/kernels.hpp"
 #include "gradflow/core/error.hpp"
@@ -103,13 +104,13 @@ const CudaBuffer& dev(const DenseBuffer& b) {
 std::string shape(Index r, Index c) { return "(" + std::to_string(r) + ", " + std::to_string(c) + ")"; }
 
 struct BlasDestroy {
-  void operator()(std::remove_pointer_t<cublasHandle_t>* h) const noexcept { cublasDestroy(h); }
+  void operator()(std::remove_pointer_t<cublasHandle_t>* h) const noexcept { cuda::api().cublasDestroy(h); }
 };
 struct SolverDestroy {
-  void operator()(std::remove_pointer_t<cusolverDnHandle_t>* h) const noexcept { cusolverDnDestroy(h); }
+  void operator()(std::remove_pointer_t<cusolverDnHandle_t>* h) const noexcept { cuda::api().cusolverDnDestroy(h); }
 };
 struct ParamsDestroy {
-  void operator()(std::remove_pointer_t<cusolverDnParams_t>* p) const noexcept { cusolverDnDestroyParams(p); }
+  void operator()(std::remove_pointer_t<cusolverDnParams_t>* p) const noexcept { cuda::api().cusolverDnDestroyParams(p); }
 };
 
 // The data a norm or spectrum is computed on: the matrix itself, or a copy scaled by 2^-e (see Range above).
@@ -123,13 +124,13 @@ class CudaBackend final : public Backend {
  public:
   CudaBackend() {
     cublasHandle_t b = nullptr;
-    check(cublasCreate(&b), "cublasCreate");
+    check(cuda::api().cublasCreate(&b), "cublasCreate");
     blas_.reset(b);
     cusolverDnHandle_t s = nullptr;
-    check(cusolverDnCreate(&s), "cusolverDnCreate");
+    check(cuda::api().cusolverDnCreate(&s), "cusolverDnCreate");
     solver_.reset(s);
     cusolverDnParams_t p = nullptr;
-    check(cusolverDnCreateParams(&p), "cusolverDnCreateParams");
+    check(cuda::api().cusolverDnCreateParams(&p), "cusolverDnCreateParams");
     params_.reset(p);
   }
 
@@ -172,13 +173,13 @@ class CudaBackend final : public Backend {
       auto blocks = device_alloc<double>(packed.size(), "the token-wise blocks of B_l");
       check(cudaMemcpy(blocks.get(), packed.data(), packed.size() * sizeof(double), cudaMemcpyHostToDevice),
             "cudaMemcpy (host to device)");
-      check(cublasDgemmStridedBatched_64(blas(), CUBLAS_OP_N, CUBLAS_OP_N, d_in, r, d_out, &one, blocks.get(), d_in,
+      check(cuda::api().cublasDgemmStridedBatched_64(blas(), CUBLAS_OP_N, CUBLAS_OP_N, d_in, r, d_out, &one, blocks.get(), d_in,
                                          bsize, p.data(), k, d_out, &zero, R->data(), c, d_in, n),
             "cublasDgemmStridedBatched");
     } else {
       // Rᵀ (c, r) = Bᵀ (c, k; the row-major B read column-major, ld c) · Pᵀ (k, r; ld k)
       auto Bd = dev_copy_of(B.matrix(), "the dense B_l");
-      check(cublasDgemm_64(blas(), CUBLAS_OP_N, CUBLAS_OP_N, c, r, k, &one, Bd->data(), c, p.data(), k, &zero,
+      check(cuda::api().cublasDgemm_64(blas(), CUBLAS_OP_N, CUBLAS_OP_N, c, r, k, &one, Bd->data(), c, p.data(), k, &zero,
                            R->data(), c),
             "cublasDgemm");
     }
@@ -216,7 +217,7 @@ class CudaBackend final : public Backend {
     if (amax == 0.0 || !std::isfinite(amax)) return amax;
     const InRange s = in_range(a, amax, false);
     double r = 0;
-    check(cublasDnrm2_64(blas(), a.count(), s.data, 1, &r), "cublasDnrm2");
+    check(cuda::api().cublasDnrm2_64(blas(), a.count(), s.data, 1, &r), "cublasDnrm2");
     return std::ldexp(r, s.e);
   }
 
@@ -259,7 +260,7 @@ class CudaBackend final : public Backend {
       const double one = 1.0, zero = 0.0;
       check(cudaMemset(W.get(), 0, a.bytes()), "cudaMemset");  // C is B below: defined even if 0·B were formed
       // C (r, c; ld r) = 1·Xᵀ + 0·C, X (c, r; ld c); beta = 0 with B = C in place (transb = N, ldb = ldc)
-      check(cublasDgeam_64(blas(), CUBLAS_OP_T, CUBLAS_OP_N, r, c, &one, a.data(), c, &zero, W.get(), r, W.get(), r),
+      check(cuda::api().cublasDgeam_64(blas(), CUBLAS_OP_T, CUBLAS_OP_N, r, c, &one, a.data(), c, &zero, W.get(), r, W.get(), r),
             "cublasDgeam");
       m = r;
       n = c;
@@ -268,17 +269,17 @@ class CudaBackend final : public Backend {
     if (amax < kUnscaledMin || amax > kUnscaledMax) {
       std::frexp(amax, &e);
       const double s = std::ldexp(1.0, -e);
-      check(cublasDscal_64(blas(), a.count(), &s, W.get(), 1), "cublasDscal");
+      check(cuda::api().cublasDscal_64(blas(), a.count(), &s, W.get(), 1), "cublasDscal");
     }
     auto S = device_alloc<double>(static_cast<size_t>(n), "the singular values");
     auto info = device_alloc<int>(1, "cuSOLVER's info");
     size_t dbytes = 0, hbytes = 0;
-    check(cusolverDnXgesvd_bufferSize(solver(), params(), 'N', 'N', m, n, CUDA_R_64F, W.get(), m, CUDA_R_64F, S.get(),
+    check(cuda::api().cusolverDnXgesvd_bufferSize(solver(), params(), 'N', 'N', m, n, CUDA_R_64F, W.get(), m, CUDA_R_64F, S.get(),
                                       CUDA_R_64F, nullptr, m, CUDA_R_64F, nullptr, n, CUDA_R_64F, &dbytes, &hbytes),
           "cusolverDnXgesvd_bufferSize");
     auto dwork = device_alloc<char>(dbytes, "cuSOLVER gesvd's workspace");
     std::vector<char> hwork(std::max<size_t>(hbytes, 1));
-    check(cusolverDnXgesvd(solver(), params(), 'N', 'N', m, n, CUDA_R_64F, W.get(), m, CUDA_R_64F, S.get(), CUDA_R_64F,
+    check(cuda::api().cusolverDnXgesvd(solver(), params(), 'N', 'N', m, n, CUDA_R_64F, W.get(), m, CUDA_R_64F, S.get(), CUDA_R_64F,
                            nullptr, m, CUDA_R_64F, nullptr, n, CUDA_R_64F, dwork.get(), dbytes, hwork.data(), hbytes,
                            info.get()),
           "cusolverDnXgesvd");
@@ -311,7 +312,7 @@ class CudaBackend final : public Backend {
   // max |x_i| (cuBLAS Idamax: the 1-based index of the first largest |x_i|); NaN/Inf come back as they are
   double abs_max(const double* x, int64_t count) const {
     int64_t idx = 0;
-    check(cublasIdamax_64(blas(), count, x, 1, &idx), "cublasIdamax");
+    check(cuda::api().cublasIdamax_64(blas(), count, x, 1, &idx), "cublasIdamax");
     if (idx < 1 || idx > count) throw Error("internal: cublasIdamax returned index " + std::to_string(idx), ErrorKind::Internal);
     return std::fabs(fetch(x + (idx - 1)));
   }
@@ -326,7 +327,7 @@ class CudaBackend final : public Backend {
     if (scale) {
       std::frexp(amax, &s.e);
       const double f = std::ldexp(1.0, -s.e);
-      check(cublasDscal_64(blas(), a.count(), &f, s.scaled.get(), 1), "cublasDscal");
+      check(cuda::api().cublasDscal_64(blas(), a.count(), &f, s.scaled.get(), 1), "cublasDscal");
     }
     s.data = s.scaled.get();
     return s;
@@ -341,18 +342,18 @@ class CudaBackend final : public Backend {
     auto G = device_alloc<double>(static_cast<size_t>(g * g), "the Gram matrix " + shape(g, g) + " of a spectral norm");
     const double one = 1.0, zero = 0.0;
     // syrk: G = op(X)·op(X)ᵀ with op(X) (g, k): op = N for X (c, r) when c <= r, op = T (Xᵀ (r, c)) otherwise
-    check(cublasDsyrk_64(blas(), CUBLAS_FILL_MODE_LOWER, c <= r ? CUBLAS_OP_N : CUBLAS_OP_T, g, k, &one, x, c, &zero,
+    check(cuda::api().cublasDsyrk_64(blas(), CUBLAS_FILL_MODE_LOWER, c <= r ? CUBLAS_OP_N : CUBLAS_OP_T, g, k, &one, x, c, &zero,
                          G.get(), g),
           "cublasDsyrk");
     auto w = device_alloc<double>(static_cast<size_t>(g), "the Gram matrix's eigenvalues");
     auto info = device_alloc<int>(1, "cuSOLVER's info");
     size_t dbytes = 0, hbytes = 0;
-    check(cusolverDnXsyevd_bufferSize(solver(), params(), CUSOLVER_EIG_MODE_NOVECTOR, CUBLAS_FILL_MODE_LOWER, g,
+    check(cuda::api().cusolverDnXsyevd_bufferSize(solver(), params(), CUSOLVER_EIG_MODE_NOVECTOR, CUBLAS_FILL_MODE_LOWER, g,
                                       CUDA_R_64F, G.get(), g, CUDA_R_64F, w.get(), CUDA_R_64F, &dbytes, &hbytes),
           "cusolverDnXsyevd_bufferSize");
     auto dwork = device_alloc<char>(dbytes, "cuSOLVER syevd's workspace");
     std::vector<char> hwork(std::max<size_t>(hbytes, 1));
-    check(cusolverDnXsyevd(solver(), params(), CUSOLVER_EIG_MODE_NOVECTOR, CUBLAS_FILL_MODE_LOWER, g, CUDA_R_64F,
+    check(cuda::api().cusolverDnXsyevd(solver(), params(), CUSOLVER_EIG_MODE_NOVECTOR, CUBLAS_FILL_MODE_LOWER, g, CUDA_R_64F,
                            G.get(), g, CUDA_R_64F, w.get(), CUDA_R_64F, dwork.get(), dbytes, hwork.data(), hbytes,
                            info.get()),
           "cusolverDnXsyevd");

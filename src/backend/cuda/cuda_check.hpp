@@ -8,6 +8,7 @@
 #include <cuda_runtime_api.h>
 #include <cusolverDn.h>
 
+#include "backend/cuda/cuda_api.hpp"
 #include "gradflow/core/error.hpp"
 
 namespace gradflow::cuda {
@@ -21,7 +22,7 @@ inline void check(cudaError_t s, const char* call) {
 
 inline void check(cublasStatus_t s, const char* call) {
   if (s != CUBLAS_STATUS_SUCCESS)
-    throw Error(std::string("--device cuda: ") + call + " failed: " + cublasGetStatusString(s) +
+    throw Error(std::string("--device cuda: ") + call + " failed: " + api().cublasGetStatusString(s) +
                     "; fix: check the GPU with nvidia-smi, or use --device cpu",
                 ErrorKind::Internal);
 }
