@@ -14,6 +14,10 @@ inline constexpr double kCrossTol = 1e-12;
 inline constexpr double kAlgebraTol = 1e-13;
 // Backward-pass gradient norm vs ||P_lᵀ g|| from the explicit product of Jacobians.
 inline constexpr double kProductTol = 1e-10;
+// A device backend (CUDA: cuBLAS, cuSOLVER) against the CPU backend, relative on the whole result: every Backend
+// operation and a whole model's explicit products (issue 12: <= 1e-10; DGEMM, Gram eigenvalues and gesvd each
+// carry a few ulps times the size).
+inline constexpr double kBackendTol = 1e-10;
 // Matrix-free top singular values (Lanczos on JVP/VJP) vs the explicit SVD, relative (issue 5's bound).
 inline constexpr double kLanczosTol = 1e-8;
 // Hutchinson Frobenius estimates: every one within this many of its reported standard errors of the exact value.

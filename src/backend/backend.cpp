@@ -2,6 +2,9 @@
 #include "gradflow/backend/backend.hpp"
 
 #include "backend/cpu_backend.hpp"
+#ifdef GRADFLOW_HAVE_CUDA
+#include "backend/cuda/cuda_backend.hpp"
+#endif
 #include "gradflow/core/error.hpp"
 
 namespace gradflow {
@@ -15,8 +18,8 @@ std::unique_ptr<Backend> make_backend(BackendKind kind) {
 #ifdef GRADFLOW_HAVE_CUDA
       return make_cuda_backend();
 #else
-      throw Error("this gradflow was built without the CUDA backend; fix: rebuild with -DGRADFLOW_CUDA=ON on a machine "
-                  "with nvcc, cuBLAS and cuSOLVER, or use --device cpu");
+      throw Error("--device cuda: this gradflow was built without the CUDA backend; fix: rebuild with -DGRADFLOW_CUDA=ON "
+                  "on a machine with nvcc, cuBLAS and cuSOLVER (docs/cuda.md), or use --device cpu");
 #endif
   }
   throw Error("internal: unknown backend", ErrorKind::Internal);

@@ -14,6 +14,8 @@ const Mat& host(const DenseBuffer& b) { return static_cast<const CpuBuffer&>(b).
 class CpuBackend final : public Backend {
  public:
   BackendKind kind() const override { return BackendKind::Cpu; }
+  std::string description() const override { return "cpu"; }
+  void require_memory(double, const std::string&) const override {}  // host memory: choose_engine's estimate
   std::unique_ptr<DenseBuffer> upload(Mat m) const override { return std::make_unique<CpuBuffer>(std::move(m)); }
   std::unique_ptr<DenseBuffer> multiply(std::unique_ptr<DenseBuffer> P, const Jacobian& B) const override {
     auto& p = static_cast<CpuBuffer&>(*P);

@@ -19,6 +19,7 @@ struct AnalyzeOptions {
   ModelSettings model;
   std::string json;
   std::string mode = "auto";
+  std::string device = "cpu";
   bool gradients_only = false;
   bool quiet = false;
   std::set<std::string> given;  // the engine options given on the command line (set by the callback)
@@ -54,6 +55,7 @@ void run_analyze(const AnalyzeOptions& o) {
   RunConfig rc = resolve(o.model);
   rc.analysis.engine_request = parse_engine_request(o.mode, o.gradients_only);
   rc.analysis.progress = !o.quiet;
+  rc.analysis.backend = o.device == "cuda" ? BackendKind::Cuda : BackendKind::Cpu;
   // refuses bad engine options and runs that do not fit, before any work
   check_engine_options(o, choose_engine(rc.model, rc.analysis));
   check_outputs({{"--json", o.json}}, run_input_paths(rc));
@@ -86,6 +88,9 @@ void setup_analyze(CLI::App& app) {
                   "random perturbations K (0 skips; each costs about two forward passes)")->capture_default_str();
   sub->add_option("--sensitivity-size", an.sensitivity_size, "relative size r of those perturbations: delta = r*|theta|*N(0,1)")
       ->capture_default_str();
+  sub->add_option("--device", opts->device, "where the explicit products, their norms and SVDs run: cpu | cuda "
+                                           "(a CUDA build and a visible GPU; docs/cuda.md)")
+      ->check(CLI::IsMember({"cpu", "cuda"}))->capture_default_str();
   sub->add_flag("-q,--quiet", opts->quiet, "no table, no progress");
   sub->callback([opts, sub] {
     for (const char* name : {"--mode", "--spectrum", "--top-k", "--spectral-layers", "--hutchinson-probes", "--stream-rows",

@@ -36,6 +36,7 @@ nlohmann::ordered_json analyze(const RunConfig& rc) {
   const auto t3 = std::chrono::steady_clock::now();
   Json report;
   report["config"] = run_config_json(model, rc, &choice);
+  if (opts.backend != BackendKind::Cpu) report["config"]["device_description"] = ctx.backend().description();
   for (auto& [k, v] : body.items()) report[k] = v;
   report["elapsed_seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const auto secs = [](auto a, auto b) { return std::chrono::duration<double>(b - a).count(); };

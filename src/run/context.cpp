@@ -108,6 +108,11 @@ Jacobian AnalysisContext::layer_jacobian(Index l) const {
 void AnalysisContext::for_each_product(
     const std::function<void(Index, const DenseBuffer&, const DenseBuffer&)>& visit) const {
   const Backend& be = *backend_;
+  const double N = static_cast<double>(tokens() * width());
+  // the walk's peak in the backend's memory: P, the product, B_l (as given and dense) and one copy or Gram matrix of
+  // a norm or spectrum (the solvers' workspaces are checked when they are allocated)
+  be.require_memory(5.0 * N * N * sizeof(double), "the explicit products of N = n*d = " +
+                                                      std::to_string(tokens() * width()) + " (5 matrices of N^2)");
   std::unique_ptr<DenseBuffer> P;
   for (Index l = model.layers() - 1; l >= 0; --l) {
     Jacobian B = layer_jacobian(l);

@@ -18,6 +18,7 @@ nlohmann::ordered_json run_config_json(const Model& model, const RunConfig& rc, 
   j["explicit_memory_estimate_bytes"] = choice->explicit_bytes;
   j["max_memory_bytes"] = choice->budget_bytes;
   if (choice->engine == Engine::Explicit) j["spectrum"] = opts.spectrum;
+  if (opts.backend != BackendKind::Cpu) j["device"] = to_string(opts.backend);  // absent: the CPU
   if (choice->engine == Engine::MatrixFree) {
     j["top_k"] = opts.top_k;
     j["spectral_layers"] = opts.spectral_layers;

@@ -64,14 +64,24 @@ TEST_CASE("backend: norms and singular values are the linear-algebra routines' o
   }
 }
 
-TEST_CASE("backend: asking for a backend that was not built is a one-line error naming the build option", "[backend]") {
-#ifndef GRADFLOW_HAVE_CUDA
+TEST_CASE("backend: --device cuda without a CUDA build or without a GPU is a one-line error with the fix", "[backend]") {
+  // a CPU build: "built without the CUDA backend"; a CUDA build on a machine without a GPU: "no CUDA GPU is visible"
+  // (any cudaGetDeviceCount failure); with a GPU the backend is made and the [cuda] tests check it
   try {
     make_backend(BackendKind::Cuda);
+#ifndef GRADFLOW_HAVE_CUDA
     FAIL("no error");
-  } catch (const Error& e) {
-    CHECK(e.exit_code() == 2);
-    CHECK(std::string(e.what()).find("GRADFLOW_CUDA") != std::string::npos);
-  }
 #endif
+  } catch (const Error& e) {
+    const std::string msg = e.what();
+    INFO(msg);
+    CHECK(e.exit_code() == 2);
+    CHECK(msg.find('\n') == std::string::npos);
+    CHECK(msg.find("--device cpu") != std::string::npos);
+#ifdef GRADFLOW_HAVE_CUDA
+    CHECK(msg.find("no CUDA GPU is visible") != std::string::npos);
+#else
+    CHECK(msg.find("GRADFLOW_CUDA") != std::string::npos);
+#endif
+  }
 }

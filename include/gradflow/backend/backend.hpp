@@ -4,9 +4,9 @@
 // (its norms and singular values, or to_host() when a caller asks for the matrix).
 // Today: the explicit engine's product walk P_l = P_{l+1}·B_l and everything the reports take from B_l and P_l
 // (Frobenius and spectral norms, ‖B_l − I‖₂, all singular values). The CPU backend is OpenBLAS/LAPACK/Eigen
-// (src/backend/cpu_backend.cpp) with the results the engine always had. The CUDA backend (cuBLAS/cuSOLVER)
-// plugs in here; the forward/VJP/JVP kernels and the matrix-free operators are the next operations to move
-// behind this interface (docs/architecture.md).
+// (src/backend/cpu_backend.cpp) with the results the engine always had. The CUDA backend (src/backend/cuda/,
+// -DGRADFLOW_CUDA, --device cuda: cuBLAS DGEMM, cuSOLVER eigen/singular values; docs/cuda.md) implements the same
+// operations; the forward/VJP/JVP kernels and the matrix-free operators are the next to move behind this interface.
 #pragma once
 #include <memory>
 #include <string>
@@ -32,6 +32,11 @@ class Backend {
  public:
   virtual ~Backend() = default;
   virtual BackendKind kind() const = 0;
+  // One line for reports and progress: "cpu", or the device, its memory and compute capability.
+  virtual std::string description() const = 0;
+  // Error (exit code 2) naming `what`, its size, the free memory and a fix, when `bytes` do not fit in the memory
+  // the buffers live in (the device's; the CPU backend's host memory is choose_engine's estimate, engine.hpp).
+  virtual void require_memory(double bytes, const std::string& what) const = 0;
   virtual std::unique_ptr<DenseBuffer> upload(Mat host) const = 0;
   // The product walk's step: P·B for a dense P (N, N) and a structured B (token-wise or dense); consumes P.
   virtual std::unique_ptr<DenseBuffer> multiply(std::unique_ptr<DenseBuffer> P, const Jacobian& B) const = 0;

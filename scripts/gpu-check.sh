@@ -1,0 +1,128 @@
+#!/bin/bash
+# gpu-check.sh — the CUDA backend on a lent GPU, in one run of at most ~8 minutes (docs/cuda.md, ../shared/GPU.md).
+# Runs the programs that scripts/gpu-build.sh collected into a carry folder (default .gpu), not a build tree: ctest's
+# files hold the build machine's paths. Every step is time-boxed and the run continues after a failed step, so one
+# run gives every diagnostic; all of it goes to one results file, $OUT/gpu-check.txt (with the JSON reports beside).
+# Without a GPU it stops after the first device step with a clear message (exit 1), in seconds.
+#   device tool:  run  command "scripts/gpu-check.sh .gpu"  carry [".gpu"]  timeout_s 480
+#   here:         scripts/gpu-check.sh .gpu            (the CPU dry run: fails fast, OUT defaults to /tmp/gpu-check)
+set -u
+cd "$(dirname "$0")/.."
+CARRY=${1:-.gpu}
+OUT=${OUT:-/tmp/gpu-check}
+BUDGET=${GPU_CHECK_BUDGET:-450}  # seconds for all steps together (the device tool's limit is 480 per command)
+mkdir -p "$OUT"
+RESULTS="$OUT/gpu-check.txt"
+: > "$RESULTS"
+START=$(date +%s)
+FAILED=0
+log() { echo "$*" | tee -a "$RESULTS"; }
+
+# step NAME CAP_SECONDS COMMAND...: runs COMMAND with a timeout of min(CAP, what is left of BUDGET), output into the
+# results file, and records its exit code and wall time; never stops the script.
+step() {
+  local name=$1 cap=$2
+  shift 2
+  local left=$((BUDGET - ($(date +%s) - START)))
+  local t=$((cap < left ? cap : left))
+  if [ "$t" -lt 5 ]; then
+    log "=== $name: SKIPPED (time budget of ${BUDGET} s spent)"
+    FAILED=$((FAILED + 1))
+    return 99
+  fi
+  log "=== $name (timeout ${t} s): $*"
+  local s0 rc
+  s0=$(date +%s.%N)
+  timeout -k 5 "$t" "$@" >> "$RESULTS" 2>&1
+  rc=$?
+  log "=== $name: exit ${rc}, $(awk -v a="$s0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }') s$([ $rc -eq 124 ] && echo ' (TIMED OUT)')"
+  [ $rc -ne 0 ] && FAILED=$((FAILED + 1))
+  return $rc
+}
+
+log "gpu-check: $(date -u '+%Y-%m-%d %H:%M:%S UTC') on $(hostname), carry folder $CARRY (commit $(cat "$CARRY/commit" 2>/dev/null || echo unknown))"
+if [ ! -x "$CARRY/bin/gradflow" ] || [ ! -x "$CARRY/bin/test_backend" ]; then
+  log "gpu-check: $CARRY/bin/gradflow or $CARRY/bin/test_backend is missing; fix: run scripts/gpu-build.sh on the build machine and carry $CARRY"
+  exit 1
+fi
+
+# --- the device and its CUDA libraries -------------------------------------------------------------------------------
+log "--- nvidia-smi -L"
+timeout 20 nvidia-smi -L >> "$RESULTS" 2>&1 || log "(nvidia-smi -L failed or is absent)"
+timeout 20 nvidia-smi --query-gpu=name,memory.total,memory.used,driver_version,clocks.max.sm --format=csv >> "$RESULTS" 2>&1 || true
+# cuBLAS/cuSOLVER and their dependencies: the toolkit's lib64 folders, then PyTorch's nvidia/*/lib wheels
+NEEDED="libcublas.so.13 libcublasLt.so.13 libcusolver.so.12 libcusparse.so.12 libnvJitLink.so.13"
+DIRS=""
+CANDIDATES="/usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib $(ls -d /usr/local/cuda-*/lib64 /usr/local/cuda-*/targets/x86_64-linux/lib 2>/dev/null)"
+for py in python3 python; do
+  if command -v "$py" > /dev/null; then
+    CANDIDATES="$CANDIDATES $("$py" -c 'import site,glob; print(" ".join(d for p in site.getsitepackages() for d in glob.glob(p + "/nvidia/*/lib") + glob.glob(p + "/nvidia/*/*/lib")))' 2>/dev/null)"
+    break
+  fi
+done
+for lib in $NEEDED; do
+  found=""
+  for d in $CANDIDATES; do
+    if [ -e "$d/$lib" ]; then found=$d; break; fi
+  done
+  if [ -z "$found" ]; then
+    found=$(find / -xdev -name "$lib" -not -path '*/proc/*' 2>/dev/null | head -1 | xargs -r dirname)
+  fi
+  log "--- $lib: ${found:-NOT FOUND}"
+  [ -n "$found" ] && case ":$DIRS:" in *":$found:"*) ;; *) DIRS="${DIRS:+$DIRS:}$found" ;; esac
+done
+export LD_LIBRARY_PATH="$(cd "$CARRY/lib" && pwd)${DIRS:+:$DIRS}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+log "--- LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
+log "--- ldd $CARRY/bin/gradflow"
+ldd "$CARRY/bin/gradflow" >> "$RESULTS" 2>&1
+if ldd "$CARRY/bin/gradflow" | grep -q "not found"; then log "gpu-check: WARNING: a library of gradflow was not found (above)"; fi
+G="$CARRY/bin/gradflow"
+MODEL="--d-model 512 --heads 8 --d-ff 2048"
+
+# --- 1. the device answers (a tiny explicit run on it); without a GPU the script stops here ---------------------------
+if ! step "smoke: --device cuda on a tiny model" 60 "$G" analyze --layers 2 --d-model 8 --heads 2 --seq-len 4 --mode explicit --device cuda -q --json "$OUT/smoke.json"; then
+  if grep -q "no CUDA GPU is visible\|error while loading shared libraries" "$RESULTS"; then
+    log "gpu-check: FAILED: no usable GPU (above: the CUDA libraries found, and the smoke run's one-line error); nothing else run"
+    exit 1
+  fi
+fi
+
+# --- 2. the backend tests, CPU reference vs CUDA (tests/backend, tags [backend] and [cuda]) -----------------------------
+step "tests: test_backend [cuda] (CUDA vs CPU, kBackendTol = 1e-10)" 180 "$CARRY/bin/test_backend" "[cuda]" -d yes
+step "tests: test_backend [backend] (the CPU bodies)" 60 "$CARRY/bin/test_backend" "[backend]"
+
+# --- 3. the explicit engine at the article's width, CPU vs GPU (agreement and timings) --------------------------------
+# N = n·d = 4096 over 4 layers on both; N = 8192 over 2 layers on the GPU only (the largest N of this run)
+step "explicit N=4096 L=4 on the GPU" 90 "$G" analyze $MODEL --seq-len 8 --layers 4 --mode explicit --device cuda -q --json "$OUT/cuda_n8_L4.json"
+step "explicit N=4096 L=4 on the CPU" 150 "$G" analyze $MODEL --seq-len 8 --layers 4 --mode explicit --device cpu -q --json "$OUT/cpu_n8_L4.json"
+if command -v python3 > /dev/null && [ -f "$OUT/cuda_n8_L4.json" ] && [ -f "$OUT/cpu_n8_L4.json" ]; then
+  step "agreement table N=4096 (relative |cuda - cpu| / |cpu|)" 30 python3 - "$OUT/cpu_n8_L4.json" "$OUT/cuda_n8_L4.json" << 'EOF'
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+worst = 0.0
+print("layer  part              quantity                       cpu                      cuda                     rel")
+for l, (la, lb) in enumerate(zip(a["layers"], b["layers"])):
+    for part in ("block_jacobian", "product_jacobian"):
+        for key in ("spectral_norm", "frobenius_norm", "minus_identity_spectral_norm", "min_singular_value", "numerical_rank"):
+            if key not in la[part]:
+                continue
+            x, y = la[part][key], lb[part][key]
+            r = abs(x - y) / abs(x) if x else abs(y)
+            if key not in ("min_singular_value", "numerical_rank"):
+                worst = max(worst, r)
+            print(f"{l:5d}  {part:16s}  {key:29s}  {x:<23.16g}  {y:<23.16g}  {r:.2e}")
+print(f"worst relative difference of the norms: {worst:.2e} (kBackendTol 1e-10)")
+for k in ("timing_seconds", "elapsed_seconds"):
+    print(k, "cpu", a.get(k), "cuda", b.get(k))
+sys.exit(0 if worst <= 1e-10 else 1)
+EOF
+fi
+step "explicit N=8192 L=2 on the GPU" 150 "$G" analyze $MODEL --seq-len 16 --layers 2 --mode explicit --device cuda -q --json "$OUT/cuda_n16_L2.json"
+
+# --- 4. full scale (d=512, h=8, d_ff=2048, n=128, L=24; N=65536): the explicit products do not fit one GPU ----------
+# (5 matrices of N² doubles = 160 GiB > the H200's 139 GiB): the run must refuse with the sizes, before any product
+step "full scale N=65536 L=24 explicit on the GPU: the refusal" 60 "$G" analyze $MODEL --seq-len 128 --layers 24 --mode explicit --device cuda --max-memory 1000G -q
+
+log "gpu-check: done in $(($(date +%s) - START)) s, ${FAILED} step(s) with a non-zero exit (the full-scale refusal is expected: exit 2)"
+ls -la "$OUT" >> "$RESULTS"
+exit 0
