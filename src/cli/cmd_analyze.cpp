@@ -10,6 +10,7 @@
 #include "gradflow/core/error.hpp"
 #include "gradflow/run/engine.hpp"
 #include "gradflow/run/run_inputs.hpp"
+#include "gradflow/run/time_estimate.hpp"
 #include "gradflow/report/atomic_file.hpp"
 #include "gradflow/report/table.hpp"
 
@@ -32,23 +33,28 @@ void check_engine_options(const AnalyzeOptions& o, const EngineChoice& choice) {
           "--gradients-only and --mode " + o.mode + " both choose the engine; fix: drop one of them");
   require(!(o.gradients_only && o.given.count("--spectrum")),
           "--spectrum needs the Jacobians that --gradients-only skips; fix: drop one of them");
-  require(!o.given.count("--stream-rows") || choice.engine == Engine::Streamed,
-          "--stream-rows applies to --mode streamed only, not to " +
+  require(!o.given.count("--max-time") || (!o.gradients_only && o.mode == "auto"),
+          "--max-time is the budget --mode auto weighs streamed mode by, not used by " +
               (o.gradients_only ? std::string("--gradients-only") : "--mode " + o.mode) +
-              "; fix: drop --stream-rows or use --mode streamed");
+              "; fix: drop --max-time or use --mode auto");
+  if (choice.streamed_considered && !o.quiet)
+    std::fprintf(stderr, "gradflow: note: %s\n", choice.reason.c_str());
   require(!o.given.count("--sensitivity-size") || o.model.rc.analysis.sensitivity_probes > 0,
           "--sensitivity-size has no effect without probes; fix: add --sensitivity-probes K (e.g. 16) or drop it");
-  if (choice.engine == Engine::MatrixFree) return;
-  for (const char* name : {"--top-k", "--spectral-layers", "--hutchinson-probes"}) {
-    if (!o.given.count(name)) continue;
+  // each engine's own options: refused when another engine was asked for, noted when auto chose another one
+  const std::string asked = o.gradients_only ? std::string("--gradients-only") : "--mode " + o.mode;
+  const auto check = [&](const char* name, Engine reader, const char* mode) {
+    if (!o.given.count(name) || choice.engine == reader) return;
     if (o.gradients_only || o.mode != "auto")
-      throw Error(std::string(name) + " applies to --mode matrix-free only, not to " +
-                  (o.gradients_only ? "--gradients-only" : "--mode " + o.mode) + "; fix: drop " + name +
-                  " or use --mode matrix-free");
+      throw Error(std::string(name) + " applies to --mode " + mode + " only, not to " + asked + "; fix: drop " + name +
+                  " or use --mode " + mode);
     if (!o.quiet)
-      std::fprintf(stderr, "gradflow: note: %s unused: --mode auto chose explicit mode (exact values; %s)\n", name,
-                   "--mode matrix-free would use it");
-  }
+      std::fprintf(stderr, "gradflow: note: %s unused: --mode auto chose %s mode (--mode %s would use it)\n", name,
+                   to_string(choice.engine), mode);
+  };
+  check("--stream-rows", Engine::Streamed, "streamed");
+  for (const char* name : {"--top-k", "--spectral-layers", "--hutchinson-probes"})
+    check(name, Engine::MatrixFree, "matrix-free");
 }
 
 void run_analyze(const AnalyzeOptions& o) {
@@ -73,7 +79,8 @@ void setup_analyze(CLI::App& app) {
   sub->add_flag("--gradients-only", opts->gradients_only, "skip the explicit Jacobians (gradient norms only)");
   auto& an = opts->model.rc.analysis;  // the engine options (analyze only)
   sub->add_option("--mode", opts->mode, "explicit (dense Jacobians) | matrix-free (JVP/VJP) | streamed (exact Frobenius "
-                                       "norms, no dense Jacobian) | auto (explicit if it fits in --max-memory, else matrix-free)")
+                                       "norms, no dense Jacobian) | auto (explicit if it fits in --max-memory, else streamed if its "
+                                       "estimated time fits --max-time, else matrix-free)")
       ->check(CLI::IsMember({"auto", "explicit", "matrix-free", "streamed"}))->capture_default_str();
   sub->add_flag("--spectrum", an.spectrum, "explicit mode: every singular value of B_l and P_l, with summary statistics");
   sub->add_option("--top-k", an.top_k, "matrix-free: largest singular values per B_l and P_l (Lanczos; >= 1)")
@@ -91,10 +98,15 @@ void setup_analyze(CLI::App& app) {
   sub->add_option("--device", opts->device, "where the explicit products, their norms and SVDs run: cpu | cuda "
                                            "(a CUDA build and a visible GPU; docs/cuda.md)")
       ->check(CLI::IsMember({"cpu", "cuda"}))->capture_default_str();
+  sub->add_option_function<std::string>(
+         "--max-time", [&an](const std::string& v) { an.max_time_seconds = parse_duration(v, "--max-time"); },
+         "auto: choose streamed mode when explicit does not fit and its estimated time is within this (e.g. 600, "
+         "10m, 2h; default 10m); the estimate is printed")
+      ->type_name("DURATION");
   sub->add_flag("-q,--quiet", opts->quiet, "no table, no progress");
   sub->callback([opts, sub] {
     for (const char* name : {"--mode", "--spectrum", "--top-k", "--spectral-layers", "--hutchinson-probes", "--stream-rows",
-                             "--sensitivity-size"})
+                             "--sensitivity-size", "--max-time"})
       if (sub->count(name) > 0) opts->given.insert(name);
     run_analyze(*opts);
   });

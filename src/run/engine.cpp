@@ -3,10 +3,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <sstream>
 
 #include "gradflow/core/error.hpp"
 #include "gradflow/run/memory_estimate.hpp"
+#include "gradflow/run/time_estimate.hpp"
 
 namespace gradflow {
 
@@ -22,7 +24,8 @@ EngineChoice choose_engine(const ModelConfig& cfg, const AnalysisOptions& opts) 
   require(std::isfinite(opts.sensitivity_size) && opts.sensitivity_size > 0,
           "--sensitivity-size must be a positive finite number; fix: e.g. --sensitivity-size 1e-3");
   require(opts.stream_rows >= 1, "--stream-rows " + std::to_string(opts.stream_rows) +
-                                     " must be at least 1; fix: e.g. --stream-rows 256 (memory grows like K*n*d)");
+                                     " must be at least 1; fix: e.g. --stream-rows 256 (memory grows like K*n*(d+d_ff))");
+  require(opts.max_time_seconds > 0, "--max-time must be positive; fix: e.g. --max-time 10m");
   require(!(opts.spectrum && (opts.engine_request == EngineRequest::MatrixFree ||
                               opts.engine_request == EngineRequest::Streamed)),
           "--spectrum needs the full spectra of explicit mode; fix: drop --spectrum or use --mode explicit/auto");
@@ -53,9 +56,26 @@ EngineChoice choose_engine(const ModelConfig& cfg, const AnalysisOptions& opts) 
                  " identity rows at a time, no (N, N) matrix (" + sizes + ")";
       break;
     case EngineRequest::Auto: {
-      const bool fits = c.explicit_bytes <= c.budget_bytes;
-      c.engine = fits ? Engine::Explicit : Engine::MatrixFree;
-      c.reason = "--mode auto: " + sizes + (fits ? ", so explicit" : ", so matrix-free");
+      if (c.explicit_bytes <= c.budget_bytes) {
+        c.engine = Engine::Explicit;
+        c.reason = "--mode auto: " + sizes + ", so explicit";
+        break;
+      }
+      // explicit does not fit: streamed gives exact Frobenius norms when its memory and estimated time fit
+      const double streamed_bytes = streamed_memory(cfg, opts.seq_len, opts.stream_rows).total();
+      c.streamed_considered = true;
+      c.dgemm_rate = measured_dgemm_rate();
+      c.streamed_seconds = streamed_seconds_estimate(cfg, opts.seq_len, c.dgemm_rate);
+      const bool time_fits = c.streamed_seconds <= opts.max_time_seconds;
+      const bool memory_fits = streamed_bytes <= c.budget_bytes;
+      c.engine = time_fits && memory_fits ? Engine::Streamed : Engine::MatrixFree;
+      char rate[32];
+      std::snprintf(rate, sizeof rate, "%.3g", c.dgemm_rate / 1e9);
+      c.reason = "--mode auto: " + sizes + "; streamed mode (exact Frobenius norms) is estimated at " +
+                 format_seconds(c.streamed_seconds) + " (" + rate + " GFLOP/s DGEMM measured here), " +
+                 (time_fits ? "within" : "over") + " --max-time " + format_seconds(opts.max_time_seconds) +
+                 (memory_fits ? "" : ", and needs " + format_bytes(streamed_bytes)) +
+                 (c.engine == Engine::Streamed ? ", so streamed" : ", so matrix-free");
       break;
     }
   }

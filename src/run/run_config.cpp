@@ -17,6 +17,10 @@ nlohmann::ordered_json run_config_json(const Model& model, const RunConfig& rc, 
   j["mode_reason"] = choice->reason;
   j["explicit_memory_estimate_bytes"] = choice->explicit_bytes;
   j["max_memory_bytes"] = choice->budget_bytes;
+  if (choice->streamed_considered)  // a measurement of this machine: "time" keeps it out of bit-for-bit comparisons
+    j["time_estimate"] = {{"streamed_seconds", choice->streamed_seconds},
+                          {"dgemm_flops_per_second", choice->dgemm_rate},
+                          {"max_time_seconds", opts.max_time_seconds}};
   if (choice->engine == Engine::Explicit) j["spectrum"] = opts.spectrum;
   if (opts.backend != BackendKind::Cpu) j["device"] = to_string(opts.backend);  // absent: the CPU
   if (choice->engine == Engine::MatrixFree) {

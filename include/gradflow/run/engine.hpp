@@ -1,7 +1,8 @@
 // engine.hpp — which engine `analyze` runs, chosen in one place with its memory estimate (options.hpp: Engine):
 // explicit Jacobians (dense (N, N) matrices, N = n·d, exact SVDs), matrix-free operators (JVP/VJP only) or
-// gradients only. auto picks explicit when its estimated peak memory (~7·N²·8 bytes + parameters + trace) fits in --max-memory,
-// matrix-free above it. A run whose chosen engine does not fit is refused here, before anything is allocated.
+// gradients only, or streamed exact Frobenius norms. auto picks explicit when its estimated peak memory (~7·N²·8 bytes +
+// parameters + trace) fits in --max-memory; above it, streamed when its memory fits and its estimated time
+// (time_estimate.hpp) fits --max-time, else matrix-free. A run whose chosen engine does not fit is refused here, before anything is allocated.
 // docs/scaling.md gives the costs of each engine.
 #pragma once
 #include <string>
@@ -18,13 +19,18 @@ struct EngineChoice {
   std::string reason;        // one sentence for config.mode_reason
   double explicit_bytes = 0;  // explicit_memory_estimate of this model
   double budget_bytes = 0;    // --max-memory, or half of RAM
+  // set when auto weighed streamed mode (explicit did not fit): its estimated seconds and the DGEMM rate (flop/s)
+  bool streamed_considered = false;
+  double streamed_seconds = 0;
+  double dgemm_rate = 0;
 };
 
 // Decides the engine for opts.engine_request, validates the engine options (--seq-len, --top-k,
 // --hutchinson-probes, --spectral-layers, --spectrum with matrix-free) and refuses (Error, exit code 2) a run whose
 // chosen engine needs more than the budget: explicit_memory_estimate for explicit, streaming_memory_estimate for
-// matrix-free and gradients-only, streamed_memory for streamed (only ever chosen by --mode streamed). No allocation. auto: explicit iff explicit_memory_estimate <= budget (ties go
-// to explicit).
+// matrix-free and gradients-only, streamed_memory for streamed. No allocation. auto: explicit iff
+// explicit_memory_estimate <= budget (ties go to explicit); otherwise streamed iff streamed_memory fits the budget and
+// streamed_seconds_estimate <= --max-time (this measures the DGEMM rate once: ~30 ms); otherwise matrix-free.
 EngineChoice choose_engine(const ModelConfig& cfg, const AnalysisOptions& opts);
 
 // Estimated peak memory of the explicit Jacobian analysis of this model at n tokens: 7 (N, N) matrices, the

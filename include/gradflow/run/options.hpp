@@ -13,7 +13,8 @@ namespace gradflow {
 //   MatrixFree     JVP/VJP operators only: Lanczos for top singular values, Hutchinson for Frobenius norms
 //   GradientsOnly  one forward and one backward pass: exact gradient norms, no Jacobians
 //   Streamed       exact Frobenius norms of B_l and P_l from chunks of identity rows through the VJP chain
-//                  (matrix_free/streamed.hpp): no (N, N) matrix; only when asked (--mode streamed), never by auto
+//                  (matrix_free/streamed.hpp): no (N, N) matrix; auto chooses it when explicit does not fit in
+//                  --max-memory and its estimated time fits --max-time (engine.hpp)
 enum class Engine { Explicit, MatrixFree, GradientsOnly, Streamed };
 // What was asked for: --mode auto | explicit | matrix-free | streamed, or --gradients-only (which wins over --mode).
 enum class EngineRequest { Auto, Explicit, MatrixFree, GradientsOnly, Streamed };
@@ -42,6 +43,7 @@ struct AnalysisOptions {
   Index sensitivity_probes = 0;     // --sensitivity-probes K: output sensitivity to parameters (0: off; each probe
                                     // costs about two forward passes: a parameter JVP and a perturbed forward)
   double sensitivity_size = 1e-3;   // --sensitivity-size r: δ_i = r·|θ_i|·ξ_i, ξ_i ~ N(0, 1) per parameter entry
+  double max_time_seconds = 600;    // --max-time: auto chooses streamed mode only when its estimate fits this
   uint64_t probe_seed = 0;          // random probes of matrix-free mode (analyze() sets it from --seed)
 };
 

@@ -1,0 +1,34 @@
+// time_estimate.hpp — how long an engine will take, estimated before it runs, so --mode auto can choose streamed
+// mode only when it fits --max-time (issue 12): the engine's flop count (docs/scaling.md) over this machine's DGEMM
+// rate, measured once per process by a short product. An estimate, not a promise: the rate moves with the load of
+// the machine, so a run whose estimate lies near --max-time may choose differently on another run (its report's
+// config.time_estimate says what was estimated).
+#pragma once
+#include <string>
+
+#include "gradflow/core/types.hpp"
+#include "gradflow/model/config.hpp"
+
+namespace gradflow {
+
+// Floating-point operations of one cotangent through one block's input-VJP: the linear layers
+// (2·n·(4·d² + 2·d·d_ff)) and attention's four (n, n)·(n, d/h) products per head (8·n²·d).
+double block_vjp_flops(const ModelConfig& cfg, Index n_tokens);
+// Floating-point operations of --mode streamed: N = n·d cotangents through every block twice (P_l and B_l).
+double streamed_flops(const ModelConfig& cfg, Index n_tokens);
+
+// This machine's double-precision GEMM rate (flop/s) at the current thread count: the best of a few (512, 512)
+// products, measured on the first call (~30 ms) and remembered for the rest of the process.
+double measured_dgemm_rate();
+
+// The fraction of the DGEMM rate the streamed engine reaches (measured, docs/scaling.md), used by the estimate.
+inline constexpr double kStreamedDgemmFraction = 0.4;
+// Estimated seconds of --mode streamed on this machine: streamed_flops / (kStreamedDgemmFraction · rate).
+double streamed_seconds_estimate(const ModelConfig& cfg, Index n_tokens, double dgemm_rate);
+
+// Parses durations like "600", "90s", "10m", "1.5h" (seconds); Error naming the option on anything else.
+double parse_duration(const std::string& text, const std::string& option);
+// "42 s", "12.5 min", "3.2 h", "4.1 days"
+std::string format_seconds(double seconds);
+
+}  // namespace gradflow
