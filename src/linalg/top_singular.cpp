@@ -91,6 +91,7 @@ double spectral_norm(const Mat& A) {
     std::frexp(amax, &e);
     return std::ldexp(spectral_norm(A.unaryExpr([e](double v) { return std::ldexp(v, -e); })), e);
   }
+  if (A.rows() < A.cols()) return spectral_norm(Mat(A.transpose()));  // Lanczos on the smaller Gram matrix
   const LinearMap f = [&](const double* x, double* y) {
     Eigen::Map<Vec>(y, A.rows()).noalias() = A * Eigen::Map<const Vec>(x, A.cols());
   };
@@ -98,7 +99,12 @@ double spectral_norm(const Mat& A) {
     Eigen::Map<Vec>(y, A.cols()).noalias() = A.transpose() * Eigen::Map<const Vec>(x, A.rows());
   };
   const TopSingular t = top_singular_values(f, ft, A.rows(), A.cols(), 1);
-  if (t.converged) return t.values(0);
+  // ‖A‖_F/√min(r, c) ≤ σ_max ≤ ‖A‖_F holds for every matrix: a Lanczos answer outside is wrong (Spectra's restart
+  // after an exact breakdown, as on a rank-one AᵀA, returned 60.0 for σ = 1.64) and the SVD answers instead.
+  const double fro = A.norm(), slack = 1e-12;
+  const bool plausible = t.converged && t.values(0) <= fro * (1 + slack) &&
+                         t.values(0) >= fro / std::sqrt(static_cast<double>(A.cols())) * (1 - slack);
+  if (plausible) return t.values(0);
   return singular_values(A)(0);
 }
 

@@ -32,3 +32,24 @@ TEST_CASE("spectral_norm: a matrix holding NaN/Inf is refused, not handed to the
   A(3, 4) = std::numeric_limits<double>::quiet_NaN();
   CHECK_THROWS_AS(spectral_norm(A), Error);
 }
+
+TEST_CASE("spectral_norm: wide, tall and low-rank matrices equal the SVD's", "[linalg]") {
+  // a single row of >= 6 columns gave 60.0 for sigma = 1.64 (Lanczos on a rank-one 6x6 AtA; found by the backend tests)
+  Rng rng(7, "spectral shapes");
+  for (const auto& [r, c] : {std::pair<Index, Index>{1, 6}, {1, 9}, {1, 64}, {2, 25}, {3, 40}, {40, 3}, {6, 1}, {64, 1}}) {
+    INFO("shape (" << r << ", " << c << ")");
+    Mat A(r, c);
+    rng.fill_normal(A, 1.0);
+    const double ref = singular_values(A)(0);
+    CHECK(std::abs(spectral_norm(A) - ref) <= test::kLanczosTol * ref);
+  }
+  for (const Index rank : {1, 2, 5}) {
+    INFO("40 x 40 of rank " << rank);
+    Mat U(40, rank), V(rank, 40);
+    rng.fill_normal(U, 1.0);
+    rng.fill_normal(V, 1.0);
+    const Mat A = U * V;
+    const double ref = singular_values(A)(0);
+    CHECK(std::abs(spectral_norm(A) - ref) <= test::kLanczosTol * ref);
+  }
+}
