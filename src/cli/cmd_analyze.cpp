@@ -5,6 +5,7 @@
 #include <iostream>
 #include <set>
 
+#include "cli/analysis_options.hpp"
 #include "cli/commands.hpp"
 #include "cli/model_options.hpp"
 #include "gradflow/core/error.hpp"
@@ -39,8 +40,6 @@ void check_engine_options(const AnalyzeOptions& o, const EngineChoice& choice) {
               "; fix: drop --max-time or use --mode auto");
   if (choice.streamed_considered && !o.quiet)
     std::fprintf(stderr, "gradflow: note: %s\n", choice.reason.c_str());
-  require(!o.given.count("--sensitivity-size") || o.model.rc.analysis.sensitivity_probes > 0,
-          "--sensitivity-size has no effect without probes; fix: add --sensitivity-probes K (e.g. 16) or drop it");
   // each engine's own options: refused when another engine was asked for, noted when auto chose another one
   const std::string asked = o.gradients_only ? std::string("--gradients-only") : "--mode " + o.mode;
   const auto check = [&](const char* name, Engine reader, const char* mode) {
@@ -91,10 +90,7 @@ void setup_analyze(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--stream-rows", an.stream_rows, "streamed: identity rows per chunk K (>= 1; memory grows like K*n*(d+d_ff))")
       ->capture_default_str();
-  sub->add_option("--sensitivity-probes", an.sensitivity_probes, "output sensitivity to parameters (Liu et al. 2020): "
-                  "random perturbations K (0 skips; each costs about two forward passes)")->capture_default_str();
-  sub->add_option("--sensitivity-size", an.sensitivity_size, "relative size r of those perturbations: delta = r*|theta|*N(0,1)")
-      ->capture_default_str();
+  add_sensitivity_options(*sub, an);
   sub->add_option("--device", opts->device, "where the explicit products, their norms and SVDs run: cpu | cuda "
                                            "(a CUDA build and a visible GPU; docs/cuda.md)")
       ->check(CLI::IsMember({"cpu", "cuda"}))->capture_default_str();
@@ -106,8 +102,9 @@ void setup_analyze(CLI::App& app) {
   sub->add_flag("-q,--quiet", opts->quiet, "no table, no progress");
   sub->callback([opts, sub] {
     for (const char* name : {"--mode", "--spectrum", "--top-k", "--spectral-layers", "--hutchinson-probes", "--stream-rows",
-                             "--sensitivity-size", "--max-time"})
+                             "--max-time"})
       if (sub->count(name) > 0) opts->given.insert(name);
+    check_sensitivity_options(*sub, opts->model.rc.analysis);
     run_analyze(*opts);
   });
 }

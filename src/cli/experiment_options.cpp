@@ -2,6 +2,7 @@
 #include "process/interrupt.hpp"
 #include "process/runtime_env.hpp"
 #include "cli/experiment_options.hpp"
+#include "cli/analysis_options.hpp"
 #include "cli/commands.hpp"
 
 #include <iostream>
@@ -60,6 +61,7 @@ void add_experiment_options(CLI::App& sub, ExperimentOptions& o) {
   sub.add_option("--threads", o.threads, "configurations run at once (default: all cores; results do not depend on it)")
       ->check(CLI::Range(0, process::kMaxThreads));
   sub.add_flag("--gradients-only", o.gradients_only, "skip the explicit Jacobians (gradient norms only, ~100x faster)");
+  add_sensitivity_options(sub, o.model.rc.analysis);
   sub.add_flag("-q,--quiet", o.quiet, "no table, no progress");
   sub.add_option("--spec-file", o.spec_file, "(set by `gradflow run`) the spec file this run comes from")
       ->group("");
@@ -91,6 +93,7 @@ void axes_from_checkpoint(ExperimentOptions& o, PlanAxes& axes, const std::strin
 void run_experiment_command(const CLI::App& sub, const std::string& kind, const PlanAxes& axes,
                             const ExperimentOptions& o) {
   const RunConfig& rc = o.model.rc;
+  check_sensitivity_options(sub, rc.analysis);
   std::vector<NamedPath> inputs = run_input_paths(rc);
   inputs.push_back({"the spec", o.spec_file});
   check_outputs({{"--json", o.json}, {"--csv", o.csv}}, inputs);

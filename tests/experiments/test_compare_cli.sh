@@ -52,6 +52,15 @@ grep -q '"spec_file"' "$tmp/c3.json" || fail "run report lacks spec_file"
 head -1 "$tmp/s.csv" | grep -qx "placement,depth,param,value,layer,metric,mean,std,n" || fail "sweep CSV header"
 grep -q '^pre,2,d-model,8,' "$tmp/s.csv" || fail "sweep CSV rows"
 
+# output sensitivity to parameters (Liu et al.) in an experiment: aggregated like every scalar, the same at 1 and 2
+# threads
+for t in 1 2; do
+  "$gf" compare --placements post --layers 2 $small --seeds 2 --sensitivity-probes 2 --threads $t -q \
+    --csv "$tmp/sens$t.csv" || fail "compare --sensitivity-probes at $t threads"
+done
+grep -q ',output_sensitivity.first_order,' "$tmp/sens1.csv" || fail "compare CSV lacks output_sensitivity.first_order"
+cmp -s "$tmp/sens1.csv" "$tmp/sens2.csv" || fail "compare --sensitivity-probes differs between 1 and 2 threads"
+
 bad() {
   "$gf" "$@" -q --json "$tmp/bad.json" >/dev/null 2>"$tmp/err"
   rc=$?
@@ -62,6 +71,7 @@ bad() {
 bad compare --placements post,bogus --layers 2 $small
 bad compare --placements post --layers 2,x $small
 bad compare --placements post --layers 2 --seeds 0 $small
+bad compare --placements post --layers 2 $small --sensitivity-size 1e-2
 bad sweep --placement post --layers 2 $small --param d-model --values 16,15
 bad sweep --placement post --layers 2 $small --param nonsense --values 1
 bad sweep --placement post --layers 2 $small --param init-scale --values 1,,2
