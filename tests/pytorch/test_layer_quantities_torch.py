@@ -10,6 +10,9 @@ b2t), random float64 weights are saved as safetensors and the input/cotangent as
   branch_ratio                           forward hooks on self_attn and linear2 (the branch outputs), the unit inputs
                                          from the split forward (torch_reference.layer_forward's composition)
   attention_grad_norms, qk_grad_share    in_proj_weight.grad's row blocks and out_proj.weight.grad after backward
+  output_sensitivity                     the same probes δ (gradflow's seeded streams, torch_reference's port of its
+                                         RNG): ||J_θ δ||² from autograd (the double-backward form of the parameter
+                                         JVP) and ||y(θ + δ) − y(θ)||² from a perturbed copy, mean and standard error
 Each relative error <= 1e-9 (torch_reference.REL_TOL); exit 1 on any failure, 77 when torch/numpy are missing.
 """
 import json
@@ -110,6 +113,42 @@ def reference(spec, enc, x0, g):
     return ref
 
 
+SENSITIVITY_PROBES, SENSITIVITY_SIZE = 2, 1e-3
+
+
+def sensitivity_reference(spec, enc, x0, seed):
+    """output_sensitivity for gradflow's probes: delta_k = r*|theta|*xi with xi from stream "sensitivity/k/<name>"."""
+    import copy
+    mask = tr.causal_mask(spec.n) if spec.causal else None
+    x = x0.detach().clone().unsqueeze(0)
+    names, params = zip(*enc.named_parameters())
+    with torch.no_grad():
+        y0 = tr.network(spec, enc, x, mask)
+    first, fd = [], []
+    for k in range(SENSITIVITY_PROBES):
+        deltas = [SENSITIVITY_SIZE * p.detach().abs() * torch.from_numpy(
+            tr.gradflow_random_normal(seed, f"sensitivity/{k}/{name}", 1, p.numel())).reshape(p.shape)
+            for name, p in zip(names, params)]
+        # J_theta delta as the gradient in u of <d/dtheta <u, y>, delta> (exact: linear in u)
+        y = tr.network(spec, enc, x, mask)
+        u = torch.zeros_like(y, requires_grad=True)
+        grads = torch.autograd.grad((y * u).sum(), params, create_graph=True, allow_unused=True)
+        inner = sum((g * dl).sum() for g, dl in zip(grads, deltas) if g is not None)
+        first.append(torch.autograd.grad(inner, u)[0].pow(2).sum().item())
+        moved = copy.deepcopy(enc)
+        with torch.no_grad():
+            for p, dl in zip(moved.parameters(), deltas):
+                p.add_(dl)
+            fd.append((tr.network(spec, moved, x, mask) - y0).pow(2).sum().item())
+
+    def mean_se(v):
+        m = sum(v) / len(v)
+        return m, math.sqrt(sum((a - m) ** 2 for a in v) / (len(v) - 1) / len(v))
+    (a, a_se), (b, b_se) = mean_se(first), mean_se(fd)
+    return {"output_sensitivity.first_order": a, "output_sensitivity.first_order_stderr": a_se,
+            "output_sensitivity.finite_difference": b, "output_sensitivity.finite_difference_stderr": b_se}
+
+
 def flatten(j, prefix, out):
     if isinstance(j, dict):
         for k, v in j.items():
@@ -133,8 +172,10 @@ def check(gradflow, spec, i, tmp):
     cot = torch.randn(spec.n, spec.d, dtype=torch.float64)
     np.save(x, x0.numpy())
     np.save(g, cot.numpy())
+    seed = 7 + i  # with --weights, --input and --cotangent it seeds only the sensitivity probes
     tr.run([gradflow, "analyze", "--weights", w, "--input", x, "--cotangent", g, *spec.gradflow_options(),
-            "--json", r, "-q"])
+            "--sensitivity-probes", str(SENSITIVITY_PROBES), "--sensitivity-size", repr(SENSITIVITY_SIZE),
+            "--seed", str(seed), "--json", r, "-q"])
     with open(r) as f:
         report = json.load(f)
     got = {}
@@ -142,7 +183,9 @@ def check(gradflow, spec, i, tmp):
         for key in ("token_geometry", "attention", "branch_ratio", "attention_grad_norms", "qk_grad_share"):
             flatten(layer.get(key), f"layers.{l}.{key}", got)
     flatten(report.get("output_token_geometry"), "output_token_geometry", got)
+    flatten(report.get("output_sensitivity"), "output_sensitivity", got)
     ref = reference(spec, enc, x0, cot)
+    ref.update(sensitivity_reference(spec, enc, x0, seed))
     print(f"[{i}] {spec.label()}")
     failures = 0
     for key, want in ref.items():

@@ -186,6 +186,44 @@ def reference(spec, enc, x0, g):
 
 
 # --- gradflow ---------------------------------------------------------------------------------------------
+_M64 = (1 << 64) - 1
+
+
+def _splitmix64(state):
+    """One SplitMix64 step: (new state, output), as src/core/rng.cpp."""
+    state = (state + 0x9E3779B97F4A7C15) & _M64
+    z = state
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _M64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _M64
+    return state, z ^ (z >> 31)
+
+
+def gradflow_random_normal(seed, stream, rows, cols):
+    """gradflow's random_normal(seed, stream, rows, cols) (src/model/init.cpp, src/core/rng.cpp) re-implemented:
+    the stream's state is SplitMix64 of seed ^ FNV-1a(stream); uniforms are the top 53 bits; normals Box-Muller
+    (cos first, the sin value kept as the spare), filled row by row. Lets a test rebuild gradflow's random probes."""
+    h = 0xcbf29ce484222325
+    for c in stream.encode():
+        h = ((h ^ c) * 0x100000001b3) & _M64
+    _, state = _splitmix64((seed ^ h) & _M64)
+    out, spare = [], None
+    while len(out) < rows * cols:
+        if spare is not None:
+            out.append(spare)
+            spare = None
+            continue
+        u1 = 0.0
+        while u1 <= 0.0:
+            state, z = _splitmix64(state)
+            u1 = (z >> 11) * 2.0 ** -53
+        state, z = _splitmix64(state)
+        u2 = (z >> 11) * 2.0 ** -53
+        r, t = math.sqrt(-2.0 * math.log(u1)), 2.0 * math.pi * u2
+        spare = r * math.sin(t)
+        out.append(r * math.cos(t))
+    return np.array(out, dtype=np.float64).reshape(rows, cols)
+
+
 def run(cmd):
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
