@@ -163,6 +163,11 @@ TEST_CASE("option parsing: init scale and memory sizes", "[analysis][options]") 
   CHECK(parse_memory_size("512M", "--max-memory") == 512.0 * 1024 * 1024);
   CHECK(parse_memory_size("8G", "--max-memory") == 8.0 * 1024 * 1024 * 1024);
   CHECK_THROWS_AS(parse_memory_size("8Q", "--max-memory"), Error);
+  CHECK(format_bytes(512) == "512 B");
+  CHECK(format_bytes(1.5 * 1024 * 1024) == "1.5 MiB");
+  CHECK(format_bytes(1000.4 * 1024 * 1024) == "1000 MiB");  // no "1e+03 MiB"
+  CHECK(format_bytes(1023.9 * 1024 * 1024) == "1024 MiB");
+  CHECK(format_bytes(999.4 * 1024) == "999 KiB");
 }
 
 TEST_CASE("init: torch defaults in distribution, gpt2 scaling, init-scale", "[analysis][init]") {
