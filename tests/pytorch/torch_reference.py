@@ -140,6 +140,13 @@ def layer_forward(spec, l, lay, x, mask):
     lam = spec.residual_scale
     if lam == 1.0 and spec.placement in ("post", "pre", "mix"):
         return lay(x, src_mask=mask)
+    if spec.placement == "lns":  # LayerNorm Scaling: each norm's output times 1/sqrt(l), l = block index + 1
+        k = 1.0 / math.sqrt(l + 1)
+        x = x + lam * lay._sa_block(k * lay.norm1(x), mask, None)
+        return x + lam * lay._ff_block(k * lay.norm2(x))
+    if spec.placement == "reorder":  # OLMo 2: the norm on the branch output, no input norm
+        x = x + lam * lay.norm1(lay._sa_block(x, mask, None))
+        return x + lam * lay.norm2(lay._ff_block(x))
     if not spec.layer_is_post(l):
         x = x + lam * lay._sa_block(lay.norm1(x), mask, None)
         return x + lam * lay._ff_block(lay.norm2(x))
