@@ -201,13 +201,16 @@ Mat AttentionSublayer::qkv_jvp(const ParamStore& p, const AttentionBranchCache& 
 }
 
 Jacobian AttentionSublayer::qkv_jacobian(const ParamStore& p, const AttentionBranchCache& c) const {
-  // column k of J is the JVP of the k-th unit input e_k (token k/d, feature k%d): all N at once, stacked
+  // column j·d + b of J is the JVP of the unit input at (token j, feature b): the d columns of one token at a
+  // time, as d stacked tangents (memory: J and O(n·d²) beside it)
   const Index n = c.attn.x.rows(), d = c.attn.x.cols(), N = n * d;
-  Mat E = Mat::Zero(N * n, d);
-  for (Index k = 0; k < N; ++k) E(k * n + k / d, k % d) = 1.0;
-  const Mat T = qkv_jvp(p, c, E, nullptr);  // copy k: rows k·n .. k·n + n − 1, i.e. N contiguous entries
   Mat J(N, N);
-  for (Index k = 0; k < N; ++k) J.col(k) = Eigen::Map<const Vec>(T.data() + k * N, N);
+  for (Index j = 0; j < n; ++j) {
+    Mat E = Mat::Zero(d * n, d);
+    for (Index b = 0; b < d; ++b) E(b * n + j, b) = 1.0;
+    const Mat T = qkv_jvp(p, c, E, nullptr);  // copy b: rows b·n .. b·n + n − 1, i.e. N contiguous entries
+    for (Index b = 0; b < d; ++b) J.col(j * d + b) = Eigen::Map<const Vec>(T.data() + b * N, N);
+  }
   return Jacobian::dense(std::move(J), n);
 }
 

@@ -111,6 +111,14 @@ def build_encoder(spec):
     enc = nn.TransformerEncoder(layer, spec.layers, norm=norm, enable_nested_tensor=False)
     for l, lay in enumerate(enc.layers):
         lay.norm_first = not spec.layer_is_post(l)
+        if spec.placement.startswith("hybridnorm"):
+            # HybridNorm's per-head norms of Q, K, V (width d/h), named as gradflow (and the reference code) name
+            # them; no attention input norm except in block 0 of HybridNorm*
+            e = spec.d // spec.heads
+            for nm in ("q_norm", "k_norm", "v_norm"):
+                lay.self_attn.add_module(nm, nn.LayerNorm(e, dtype=torch.float64))
+            if not (spec.placement == "hybridnorm-star" and l == 0):
+                lay.norm1 = None
     enc.train()
     return enc
 
@@ -134,6 +142,20 @@ def causal_mask(n):
     return torch.triu(torch.full((n, n), float("-inf"), dtype=torch.float64), diagonal=1)
 
 
+def qkv_norm_attention(spec, sa, x, mask):
+    """HybridNorm's attention, written out: [Q | K | V] = x W_inᵀ + b_in; each of Q, K, V LayerNorm-ed per head;
+    softmax(Q Kᵀ/sqrt(e) + mask) V per head; out_proj."""
+    b, n, d = x.shape
+    H, e = spec.heads, d // spec.heads
+    q, k, v = torch.nn.functional.linear(x, sa.in_proj_weight, sa.in_proj_bias).split(d, dim=-1)
+    q, k, v = (norm(t.reshape(b, n, H, e)).transpose(1, 2) for norm, t in ((sa.q_norm, q), (sa.k_norm, k), (sa.v_norm, v)))
+    S = q @ k.transpose(-1, -2) / math.sqrt(e)
+    if mask is not None:
+        S = S + mask
+    O = (torch.softmax(S, dim=-1) @ v).transpose(1, 2).reshape(b, n, d)
+    return sa.out_proj(O)
+
+
 def layer_forward(spec, l, lay, x, mask):
     """Block l. lambda = 1 and no alpha/B2T: PyTorch's own TransformerEncoderLayer.forward; otherwise its
     submodules (_sa_block, _ff_block, norm1, norm2) composed as docs/placements.md says."""
@@ -144,6 +166,12 @@ def layer_forward(spec, l, lay, x, mask):
         k = 1.0 / math.sqrt(l + 1)
         x = x + lam * lay._sa_block(k * lay.norm1(x), mask, None)
         return x + lam * lay._ff_block(k * lay.norm2(x))
+    if spec.placement.startswith("hybridnorm"):
+        if spec.placement == "hybridnorm-star" and l == 0:  # HybridNorm*: block 0 Pre-Norm (QKV norms kept)
+            x = x + lam * qkv_norm_attention(spec, lay.self_attn, lay.norm1(x), mask)
+            return x + lam * lay._ff_block(lay.norm2(x))
+        h = lay.norm2(x + lam * qkv_norm_attention(spec, lay.self_attn, x, mask))  # the FFN's residual starts
+        return h + lam * lay._ff_block(h)                                            # from the normalized stream
     if spec.placement == "reorder":  # OLMo 2: the norm on the branch output, no input norm
         x = x + lam * lay.norm1(lay._sa_block(x, mask, None))
         return x + lam * lay.norm2(lay._ff_block(x))
