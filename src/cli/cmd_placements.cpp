@@ -15,8 +15,8 @@ void setup_placements(CLI::App& app) {
       std::cout << p->name() << "\n  block:   " << p->equation() << "\n  paper:   " << p->paper()
                 << "\n  options: " << p->options_summary() << "\n";
     }
-    std::cout << "Not available (docs/placements.md says why): peri (Peri-LN: its block is sandwich's; the paper's\n"
-                 "  extra embedding norm could not be confirmed), resi-dual (ResiDual: two streams per block).\n";
+    std::cout << "peri is an alias of sandwich (Peri-LN's block is Sandwich-LN's; same numbers).\n"
+                 "Not available (docs/placements.md says why): resi-dual (ResiDual: two streams per block).\n";
     std::cout << "Norm kinds for any placement: --norm layernorm|rmsnorm|dyt.\n";
     std::string inits;
     for (const auto& s : init_schemes()) inits += (inits.empty() ? "" : "|") + s;

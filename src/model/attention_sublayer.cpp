@@ -1,4 +1,7 @@
 // attention_sublayer.cpp — A = c_h ⊙ (InnerNorm(O) W_outᵀ + b_out), O the concatenated heads (sublayer.hpp).
+// With QKV norms (HybridNorm) the heads read [N_q(Q) | N_k(K) | N_v(V)], each norm per head, through the
+// attention op's heads-only functions; that path's explicit Jacobian is assembled from n·d JVPs (exact, one
+// column per input coordinate), so the J·v, uᵀJ and finite-difference checks compare independent forms.
 // With an inner norm, attention runs with out_proj = I (exactly O) so the norm can sit between the heads and
 // out_proj without changing the attention op; every extra is skipped when absent, so post/pre/... take exactly
 // the plain attention path.
@@ -41,7 +44,9 @@ RowVec AttentionSublayer::head_gains(const Mat& gains) const {
 Mat AttentionSublayer::forward(const ParamStore& p, const Mat& x, SublayerCache& cache) const {
   auto& c = cache.emplace<AttentionBranchCache>();
   Mat a;
-  if (!inner) {
+  if (has_qkv_norm()) {
+    a = qkv_forward(p, x, c);
+  } else if (!inner) {
     a = ops::attention_forward(weights(p), x, c.attn);
   } else {
     const Mat O = ops::attention_forward(heads_only(p), x, c.attn);  // (n, d)
@@ -65,6 +70,7 @@ Mat AttentionSublayer::vjp(const ParamStore& p, const SublayerCache& cache, cons
     }
     da = scale_columns(dy, head_gains(p[head_scale]));
   }
+  if (has_qkv_norm()) return qkv_vjp(p, c, da, g);
   if (!inner) {
     ops::AttentionGrads ag;
     if (g) ag = {&(*g)[in_w_], &(*g)[in_b_], &(*g)[out_w_], &(*g)[out_b_]};
@@ -81,7 +87,8 @@ Mat AttentionSublayer::vjp(const ParamStore& p, const SublayerCache& cache, cons
 Mat AttentionSublayer::jvp(const ParamStore& p, const SublayerCache& cache, const Mat& dx) const {
   const auto& c = std::get<AttentionBranchCache>(cache);
   Mat t;
-  if (!inner) t = ops::attention_jvp(weights(p), c.attn, dx);
+  if (has_qkv_norm()) t = qkv_jvp(p, c, dx, nullptr);
+  else if (!inner) t = ops::attention_jvp(weights(p), c.attn, dx);
   else t = ops::linear_jvp(p[out_w_], inner->jvp(p, c.inner, ops::attention_jvp(heads_only(p), c.attn, dx)));
   return head_scale < 0 ? t : scale_columns(t, head_gains(p[head_scale]));
 }
@@ -90,7 +97,9 @@ Mat AttentionSublayer::jvp_with_params(const ParamStore& p, const SublayerCache&
                                        const ParamGrads& dtheta) const {
   const auto& c = std::get<AttentionBranchCache>(cache);
   Mat t;
-  if (!inner) {
+  if (has_qkv_norm()) {
+    t = qkv_jvp(p, c, dx, &dtheta);
+  } else if (!inner) {
     t = ops::attention_param_jvp(weights(p), c.attn, dx, {&dtheta[in_w_], &dtheta[in_b_], &dtheta[out_w_], &dtheta[out_b_]});
   } else {
     // a = InnerNorm(O) W_outᵀ + b_out, O the heads (attention with out_proj = I, b = 0)
@@ -107,13 +116,102 @@ Jacobian AttentionSublayer::jacobian(const ParamStore& p, const SublayerCache& c
   const auto& c = std::get<AttentionBranchCache>(cache);
   const Index n = c.attn.x.rows();
   Jacobian J;
-  if (!inner) {
+  if (has_qkv_norm()) {
+    J = qkv_jacobian(p, c);
+  } else if (!inner) {
     J = ops::attention_jacobian(weights(p), c.attn);
   } else {
     // (W_out · J_inner) token-wise first, then one product with the dense heads Jacobian
     J = (ops::linear_jacobian(p[out_w_], n) * inner->jacobian(p, c.inner)) * ops::attention_jacobian(heads_only(p), c.attn);
   }
   return head_scale < 0 ? J : diagonal_jacobian(head_gains(p[head_scale]), n) * J;
+}
+
+// --- QKV norms (HybridNorm) -----------------------------------------------------------------------------
+
+// Each third of [Q | K | V] (rows × d, stacked copies allowed) is seen by its norm as (rows·h, d/h): row-major,
+// so row r·h + j is head j of token r. `f(j, part)` maps one such (rows·h, d/h) part; the results are put back.
+template <class F>
+static Mat map_qkv_parts(const Mat& m, Index heads, F f) {
+  const Index rows = m.rows(), d = m.cols() / 3, e = d / heads;
+  Mat out(rows, 3 * d);
+  for (int j = 0; j < 3; ++j) {
+    const Mat part = m.middleCols(j * d, d);
+    const Mat y = f(j, Mat(Eigen::Map<const Mat>(part.data(), rows * heads, e)));
+    out.middleCols(j * d, d) = Eigen::Map<const Mat>(y.data(), rows, d);
+  }
+  return out;
+}
+
+Mat AttentionSublayer::norm_qkv_forward(const ParamStore& p, const Mat& raw, AttentionBranchCache& c) const {
+  return map_qkv_parts(raw, heads_, [&](int j, const Mat& v) {
+    return qkv_norm[static_cast<size_t>(j)]->forward(p, v, c.qkv[static_cast<size_t>(j)]);
+  });
+}
+
+Mat AttentionSublayer::norm_qkv_vjp(const ParamStore& p, const AttentionBranchCache& c, const Mat& dn,
+                                    ParamGrads* g) const {
+  return map_qkv_parts(dn, heads_, [&](int j, const Mat& v) {
+    return qkv_norm[static_cast<size_t>(j)]->vjp(p, c.qkv[static_cast<size_t>(j)], v, g);
+  });
+}
+
+Mat AttentionSublayer::norm_qkv_jvp(const ParamStore& p, const AttentionBranchCache& c, const Mat& draw,
+                                    const ParamGrads* dtheta) const {
+  return map_qkv_parts(draw, heads_, [&](int j, const Mat& v) {
+    const auto& nl = *qkv_norm[static_cast<size_t>(j)];
+    const NormCache& nc = c.qkv[static_cast<size_t>(j)];
+    return dtheta ? nl.jvp_with_params(p, nc, v, *dtheta) : nl.jvp(p, nc, v);
+  });
+}
+
+Mat AttentionSublayer::qkv_forward(const ParamStore& p, const Mat& x, AttentionBranchCache& c) const {
+  // [Q | K | V] = x W_inᵀ + b_in, normalized per head; O = heads; a = InnerNorm(O) W_outᵀ + b_out
+  c.attn.x = x;
+  c.attn.qkv = norm_qkv_forward(p, ops::linear_forward(x, p[in_w_], &p[in_b_]), c);
+  ops::attention_heads_forward(heads_, causal_, c.attn);
+  if (!inner) return ops::linear_forward(c.attn.O, p[out_w_], &p[out_b_]);
+  c.on = inner->forward(p, c.attn.O, c.inner);
+  return ops::linear_forward(c.on, p[out_w_], &p[out_b_]);
+}
+
+Mat AttentionSublayer::qkv_vjp(const ParamStore& p, const AttentionBranchCache& c, const Mat& da, ParamGrads* g) const {
+  // in the forward pass this was: a = InnerNorm(O) W_outᵀ + b_out
+  Mat* gw = g ? &(*g)[out_w_] : nullptr;
+  Mat* gb = g ? &(*g)[out_b_] : nullptr;
+  const Mat dO = inner ? inner->vjp(p, c.inner, ops::linear_vjp(c.on, p[out_w_], da, gw, gb), g)
+                       : ops::linear_vjp(c.attn.O, p[out_w_], da, gw, gb);
+  // in the forward pass this was: O = heads(N(x W_inᵀ + b_in))
+  const Mat draw = norm_qkv_vjp(p, c, ops::attention_heads_vjp(heads_, c.attn, dO), g);
+  return ops::linear_vjp(c.attn.x, p[in_w_], draw, g ? &(*g)[in_w_] : nullptr, g ? &(*g)[in_b_] : nullptr);
+}
+
+Mat AttentionSublayer::qkv_jvp(const ParamStore& p, const AttentionBranchCache& c, const Mat& dx,
+                               const ParamGrads* dtheta) const {
+  // [Q | K | V] = x W_inᵀ + b_in, normalized; O = heads; a = InnerNorm(O) W_outᵀ + b_out
+  Mat draw = ops::linear_jvp(p[in_w_], dx);
+  if (dtheta) draw += ops::linear_param_jvp(c.attn.x, &(*dtheta)[in_w_], &(*dtheta)[in_b_], p[in_w_].rows());
+  const Mat dO = ops::attention_heads_jvp(heads_, c.attn, norm_qkv_jvp(p, c, draw, dtheta));
+  const Mat& o = inner ? c.on : c.attn.O;
+  Mat t = ops::linear_jvp(p[out_w_], inner ? (dtheta ? inner->jvp_with_params(p, c.inner, dO, *dtheta)
+                                                     : inner->jvp(p, c.inner, dO))
+                                           : dO);
+  if (dtheta) t += ops::linear_param_jvp(o, &(*dtheta)[out_w_], &(*dtheta)[out_b_], p[out_w_].rows());
+  return t;
+}
+
+Jacobian AttentionSublayer::qkv_jacobian(const ParamStore& p, const AttentionBranchCache& c) const {
+  // column j·d + b of J is the JVP of the unit input at (token j, feature b): the d columns of one token at a
+  // time, as d stacked tangents (memory: J and O(n·d²) beside it)
+  const Index n = c.attn.x.rows(), d = c.attn.x.cols(), N = n * d;
+  Mat J(N, N);
+  for (Index j = 0; j < n; ++j) {
+    Mat E = Mat::Zero(d * n, d);
+    for (Index b = 0; b < d; ++b) E(b * n + j, b) = 1.0;
+    const Mat T = qkv_jvp(p, c, E, nullptr);  // copy b: rows b·n .. b·n + n − 1, i.e. N contiguous entries
+    for (Index b = 0; b < d; ++b) J.col(j * d + b) = Eigen::Map<const Vec>(T.data() + b * N, N);
+  }
+  return Jacobian::dense(std::move(J), n);
 }
 
 }  // namespace gradflow

@@ -7,6 +7,10 @@
 #include "gradflow/model/placement.hpp"
 
 namespace gradflow {
+namespace {
+// HybridNorm's per-head norms of Q, K, V (the names of its reference code, OLMo's q_norm/k_norm/v_norm)
+constexpr const char* kQkvNorms[3] = {"self_attn.q_norm", "self_attn.k_norm", "self_attn.v_norm"};
+}  // namespace
 
 NormLayer Model::make_norm(const std::string& prefix, Index width) {
   NormLayer n;
@@ -41,6 +45,8 @@ Model::Model(ModelConfig cfg) : cfg_(std::move(cfg)) {
       for (const auto* nm : {&s.pre_norm, &s.branch_norm, &s.post_norm, &s.inner_norm})
         if (!nm->empty()) norm_widths.emplace(*nm, d);
       if (!s.mid_norm.empty()) norm_widths.emplace(s.mid_norm, dff);
+      if (s.qkv_norm)
+        for (const char* nm : kQkvNorms) norm_widths.emplace(nm, d / cfg_.heads);
     }
     std::map<std::string, NormLayer> norms;
     for (const auto& [nm, width] : norm_widths) norms.emplace(nm, make_norm(pre + nm, width));
@@ -62,6 +68,8 @@ Model::Model(ModelConfig cfg) : cfg_(std::move(cfg)) {
       if (s.kind == SublayerKind::Attention) {
         auto a = std::make_shared<AttentionSublayer>(in_w, in_b, out_w, out_b, cfg_.heads, cfg_.causal, d);
         if (!s.inner_norm.empty()) a->inner = norms.at(s.inner_norm);
+        if (s.qkv_norm)
+          for (size_t j = 0; j < 3; ++j) a->qkv_norm[j] = norms.at(kQkvNorms[j]);
         if (!s.head_scale.empty()) a->head_scale = param(s.head_scale, cfg_.heads, ParamRole::HeadScale);
         u.G = std::move(a);
       } else {

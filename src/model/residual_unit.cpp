@@ -1,9 +1,17 @@
-// residual_unit.cpp — z = s ⊙ x + c·BranchNorm(G(PreNorm(x))) [+ x_block], y = PostNorm(z) (see residual_unit.hpp).
+// residual_unit.cpp — z = s ⊙ x + c·BranchNorm(G(κ·PreNorm(x))) [+ x_block], y = PostNorm(z) (see residual_unit.hpp).
 #include "gradflow/model/residual_unit.hpp"
 
 #include "gradflow/core/error.hpp"
 
 namespace gradflow {
+
+namespace {
+// u = κ·v (κ = 1: v itself, so the schemes without a scale run exactly as before)
+Mat scaled(double k, Mat v) {
+  if (k != 1.0) v *= k;
+  return v;
+}
+}  // namespace
 
 double ResidualUnit::branch_coefficient(const ParamStore& p) const {
   return spec.branch_scale * (gate >= 0 ? p[gate](0, 0) : 1.0);
@@ -15,7 +23,7 @@ Mat ResidualUnit::apply_skip(const ParamStore& p, const Mat& x) const {
 }
 
 Mat ResidualUnit::forward(const ParamStore& p, const Mat& x, UnitCache& c, const Mat* block_input) const {
-  const Mat u = pre ? pre->forward(p, x, c.pre) : x;
+  const Mat u = pre ? scaled(spec.pre_norm_scale, pre->forward(p, x, c.pre)) : x;
   const Mat gx = G->forward(p, u, c.g);
   c.b = branch ? branch->forward(p, gx, c.branch) : gx;
   if (skip >= 0) c.x = x;
@@ -37,15 +45,15 @@ Mat ResidualUnit::vjp(const ParamStore& p, const UnitCache& c, const Mat& dy, Pa
   if (g && skip >= 0) (*g)[skip] += dz.cwiseProduct(c.x).colwise().sum();
   if (g && gate >= 0) (*g)[gate](0, 0) += spec.branch_scale * dz.cwiseProduct(c.b).sum();
   const Mat db = branch_coefficient(p) * dz;
-  // in the forward pass this was: b = BranchNorm(G(u)), u = PreNorm(x)
+  // in the forward pass this was: b = BranchNorm(G(u)), u = κ·PreNorm(x)
   const Mat dgx = branch ? branch->vjp(p, c.branch, db, g) : db;
   const Mat du = G->vjp(p, c.g, dgx, g);
-  dx += pre ? pre->vjp(p, c.pre, du, g) : du;
+  dx += pre ? pre->vjp(p, c.pre, scaled(spec.pre_norm_scale, du), g) : du;
   return dx;
 }
 
 Mat ResidualUnit::jvp(const ParamStore& p, const UnitCache& c, const Mat& dx, const Mat* dx_block) const {
-  const Mat du = pre ? pre->jvp(p, c.pre, dx) : dx;
+  const Mat du = pre ? scaled(spec.pre_norm_scale, pre->jvp(p, c.pre, dx)) : dx;
   const Mat dgx = G->jvp(p, c.g, du);
   const Mat db = branch ? branch->jvp(p, c.branch, dgx) : dgx;
   Mat dz = apply_skip(p, dx);
@@ -59,7 +67,7 @@ Mat ResidualUnit::jvp(const ParamStore& p, const UnitCache& c, const Mat& dx, co
 
 Mat ResidualUnit::jvp_with_params(const ParamStore& p, const UnitCache& c, const Mat& dx, const ParamGrads& dtheta,
                                   const Mat* dx_block) const {
-  const Mat du = pre ? pre->jvp_with_params(p, c.pre, dx, dtheta) : dx;
+  const Mat du = pre ? scaled(spec.pre_norm_scale, pre->jvp_with_params(p, c.pre, dx, dtheta)) : dx;
   const Mat dgx = G->jvp_with_params(p, c.g, du, dtheta);
   const Mat db = branch ? branch->jvp_with_params(p, c.branch, dgx, dtheta) : dgx;
   Mat dz = apply_skip(p, dx);
@@ -74,9 +82,13 @@ Mat ResidualUnit::jvp_with_params(const ParamStore& p, const UnitCache& c, const
 }
 
 Jacobian ResidualUnit::jacobian(const ParamStore& p, const UnitCache& c) const {
-  // J_branch · J_G · J_pre, keeping token-wise structure where it exists
+  // J_branch · J_G · κ J_pre, keeping token-wise structure where it exists
   Jacobian J = G->jacobian(p, c.g);
-  if (pre) J = J * pre->jacobian(p, c.pre);
+  if (pre) {
+    Jacobian Jpre = pre->jacobian(p, c.pre);
+    if (spec.pre_norm_scale != 1.0) Jpre.scale(spec.pre_norm_scale);
+    J = J * Jpre;
+  }
   if (branch) J = branch->jacobian(p, c.branch) * J;
   J.scale(branch_coefficient(p));
   if (skip < 0) J.add_identity(spec.skip_scale);

@@ -2,6 +2,7 @@
 // Per head, with S = Q Kᵀ/√e and P = softmax_rows(S):
 //   VJP: dP = dO Vᵀ, dV = Pᵀ dO, dS = P ⊙ (dP − rowsum(P ⊙ dP)), dQ = dS K/√e, dK = dSᵀ Q/√e
 //   JVP: dS = (dQ Kᵀ + Q dKᵀ)/√e, dP = P ⊙ (dS − rowsum(P ⊙ dS)), dO = dP V + P dV
+// The heads (between [Q | K | V] and O) are their own functions, which the whole op calls.
 #include "gradflow/ops/attention.hpp"
 
 #include <cmath>
@@ -27,33 +28,43 @@ void softmax_rows(Mat& S, bool causal) {
 }  // namespace
 
 Mat attention_forward(const AttentionWeights& w, const Mat& x, AttentionCache& c) {
-  const Index n = x.rows(), d = x.cols(), e = d / w.heads;
-  const double inv_sqrt_e = 1.0 / std::sqrt(static_cast<double>(e));
   c.x = x;
   c.qkv = linear_forward(x, w.in_w, &w.in_b);
-  c.P.assign(static_cast<size_t>(w.heads), Mat());
+  attention_heads_forward(w.heads, w.causal, c);
+  return linear_forward(c.O, w.out_w, &w.out_b);
+}
+
+void attention_heads_forward(Index heads, bool causal, AttentionCache& c) {
+  const Index n = c.x.rows(), d = c.x.cols(), e = d / heads;
+  const double inv_sqrt_e = 1.0 / std::sqrt(static_cast<double>(e));
+  c.P.assign(static_cast<size_t>(heads), Mat());
   c.O.resize(n, d);
-  for (Index h = 0; h < w.heads; ++h) {
+  for (Index h = 0; h < heads; ++h) {
     const auto Q = c.qkv.middleCols(h * e, e);
     const auto K = c.qkv.middleCols(d + h * e, e);
     const auto V = c.qkv.middleCols(2 * d + h * e, e);
     Mat S = (Q * K.transpose()) * inv_sqrt_e;
-    softmax_rows(S, w.causal);
+    softmax_rows(S, causal);
     c.O.middleCols(h * e, e).noalias() = S * V;
     c.P[static_cast<size_t>(h)] = std::move(S);
   }
-  return linear_forward(c.O, w.out_w, &w.out_b);
 }
 
 Mat attention_vjp(const AttentionWeights& w, const AttentionCache& c, const Mat& dA, const AttentionGrads& g) {
-  const Index n = c.x.rows(), d = c.x.cols(), e = d / w.heads, k = dA.rows() / n;
-  const double inv_sqrt_e = 1.0 / std::sqrt(static_cast<double>(e));
+  const Index k = dA.rows() / c.x.rows();
   if ((g.in_w || g.out_w) && k != 1) throw Error("internal: parameter gradients need a single cotangent", ErrorKind::Internal);
   // in the forward pass this was: A = O W_outᵀ + b_out
   const Mat dO = linear_vjp(c.O, w.out_w, dA, g.out_w, g.out_b);
-  Mat dqkv(dA.rows(), 3 * d);
+  // in the forward pass this was: [Q | K | V] = x W_inᵀ + b_in
+  return linear_vjp(c.x, w.in_w, attention_heads_vjp(w.heads, c, dO), g.in_w, g.in_b);
+}
+
+Mat attention_heads_vjp(Index heads, const AttentionCache& c, const Mat& dO) {
+  const Index n = c.x.rows(), d = c.x.cols(), e = d / heads, k = dO.rows() / n;
+  const double inv_sqrt_e = 1.0 / std::sqrt(static_cast<double>(e));
+  Mat dqkv(dO.rows(), 3 * d);
   for (Index cp = 0; cp < k; ++cp) {
-    for (Index h = 0; h < w.heads; ++h) {
+    for (Index h = 0; h < heads; ++h) {
       const Mat& P = c.P[static_cast<size_t>(h)];
       const auto Q = c.qkv.middleCols(h * e, e);
       const auto K = c.qkv.middleCols(d + h * e, e);
@@ -70,17 +81,15 @@ Mat attention_vjp(const AttentionWeights& w, const AttentionCache& c, const Mat&
       dqkv.block(cp * n, d + h * e, n, e).noalias() = dS.transpose() * Q;
     }
   }
-  // in the forward pass this was: [Q | K | V] = x W_inᵀ + b_in
-  return linear_vjp(c.x, w.in_w, dqkv, g.in_w, g.in_b);
+  return dqkv;
 }
 
-// The heads' tangent dO from the tangent of [Q | K | V] (stacked copies allowed).
-static Mat heads_jvp(const AttentionWeights& w, const AttentionCache& c, const Mat& dqkv) {
-  const Index n = c.x.rows(), d = c.x.cols(), e = d / w.heads, k = dqkv.rows() / n;
+Mat attention_heads_jvp(Index heads, const AttentionCache& c, const Mat& dqkv) {
+  const Index n = c.x.rows(), d = c.x.cols(), e = d / heads, k = dqkv.rows() / n;
   const double inv_sqrt_e = 1.0 / std::sqrt(static_cast<double>(e));
   Mat dO(dqkv.rows(), d);
   for (Index cp = 0; cp < k; ++cp) {
-    for (Index h = 0; h < w.heads; ++h) {
+    for (Index h = 0; h < heads; ++h) {
       const Mat& P = c.P[static_cast<size_t>(h)];
       const auto Q = c.qkv.middleCols(h * e, e);
       const auto K = c.qkv.middleCols(d + h * e, e);
@@ -98,13 +107,13 @@ static Mat heads_jvp(const AttentionWeights& w, const AttentionCache& c, const M
 }
 
 Mat attention_jvp(const AttentionWeights& w, const AttentionCache& c, const Mat& dx) {
-  return linear_jvp(w.out_w, heads_jvp(w, c, linear_jvp(w.in_w, dx)));
+  return linear_jvp(w.out_w, attention_heads_jvp(w.heads, c, linear_jvp(w.in_w, dx)));
 }
 
 Mat attention_param_jvp(const AttentionWeights& w, const AttentionCache& c, const Mat& dx, const AttentionTangents& dp) {
   // [Q | K | V] = x W_inᵀ + b_in;  A = O W_outᵀ + b_out
   const Mat dqkv = linear_jvp(w.in_w, dx) + linear_param_jvp(c.x, dp.in_w, dp.in_b, w.in_w.rows());
-  return linear_jvp(w.out_w, heads_jvp(w, c, dqkv)) + linear_param_jvp(c.O, dp.out_w, dp.out_b, w.out_w.rows());
+  return linear_jvp(w.out_w, attention_heads_jvp(w.heads, c, dqkv)) + linear_param_jvp(c.O, dp.out_w, dp.out_b, w.out_w.rows());
 }
 
 }  // namespace gradflow::ops

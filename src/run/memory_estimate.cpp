@@ -47,6 +47,7 @@ double block_parameters(const ModelConfig& cfg, const std::vector<UnitSpec>& uni
     for (const std::string* n : {&u.pre_norm, &u.branch_norm, &u.post_norm, &u.inner_norm})
       if (!n->empty()) p += norm(d);
     if (!u.mid_norm.empty()) p += norm(ff);
+    if (u.qkv_norm) p += 3 * norm(d / h);  // HybridNorm's q/k/v norms, width d/h
     if (!u.head_scale.empty()) p += h;
     if (!u.skip_param.empty()) p += d;
     if (u.gate) p += 1;

@@ -1,6 +1,7 @@
 // test_placements.cpp — the special properties of the placement recipes (src/model/placements.cpp): ReZero with
 // α = 0 is exactly the identity, DeepNet's α/β, mix's endpoints equal pre/post bit for bit, Admin's profiled ω
-// against a hand computation, the new blocks (b2t, normformer, sub-ln) against hand-written forwards, the init
+// against a hand computation, the new blocks (b2t, normformer, sub-ln; lns, reorder, hybridnorm(-star)) against
+// hand-written forwards, peri = sandwich bit for bit, the init
 // presets (t-fixup, sub-ln γ, b2t), and a finite-difference check of the derivatives each new recipe adds.
 // (The full derivative matrix over every placement × norm lives in test_model_derivatives.cpp.)
 #include <catch2/catch.hpp>
@@ -65,6 +66,25 @@ Mat attention_heads(const ParamStore& p, const std::string& pre, const Mat& x, I
       S.row(i) /= S.row(i).sum();
     }
     O.middleCols(h * e, e) = S * qkv.middleCols(2 * d + h * e, e);
+  }
+  return O;
+}
+
+// HybridNorm's attention before out_proj, written out: Q, K, V each LayerNorm-ed per head (γ = 1, β = 0).
+Mat attention_heads_qkv_norm(const ParamStore& p, const std::string& pre, const Mat& x, Index heads) {
+  const Index d = x.cols(), e = d / heads;
+  const Mat qkv = (x * p.at(pre + "self_attn.in_proj_weight").transpose()).rowwise() +
+                  p.at(pre + "self_attn.in_proj_bias").row(0);
+  Mat O(x.rows(), d);
+  for (Index h = 0; h < heads; ++h) {
+    const Mat Q = layernorm(qkv.middleCols(h * e, e)), K = layernorm(qkv.middleCols(d + h * e, e));
+    const Mat V = layernorm(qkv.middleCols(2 * d + h * e, e));
+    Mat S = Q * K.transpose() / std::sqrt(double(e));
+    for (Index i = 0; i < S.rows(); ++i) {
+      S.row(i) = (S.row(i).array() - S.row(i).maxCoeff()).exp();
+      S.row(i) /= S.row(i).sum();
+    }
+    O.middleCols(h * e, e) = S * V;
   }
   return O;
 }
@@ -259,6 +279,91 @@ TEST_CASE("b2t, normformer and sub-ln blocks match hand-written forwards", "[pla
   }
 }
 
+TEST_CASE("the 2023-2025 schemes (lns, reorder, hybridnorm, hybridnorm-star) match hand-written forwards",
+          "[placements]") {
+  const Mat x0 = input(small_config("post"));
+  auto attn = [](const ParamStore& p, const std::string& pre, const Mat& x) {
+    return linear(p, pre + "self_attn.out_proj", attention_heads(p, pre, x, 2));
+  };
+  auto attn_qkv = [](const ParamStore& p, const std::string& pre, const Mat& x) {
+    return linear(p, pre + "self_attn.out_proj", attention_heads_qkv_norm(p, pre, x, 2));
+  };
+  SECTION("lns: h = x + A(LN1(x)/sqrt(l)); y = h + F(LN2(h)/sqrt(l)), l = block + 1; block 0 is pre's") {
+    Model m(small_config("lns", 3)), pre_ln(small_config("pre", 3));
+    initialize(m, init_config("xavier"));
+    initialize(pre_ln, init_config("xavier"));
+    const ParamStore& p = m.params();
+    for (Index b : {1, 2}) {
+      const std::string pre = Model::layer_prefix(b);
+      const double k = 1.0 / std::sqrt(static_cast<double>(b + 1));
+      const Mat h = x0 + attn(p, pre, k * layernorm(x0));
+      const Mat y = h + ffn(p, pre, k * layernorm(h), false);
+      BlockCache bc;
+      CHECK(rel_err(m.block_forward(b, x0, bc), y) < 1e-13);
+    }
+    BlockCache a, b;
+    CHECK(m.block_forward(0, x0, a) == pre_ln.block_forward(0, x0, b));  // 1/sqrt(1) = 1: exactly Pre-LN
+    CHECK(m.has_final_norm());
+  }
+  SECTION("reorder: h = x + LN1(A(x)); y = h + LN2(F(h))") {
+    Model m(small_config("reorder", 2));
+    initialize(m, init_config("xavier"));
+    const ParamStore& p = m.params();
+    const std::string pre = Model::layer_prefix(1);
+    const Mat h = x0 + layernorm(attn(p, pre, x0));
+    const Mat y = h + layernorm(ffn(p, pre, h, false));
+    BlockCache bc;
+    CHECK(rel_err(m.block_forward(1, x0, bc), y) < 1e-13);
+    CHECK(m.has_final_norm());
+  }
+  SECTION("hybridnorm: h = x + A'(x) with Q, K, V normalized per head; y = LN2(h) + F(LN2(h))") {
+    for (const std::string name : {"hybridnorm", "hybridnorm-star"}) {
+      INFO(name);
+      Model m(small_config(name, 2));
+      initialize(m, init_config("xavier"));
+      const ParamStore& p = m.params();
+      const std::string pre = Model::layer_prefix(1);
+      for (const char* nm : {"q_norm", "k_norm", "v_norm"})
+        REQUIRE(p.at(pre + "self_attn." + nm + ".weight").size() == 4);  // d/h = 8/2
+      const Mat h = layernorm(x0 + attn_qkv(p, pre, x0));
+      const Mat y = h + ffn(p, pre, h, false);
+      BlockCache bc;
+      CHECK(rel_err(m.block_forward(1, x0, bc), y) < 1e-13);
+      CHECK(m.has_final_norm());
+      // block 0: as every other for hybridnorm; Pre-Norm in attention and FFN for HybridNorm*
+      const std::string p0 = Model::layer_prefix(0);
+      const Mat y0 = name == "hybridnorm" ? Mat(layernorm(x0 + attn_qkv(p, p0, x0)) +
+                                                ffn(p, p0, layernorm(x0 + attn_qkv(p, p0, x0)), false))
+                                          : Mat(x0 + attn_qkv(p, p0, layernorm(x0)) +
+                                                ffn(p, p0, layernorm(x0 + attn_qkv(p, p0, layernorm(x0))), false));
+      BlockCache bc0;
+      CHECK(rel_err(m.block_forward(0, x0, bc0), y0) < 1e-13);
+      CHECK(p.has(p0 + "norm1.weight") == (name == "hybridnorm-star"));
+    }
+  }
+}
+
+TEST_CASE("peri is an alias of sandwich: the same parameters and numbers bit for bit", "[placements]") {
+  Model peri(small_config("peri", 2)), sandwich(small_config("sandwich", 2));
+  initialize(peri, init_config("xavier"));
+  initialize(sandwich, init_config("xavier"));
+  REQUIRE(peri.params().size() == sandwich.params().size());
+  for (size_t i = 0; i < peri.params().size(); ++i) {
+    CHECK(peri.params().all()[i].name == sandwich.params().all()[i].name);
+    CHECK(peri.params().all()[i].value == sandwich.params().all()[i].value);
+  }
+  const Mat x0 = input(small_config("peri")), g = random_normal(kSeed, "cotangent", kTokens, 8);
+  const Trace a = peri.forward(x0), b = sandwich.forward(x0);
+  CHECK(a.y == b.y);
+  ParamGrads ga(peri.params()), gb(sandwich.params());
+  CHECK(peri.backward(a, g, &ga) == sandwich.backward(b, g, &gb));
+  for (size_t i = 0; i < peri.params().size(); ++i) CHECK(ga[static_cast<int>(i)] == gb[static_cast<int>(i)]);
+  nlohmann::ordered_json j;
+  find_placement("peri").config_fields(peri.config(), j);
+  CHECK(j["placement_alias_of"] == "sandwich");
+  CHECK(find_placement("peri").equation().find("alias of sandwich") != std::string::npos);
+}
+
 TEST_CASE("init presets: t-fixup, sub-ln gamma and b2t rescaling", "[placements][init]") {
   const Index L = 6, d = 8;
   const std::string pre = Model::layer_prefix(3);
@@ -309,7 +414,8 @@ TEST_CASE("init presets: t-fixup, sub-ln gamma and b2t rescaling", "[placements]
 TEST_CASE("new recipes: block Jacobian, JVP, VJP and new-parameter gradients vs finite differences",
           "[placements][derivatives]") {
   const double h = kFdStep;
-  for (const std::string placement : {"admin", "b2t", "normformer", "sub-ln", "nonorm"})
+  for (const std::string placement :
+       {"admin", "b2t", "normformer", "sub-ln", "nonorm", "lns", "reorder", "hybridnorm", "hybridnorm-star"})
     for (NormKind norm : {NormKind::LayerNorm, NormKind::RMSNorm, NormKind::DyT}) {
       ModelConfig c = small_config(placement, 2);
       c.norm = norm;
@@ -322,6 +428,10 @@ TEST_CASE("new recipes: block Jacobian, JVP, VJP and new-parameter gradients vs 
         m.params().at("layers.1.c_attn") << 0.7, 1.3;
         m.params().at("layers.1.w_resid").array() += 0.1;
       }
+      if (placement.rfind("hybridnorm", 0) == 0)  // the Q/K/V norms' gains off 1, biases off 0, DyT's α off 0.5
+        for (auto& prm : m.params().all())
+          if (prm.name.find("_norm.") != std::string::npos)
+            prm.value += 0.2 * random_normal(kSeed, prm.name, prm.value.rows(), prm.value.cols());
       INFO(placement << " / " << to_string(norm));
       const Trace t = m.forward(x0);
       const Index N = kTokens * c.d_model;
@@ -358,7 +468,8 @@ TEST_CASE("new recipes: block Jacobian, JVP, VJP and new-parameter gradients vs 
         Param& prm = m.params().all()[i];
         const std::string& nm = prm.name;
         bool extra = false;
-        for (const char* key : {"omega", "c_attn", "w_resid", "ffn_layernorm", "inner_attn_ln", "attn_ln"})
+        for (const char* key :
+             {"omega", "c_attn", "w_resid", "ffn_layernorm", "inner_attn_ln", "attn_ln", "q_norm", "k_norm", "v_norm"})
           extra = extra || nm.find(key) != std::string::npos;
         if (!extra) continue;
         Mat fd(prm.value.rows(), prm.value.cols());
@@ -372,10 +483,17 @@ TEST_CASE("new recipes: block Jacobian, JVP, VJP and new-parameter gradients vs 
           fd.data()[k] = (lp - lm) / (2 * h);
         }
         INFO("parameter " << nm);
-        CHECK(rel_err(grads[static_cast<int>(i)], fd) < kFdTol);
+        if (nm.find("k_norm.bias") != std::string::npos) {
+          // exactly 0: β_k adds q_i·β_k/√e to every score of query i alike, which the softmax cancels
+          CHECK(grads[static_cast<int>(i)].norm() <= 1e-12);
+          CHECK(fd.norm() <= 1e-8);  // central differences of a constant: rounding only
+        } else {
+          CHECK(rel_err(grads[static_cast<int>(i)], fd) < kFdTol);
+        }
         ++checked;
       }
-      if (placement != "b2t" && placement != "nonorm") CHECK(checked > 0);
+      if (placement != "b2t" && placement != "nonorm" && placement != "lns" && placement != "reorder")
+        CHECK(checked > 0);
     }
 }
 

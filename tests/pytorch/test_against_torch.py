@@ -3,7 +3,8 @@
 
 For each configuration (post and pre (norm_first), relu and gelu, causal or not, with and without a final
 norm, h = 1 and n = 1 among the sizes, F64/F32/F16/BF16 checkpoints, and the placements PyTorch expresses
-with its own submodules: --residual-scale, deepnorm, b2t, mix): random float64 weights with LayerNorm gains
+with its own submodules: --residual-scale, deepnorm, b2t, mix, lns, reorder; and hybridnorm(-star), whose per-head
+Q, K, V norms are nn.LayerNorm modules added to self_attn and whose attention is written out): random float64 weights with LayerNorm gains
 and biases away from 1 and 0 are saved as safetensors, the input and cotangent as .npy; then
   gradflow analyze  --weights W --input X --cotangent G --json R   (loss, every ||dL/dx_l||, every ||dL/dtheta||, ||g||)
   gradflow jacobian --weights W --input X --out J.npy              (dy/dx_0, (n*d, n*d))
@@ -40,6 +41,15 @@ CONFIGS = [
     tr.Spec("deepnorm", layers=2, d=6, heads=2, d_ff=12, n=3, activation="gelu", deepnorm_alpha=1.7),
     tr.Spec("b2t", layers=2, d=6, heads=2, d_ff=12, n=3, activation="relu", causal=True),
     tr.Spec("mix", layers=3, d=6, heads=2, d_ff=12, n=3, activation="gelu", final_norm=True, mix_post_layers=1),
+    tr.Spec("lns", layers=3, d=6, heads=2, d_ff=12, n=3, activation="gelu", final_norm=True),
+    tr.Spec("lns", layers=2, d=8, heads=4, d_ff=10, n=4, activation="relu", causal=True, final_norm=True,
+            residual_scale=0.5),
+    tr.Spec("reorder", layers=3, d=6, heads=2, d_ff=12, n=3, activation="relu", final_norm=True),
+    tr.Spec("reorder", layers=2, d=8, heads=2, d_ff=16, n=4, activation="gelu", causal=True, final_norm=True),
+    tr.Spec("hybridnorm", layers=2, d=8, heads=2, d_ff=16, n=4, activation="gelu", final_norm=True),
+    tr.Spec("hybridnorm", layers=2, d=6, heads=1, d_ff=10, n=3, activation="relu", causal=True, final_norm=True,
+            residual_scale=0.7),
+    tr.Spec("hybridnorm-star", layers=3, d=8, heads=2, d_ff=12, n=4, activation="gelu", causal=True, final_norm=True),
 ]
 
 
@@ -64,7 +74,8 @@ def check(gradflow, spec, i, tmp):
         report = json.load(f)
     ref, J_ref = tr.reference(spec, enc, x0, cot)
     print(f"[{i}] {spec.label()}")
-    return tr.compare(f"[{i}] {spec.label()}", ref, tr.gradflow_quantities(report), J_ref, np.load(j))
+    return tr.compare(f"[{i}] {spec.label()}", ref, tr.gradflow_quantities(report), J_ref, np.load(j),
+                      zero=lambda key: tr.exactly_zero(spec, key))
 
 
 def main():

@@ -1,11 +1,11 @@
 // residual_unit.hpp — one residual sublayer, the unit every placement is a recipe over:
-//   u = PreNorm(x);  b = BranchNorm(G(u));  z = s ⊙ x + c·b [+ x_block];  y = PostNorm(z)
-// each norm optional; s the skip coefficient: a constant (1; DeepNorm's α) or a learnable (d) vector
+//   u = κ·PreNorm(x);  b = BranchNorm(G(u));  z = s ⊙ x + c·b [+ x_block];  y = PostNorm(z)
+// each norm optional; κ a constant on the pre-norm's output (1; LayerNorm Scaling's 1/√l); s the skip coefficient: a constant (1; DeepNorm's α) or a learnable (d) vector
 // (Admin's ω "attn_omega"/"ffn_omega", NormFormer's "w_resid"); c = λ·a with λ the residual scale
 // (--residual-scale) and a ReZero's learnable gate (1 when absent); x_block the input of the whole block,
 // added only by B2T's bottom-to-top connection (Takase et al. 2022).
 //   Post-LN: PostNorm only.  Pre-LN: PreNorm only.  Sandwich: PreNorm + BranchNorm.  ReZero: gate, no norm.
-// Its Jacobian: J = J_post · (diag(s) + c · J_branch · J_G · J_pre)  (and ∂y/∂x_block = J_post for B2T).
+// Its Jacobian: J = J_post · (diag(s) + c · J_branch · J_G · κ J_pre)  (and ∂y/∂x_block = J_post for B2T).
 #pragma once
 #include <memory>
 #include <optional>
@@ -19,6 +19,7 @@ namespace gradflow {
 struct UnitSpec {
   SublayerKind kind = SublayerKind::Attention;
   std::string pre_norm;     // parameter prefix of the norm before G ("" = none), e.g. "norm1"
+  double pre_norm_scale = 1.0;  // κ: the pre-norm's output is multiplied by it (LayerNorm Scaling: 1/√l)
   std::string branch_norm;  // norm after G, inside the residual branch ("" = none), e.g. "norm3"
   std::string post_norm;    // norm after the residual sum ("" = none), e.g. "norm1"
   double skip_scale = 1.0;  // s (scalar form)
@@ -29,6 +30,7 @@ struct UnitSpec {
   // Inside G (see sublayer.hpp): names of the extra parameters ("" = none).
   std::string head_scale;  // attention: NormFormer's per-head gain (h), e.g. "c_attn"
   std::string inner_norm;  // attention: Sub-LN's norm of the concatenated heads, e.g. "self_attn.inner_attn_ln"
+  bool qkv_norm = false;   // attention: HybridNorm's norms of Q, K, V per head, "self_attn.{q,k,v}_norm" (width d/h)
   std::string mid_norm;    // feed-forward: norm (width d_ff) between activation and linear2, e.g. "ffn_layernorm"
 };
 

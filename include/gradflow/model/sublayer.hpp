@@ -1,11 +1,14 @@
 // sublayer.hpp — the two residual branches G of a Transformer block, each its own class behind one interface:
 //   AttentionSublayer:    G(x) = c_h ⊙ (InnerNorm(MHA_heads(x)) W_outᵀ + b_out)   (self_attn.in_proj_*, self_attn.out_proj.*)
 //   FeedForwardSublayer:  G(x) = linear2(MidNorm(act(linear1(x))))               (linear1.*, linear2.*), token-wise
+// With QKV norms (HybridNorm; OLMo's q_norm/k_norm/v_norm): [Q | K | V] = x W_inᵀ + b_in, then each of Q, K, V is
+// normalized per head (a norm of width d/h, its parameters shared by the heads) before the heads see it.
 // Optional extras (absent for post/pre/...): InnerNorm on the concatenated heads before out_proj (Sub-LN, Magneto:
 // torchscale's self_attn.inner_attn_ln); c_h a learnable gain per head applied to the attention output in
 // head-sized column groups (NormFormer's c_attn, applied after out_proj as fairseq's reference code does);
 // MidNorm of width d_ff before linear2 (NormFormer and Sub-LN: ffn_layernorm).
 #pragma once
+#include <array>
 #include <optional>
 #include <variant>
 
@@ -25,6 +28,7 @@ struct AttentionBranchCache {
   NormCache inner;           // with an inner norm
   Mat on;                    // (n, d) with an inner norm: InnerNorm(O), input of out_proj
   Mat a_out;                 // (n, d) with a head scale: the output before c_h
+  std::array<NormCache, 3> qkv;  // with QKV norms: of Q, K, V, each on (n·h, d/h) rows (token-major, then head)
 };
 
 // What the feed-forward branch's forward saves.
@@ -57,6 +61,8 @@ class AttentionSublayer final : public Sublayer {
   AttentionSublayer(int in_w, int in_b, int out_w, int out_b, Index heads, bool causal, Index d);
   int head_scale = -1;             // (1, h) NormFormer's c_attn, or -1
   std::optional<NormLayer> inner;  // Sub-LN's inner_attn_ln (width d), or none
+  // HybridNorm's self_attn.{q,k,v}_norm (width d/h, per head), or none: all three or none
+  std::array<std::optional<NormLayer>, 3> qkv_norm;
 
   SublayerKind kind() const override { return SublayerKind::Attention; }
   Mat forward(const ParamStore& p, const Mat& x, SublayerCache& c) const override;
@@ -69,6 +75,16 @@ class AttentionSublayer final : public Sublayer {
   ops::AttentionWeights weights(const ParamStore& p) const;     // the whole attention, out_proj included
   ops::AttentionWeights heads_only(const ParamStore& p) const;  // the heads before out_proj (out_proj = I, b = 0)
   RowVec head_gains(const Mat& gains) const;  // (d): the (1, h) gains c_h repeated over each head's d/h columns
+  bool has_qkv_norm() const { return qkv_norm[0].has_value(); }
+  // With QKV norms, the whole branch: heads on the normalized [Q | K | V], then InnerNorm (if any) and out_proj.
+  Mat qkv_forward(const ParamStore& p, const Mat& x, AttentionBranchCache& c) const;
+  Mat qkv_vjp(const ParamStore& p, const AttentionBranchCache& c, const Mat& da, ParamGrads* g) const;
+  Mat qkv_jvp(const ParamStore& p, const AttentionBranchCache& c, const Mat& dx, const ParamGrads* dtheta) const;
+  Jacobian qkv_jacobian(const ParamStore& p, const AttentionBranchCache& c) const;
+  // [Q | K | V] -> [N_q(Q) | N_k(K) | N_v(V)] and its derivatives, stacked copies allowed (dtheta: one copy)
+  Mat norm_qkv_forward(const ParamStore& p, const Mat& raw, AttentionBranchCache& c) const;
+  Mat norm_qkv_vjp(const ParamStore& p, const AttentionBranchCache& c, const Mat& dn, ParamGrads* g) const;
+  Mat norm_qkv_jvp(const ParamStore& p, const AttentionBranchCache& c, const Mat& draw, const ParamGrads* dtheta) const;
   int in_w_, in_b_, out_w_, out_b_;
   Index heads_;
   bool causal_;

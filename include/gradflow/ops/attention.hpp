@@ -50,6 +50,13 @@ struct AttentionTangents {
 };
 // The tangent of A for an input tangent dx (one copy) and parameter tangents dp: J_x dx + J_θ dp.
 Mat attention_param_jvp(const AttentionWeights& w, const AttentionCache& c, const Mat& dx, const AttentionTangents& dp);
+// The heads alone, between [Q | K | V] and O (for a branch that changes Q, K, V before the heads, e.g.
+// HybridNorm's QKV norms): c.x (for the sizes) and c.qkv set by the caller; fills c.P and c.O.
+void attention_heads_forward(Index heads, bool causal, AttentionCache& c);
+// dO (k stacked copies allowed) -> d[Q | K | V]
+Mat attention_heads_vjp(Index heads, const AttentionCache& c, const Mat& dO);
+// d[Q | K | V] (k stacked copies allowed) -> dO
+Mat attention_heads_jvp(Index heads, const AttentionCache& c, const Mat& dqkv);
 // Dense (n·d, n·d): block (i, j) = Σ_h W_o,h [ P_ij W_v,h + (P_ij/√e)(V_j − O_i) q_iᵀ W_k,h + δ_ij C_i W_q,h /√e ],
 // C_i = Σ_k P_ik (V_k − O_i) k_kᵀ.
 Jacobian attention_jacobian(const AttentionWeights& w, const AttentionCache& c);

@@ -17,13 +17,20 @@ std::unique_ptr<Placement> make_b2t_placement();
 std::unique_ptr<Placement> make_normformer_placement();
 std::unique_ptr<Placement> make_sub_ln_placement();
 std::unique_ptr<Placement> make_nonorm_placement();
+std::unique_ptr<Placement> make_lns_placement();
+std::unique_ptr<Placement> make_reorder_placement();
+std::unique_ptr<Placement> make_peri_placement();
+std::unique_ptr<Placement> make_hybridnorm_placement();
+std::unique_ptr<Placement> make_hybridnorm_star_placement();
 
 const std::vector<std::unique_ptr<Placement>>& placements() {
   static const std::vector<std::unique_ptr<Placement>> table = [] {
     std::vector<std::unique_ptr<Placement>> t;
     for (auto* make : {make_post_placement, make_pre_placement, make_sandwich_placement, make_deepnorm_placement,
                        make_rezero_placement, make_mix_placement, make_admin_placement, make_b2t_placement,
-                       make_normformer_placement, make_sub_ln_placement, make_nonorm_placement})
+                       make_normformer_placement, make_sub_ln_placement, make_nonorm_placement, make_lns_placement,
+                       make_reorder_placement, make_peri_placement, make_hybridnorm_placement,
+                       make_hybridnorm_star_placement})
       t.push_back(make());
     return t;
   }();
