@@ -91,11 +91,13 @@ def main():
     load0 = os.getloadavg()[0]
     res = {"kernels": kernels, "loadavg_at_start": os.getloadavg()}
 
-    # the DGEMM rate of this run: bench_jacobians' (N, N)·(N, N) at N = 2048 (2 layers: one product)
-    r = subprocess.run([os.path.join(a.build, "bench_jacobians"), "2", "3"], capture_output=True, text=True, env=env,
-                       check=True)
-    rate = json.loads(r.stdout)["dgemm_gflops"] * 1e9
-    res["dgemm_gflops"] = rate / 1e9
+    # the DGEMM rate of this run: bench_jacobians' (N, N)·(N, N) at N = 2048 (2 layers: one product), measured at the
+    # start and again at the end; the better of the two is the machine's rate (other work only lowers it)
+    def dgemm_rate():
+        r = subprocess.run([os.path.join(a.build, "bench_jacobians"), "2", "3"], capture_output=True, text=True,
+                           env=env, check=True)
+        return json.loads(r.stdout)["dgemm_gflops"] * 1e9
+    rates = [dgemm_rate()]
 
     import torch
     torch.set_num_threads(2)
@@ -136,9 +138,13 @@ def main():
         jw, jc, pw = min(w for w, _ in j), min(c for _, c in j), min(w for w, _ in p)
         res["jacobian"] = {"gradflow_wall": [w for w, _ in j], "gradflow_cpu": [c for _, c in j],
                            "torch_script_wall": [w for w, _ in p], "flops": jfl}
+    rates.append(dgemm_rate())
+    rate = max(rates)
+    res["dgemm_gflops"] = [r / 1e9 for r in rates]
     res["loadavg_at_end"] = os.getloadavg()
 
-    print(f"DGEMM {rate / 1e9:.1f} GFLOP/s (same run); load average {load0:.2f} at start, {os.getloadavg()[0]:.2f} at end; "
+    print(f"DGEMM {rate / 1e9:.1f} GFLOP/s (same run, the better of {rates[0] / 1e9:.1f} at the start and "
+          f"{rates[1] / 1e9:.1f} at the end); load average {load0:.2f} at start, {os.getloadavg()[0]:.2f} at end; "
           f"both sides on OpenBLAS core {kernels['openblas_core']}, OpenMP waits: {kernels['omp_wait_policy']}; "
           f"min of {a.repeats} runs")
     print("| benchmark | gradflow | reference | ratio | ceiling (flops / DGEMM rate) | fraction of DGEMM |")
