@@ -8,6 +8,7 @@
 2. The 24-layer products at N = 2048: GFLOP/s of gradflow's P·B GEMMs vs the DGEMM rate measured in the
    same process.
 3. `gradflow analyze --placement post --layers 24` end to end.
+4. Whole commands against PyTorch with the same run's DGEMM rate (bench_commands.py).
 Prints a Markdown table to paste into docs/benchmarks.md.
 """
 import json, os, platform, subprocess, sys, time
@@ -53,3 +54,8 @@ print(f"| Post-LN block Jacobian, N = {g['N']} | {g['block_jacobian_seconds']*1e
 print(f"| 24-layer products P_l = P_(l+1) B_l, N = {g['N']}: the GEMMs alone | {g['products_gflops']:.1f} GFLOP/s ({g['products_seconds']:.2f} s; best single product {100*g['best_product_fraction_of_dgemm']:.0f}% of DGEMM) | DGEMM {g['dgemm_gflops']:.1f} GFLOP/s | {100*g['products_fraction_of_dgemm']:.0f}% of DGEMM |")
 print(f"| the same walk as `analyze` runs it (builds every B_l, multiplies, checks), N = {g['N']} | {g['walk_seconds']:.2f} s | {g['layers'] - 1} DGEMMs | {100*g['walk_fraction_of_dgemm']:.0f}% of DGEMM |")
 print(f"| `gradflow analyze --placement post --layers 24` (N = 1024, all spectra) | {headline:.1f} s | — | — |")
+
+# issue 14: whole commands (full-scale gradients only, one block's Jacobian) against PyTorch, with this run's DGEMM rate
+print()
+subprocess.run([sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "bench_commands.py"), build],
+               env=env, check=True)

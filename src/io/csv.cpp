@@ -1,7 +1,7 @@
 // csv.cpp — write_csv (see csv.hpp).
 #include "gradflow/io/csv.hpp"
 
-#include <cstdio>
+#include <charconv>
 
 #include "io/file_bytes.hpp"
 
@@ -14,8 +14,10 @@ void write_csv(const std::string& path, const Mat& m) {
   for (Index i = 0; i < m.rows(); ++i) {
     for (Index j = 0; j < m.cols(); ++j) {
       if (j > 0) text += ',';
-      std::snprintf(buf, sizeof buf, "%.17g", m(i, j));
-      text += buf;
+      // the characters of printf's "%.17g" (the standard defines to_chars with a precision so), without its
+      // format parsing and locale: a (2048², 2048²) Jacobian's 4 M values in a fraction of the time
+      const auto r = std::to_chars(buf, buf + sizeof buf, m(i, j), std::chars_format::general, 17);
+      text.append(buf, r.ptr);
     }
     text += '\n';
   }

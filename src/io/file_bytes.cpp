@@ -96,21 +96,24 @@ void InputFile::read_at(uint64_t offset, size_t n, void* dst) const {
 
 namespace {
 
-// Writes every byte to fd (EINTR-safe); returns 0 or the errno of the failure.
-int write_all(int fd, const std::string& bytes) {
-  size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t w = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (w < 0 && errno == EINTR) continue;
-    if (w < 0) return errno;
-    done += static_cast<size_t>(w);
+// Writes every byte of every piece to fd, in order (EINTR-safe); returns 0 or the errno of the failure.
+int write_all(int fd, const std::vector<ByteSpan>& pieces) {
+  for (const ByteSpan& piece : pieces) {
+    const char* p = static_cast<const char*>(piece.data);
+    size_t done = 0;
+    while (done < piece.size) {
+      const ssize_t w = ::write(fd, p + done, piece.size - done);
+      if (w < 0 && errno == EINTR) continue;
+      if (w < 0) return errno;
+      done += static_cast<size_t>(w);
+    }
   }
   return 0;
 }
 
 // Writes into an existing FIFO, character device or socket as it is (never renamed over: that would turn a
 // device such as /dev/null into a regular file when run as root).
-void write_special(const std::string& path, const std::string& bytes) {
+void write_special(const std::string& path, const std::vector<ByteSpan>& bytes) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
   int err = fd < 0 ? errno : write_all(fd, bytes);
   if (fd >= 0 && ::close(fd) != 0 && err == 0) err = errno;
@@ -143,7 +146,11 @@ OutputKind output_kind(const std::string& path) {
   return OutputKind::Special;  // FIFO, character or block device, socket
 }
 
-void write_file_atomic(const std::string& path_given, const std::string& bytes) {
+void write_file_atomic(const std::string& path, const std::string& bytes) {
+  write_file_atomic(path, std::vector<ByteSpan>{{bytes.data(), bytes.size()}});
+}
+
+void write_file_atomic(const std::string& path_given, const std::vector<ByteSpan>& bytes) {
   switch (output_kind(path_given)) {
     case OutputKind::Stdout: {
       std::fflush(stdout);

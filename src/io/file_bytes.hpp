@@ -3,7 +3,9 @@
 // writes atomically (write_file_atomic below).
 #pragma once
 #include <cstdint>
+#include <cstddef>
 #include <string>
+#include <vector>
 
 namespace gradflow::io_detail {
 
@@ -34,6 +36,13 @@ class InputFile {
 // socket is written as it is; "-" is standard output; a directory is refused. On failure the temporary file is
 // removed and Error "cannot write 'path': <strerror>; fix: ..." is thrown.
 void write_file_atomic(const std::string& path, const std::string& bytes);
+// The same for a file made of consecutive pieces (a header, then data left where they are in memory): written one
+// after the other with no copy into one buffer, so a large array goes out at memory speed.
+struct ByteSpan {
+  const void* data;
+  size_t size;
+};
+void write_file_atomic(const std::string& path, const std::vector<ByteSpan>& pieces);
 
 enum class OutputKind { NewOrRegular, Special, Directory, Stdout };
 OutputKind output_kind(const std::string& path);

@@ -315,20 +315,27 @@ void write_npy(const std::string& path, const double* data, std::vector<int64_t>
   if (header.size() > 0xFFFF)
     throw Error("internal: write_npy('" + path + "') header too long for format 1.0", ErrorKind::Internal);
 
-  std::string out;
-  out.reserve(10 + header.size() + static_cast<size_t>(numel) * 8);
-  out.append(kMagic, sizeof kMagic);
-  out += '\x01';
-  out += '\x00';
-  out += static_cast<char>(header.size() & 0xFF);
-  out += static_cast<char>(header.size() >> 8);
-  out += header;
+  std::string head;
+  head.reserve(10 + header.size());
+  head.append(kMagic, sizeof kMagic);
+  head += '\x01';
+  head += '\x00';
+  head += static_cast<char>(header.size() & 0xFF);
+  head += static_cast<char>(header.size() >> 8);
+  head += header;
+  const size_t data_bytes = static_cast<size_t>(numel) * 8;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  // '<f8' is the host's own layout: the row-major buffer goes out as it is, in one write
+  io_detail::write_file_atomic(path, {{head.data(), head.size()}, {data, data_bytes}});
+#else
+  std::string body(data_bytes, '\0');
   for (uint64_t k = 0; k < numel; ++k) {
     uint64_t bits;
     std::memcpy(&bits, data + k, 8);
-    for (int b = 0; b < 8; ++b) out += static_cast<char>((bits >> (8 * b)) & 0xFF);
+    for (int b = 0; b < 8; ++b) body[8 * k + b] = static_cast<char>((bits >> (8 * b)) & 0xFF);
   }
-  io_detail::write_file_atomic(path, out);
+  io_detail::write_file_atomic(path, {{head.data(), head.size()}, {body.data(), body.size()}});
+#endif
 }
 
 void write_npy(const std::string& path, const Mat& m) {

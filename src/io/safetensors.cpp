@@ -361,18 +361,27 @@ void write_safetensors(const std::string& path, const std::vector<SafeTensor>& t
   }
   text.append((8 - text.size() % 8) % 8, ' ');
 
-  std::string out;
-  out.reserve(8 + text.size() + static_cast<size_t>(offset));
-  for (int b = 0; b < 8; ++b) out += static_cast<char>((static_cast<uint64_t>(text.size()) >> (8 * b)) & 0xFF);
-  out += text;
+  std::string head;
+  head.reserve(8 + text.size());
+  for (int b = 0; b < 8; ++b) head += static_cast<char>((static_cast<uint64_t>(text.size()) >> (8 * b)) & 0xFF);
+  head += text;
+  std::vector<io_detail::ByteSpan> pieces{{head.data(), head.size()}};
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  // F64 little-endian is the host's own layout: each tensor's values go out as they are, with no copy
+  for (const SafeTensor& t : tensors) pieces.push_back({t.data.data(), 8 * t.data.size()});
+#else
+  std::string body;
+  body.reserve(static_cast<size_t>(offset));
   for (const SafeTensor& t : tensors) {
     for (double v : t.data) {
       uint64_t bits;
       std::memcpy(&bits, &v, 8);
-      for (int b = 0; b < 8; ++b) out += static_cast<char>((bits >> (8 * b)) & 0xFF);
+      for (int b = 0; b < 8; ++b) body += static_cast<char>((bits >> (8 * b)) & 0xFF);
     }
   }
-  io_detail::write_file_atomic(path, out);
+  pieces.push_back({body.data(), body.size()});
+#endif
+  io_detail::write_file_atomic(path, pieces);
 }
 
 std::vector<SafeTensor> to_tensors(const ParamStore& store) {

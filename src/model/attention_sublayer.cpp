@@ -124,7 +124,8 @@ Jacobian AttentionSublayer::jacobian(const ParamStore& p, const SublayerCache& c
     // (W_out · J_inner) token-wise first, then one product with the dense heads Jacobian
     J = (ops::linear_jacobian(p[out_w_], n) * inner->jacobian(p, c.inner)) * ops::attention_jacobian(heads_only(p), c.attn);
   }
-  return head_scale < 0 ? J : diagonal_jacobian(head_gains(p[head_scale]), n) * J;
+  if (head_scale < 0) return J;  // moved out (a conditional expression would copy the (N, N) matrix)
+  return diagonal_jacobian(head_gains(p[head_scale]), n) * J;
 }
 
 // --- QKV norms (HybridNorm) -----------------------------------------------------------------------------

@@ -11,15 +11,22 @@
 // its mmap threshold with fresh pages from the kernel and returns them on free, so every new (N, N) matrix costs
 // N²/512 page faults: a Post-LN block Jacobian at N = 2048 took 130 ms instead of 55 ms. A large top pad and trim
 // threshold keep freed memory in the heap for the next matrix (resident memory then stays at its peak until exit).
+// (4) Blocks above 32 MiB (an (N, N) matrix from N = 2048) were mapped on their own and returned on free, so each
+// such product paid its page faults again; with no separate mappings they are reused from the heap like the rest.
+// (Faulting memory in ahead as transparent huge pages, madvise(MADV_POPULATE_WRITE), was tried for issue 14: 11 ms
+// instead of ~450 ms of CPU for 224 MiB when the kernel had huge pages at hand, 300-1800 ms when it had to compact
+// memory first, on the loaded machine; not kept.)
 #include "process/runtime_env.hpp"
 
 #include <malloc.h>
 #include <strings.h>
 #include <unistd.h>
 
+#include <alloca.h>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 #ifdef GRADFLOW_HAVE_OPENBLAS
 extern "C" char* openblas_get_corename(void);
@@ -42,12 +49,42 @@ const char* better_openblas_core() {
   return nullptr;
 }
 
+// Whether envp holds NAME=... (prefix "NAME=").
+const char* env_value(char** envp, const char* prefix) {
+  const size_t len = std::strlen(prefix);
+  for (char** e = envp; e != nullptr && *e != nullptr; ++e)
+    if (std::strncmp(*e, prefix, len) == 0) return *e + len;
+  return nullptr;
+}
+
+// The re-execution for GOMP_SPINCOUNT, done before any shared library is initialized: an entry of the executable's
+// .preinit_array runs before the initializers of libgomp, OpenBLAS (which detects the CPU, allocates its buffers
+// and starts its threads) and the C++ statics, so the first process costs only the loading. (libgomp reads
+// GOMP_SPINCOUNT in its initializer; a setenv here would not reach it: libc's own initializer resets the
+// environment to the original one.) OPENBLAS_CORETYPE still needs OpenBLAS loaded to tell whether it fell back,
+// so tune_runtime_environment re-executes for it, on the CPUs where that happens.
+void reexec_before_libraries(int, char** argv, char** envp) {
+  const char* off = env_value(envp, "GRADFLOW_NO_TUNE=");
+  if (off != nullptr && *off != '\0' && *off != '0') return;
+  if (env_value(envp, "OMP_WAIT_POLICY=") != nullptr || env_value(envp, "GOMP_SPINCOUNT=") != nullptr) return;
+  size_t count = 0;
+  while (envp != nullptr && envp[count] != nullptr) ++count;
+  char** env = static_cast<char**>(::alloca((count + 2) * sizeof(char*)));
+  for (size_t i = 0; i < count; ++i) env[i] = envp[i];
+  env[count] = const_cast<char*>("GOMP_SPINCOUNT=3000");
+  env[count + 1] = nullptr;
+  ::execve("/proc/self/exe", argv, env);  // returns only if it failed: tune_runtime_environment tries again
+}
+
+__attribute__((section(".preinit_array"), used)) void (*const preinit_entry)(int, char**, char**) =
+    &reexec_before_libraries;
+
 }  // namespace
 
 void tune_allocator() {
-  ::mallopt(M_MMAP_THRESHOLD, 32 << 20);  // glibc's ceiling: larger blocks are always mapped
-  ::mallopt(M_TOP_PAD, 256 << 20);        // grow the heap in large steps ...
-  ::mallopt(M_TRIM_THRESHOLD, 1 << 30);   // ... and keep what is freed for the next matrix
+  ::mallopt(M_MMAP_MAX, 0);             // every block from the heap, the largest matrices (>= 32 MiB) too ...
+  ::mallopt(M_TOP_PAD, 256 << 20);       // grow the heap in large steps ...
+  ::mallopt(M_TRIM_THRESHOLD, 1 << 30);  // ... and keep what is freed for the next matrix
 }
 
 void check_thread_environment() {

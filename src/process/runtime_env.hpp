@@ -16,7 +16,9 @@ void check_thread_environment();
 // Sets GOMP_SPINCOUNT=3000 unless OMP_WAIT_POLICY or GOMP_SPINCOUNT is set, and (OpenBLAS builds only)
 // OPENBLAS_CORETYPE when OpenBLAS fell back to its generic SSE3 kernels on a CPU it does not know; if it set
 // anything, runs gradflow again (execv of
-// /proc/self/exe with the same arguments), once. GRADFLOW_NO_TUNE=1 turns it off. Never fails: if the
+// /proc/self/exe with the same arguments), once. The GOMP_SPINCOUNT re-execution normally happened already, before
+// any library was initialized (an entry of the program's .preinit_array in runtime_env.cpp); this call re-executes
+// only where OpenBLAS fell back, or where that early one failed. GRADFLOW_NO_TUNE=1 turns it off. Never fails: if the
 // re-execution does not happen, gradflow carries on as it is. docs/benchmarks.md gives the measurements.
 // Also calls tune_allocator().
 void tune_runtime_environment(char** argv);

@@ -18,8 +18,12 @@ class Rng {
   double uniform();                       // [0, 1)
   double uniform(double lo, double hi);   // [lo, hi)
   double normal();                        // N(0, 1)
+  // m(i, j) = the (i·cols + j)-th draw, exactly as the loop of uniform() / normal() calls in row-major order would
+  // give it (and the stream left where that loop leaves it); ranges of elements are filled in parallel.
   void fill_uniform(MatRef m, double lo, double hi);
   void fill_normal(MatRef m, double stddev);
+  // The elements per parallel range of the fills (default 32768); tests make it small to split small matrices.
+  static void set_fill_grain(Index elements);
 
  private:
   uint64_t state_;
