@@ -39,13 +39,35 @@ std::string number_text(double v) {
 
 std::string tic_name(const std::string& v) { return v == "inv-sqrt-2L" ? "1/√(2L)" : v; }
 
-// `set xtics (...)` at the values (every k-th), named as given.
-std::string tics(const std::string& axis, const GridAxis& a) {
-  const size_t every = a.tic_every > 0 ? static_cast<size_t>(a.tic_every) : (a.values.size() + 8) / 9;
+// `set xtics (...)`: a tic at every value, named as given; on an axis `length` inches long where the names would
+// touch (about 0.06 in a character across, 0.14 in a line up), only every k-th tic is named.
+std::string tics(const std::string& axis, const GridAxis& a, double length) {
+  size_t every = a.tic_every > 0 ? static_cast<size_t>(a.tic_every) : 1;
+  if (a.tic_every <= 0 && a.values.size() > 1) {
+    const double range = a.edges.back() - a.edges.front();
+    double gap = length;  // the closest two tics, in inches
+    for (size_t k = 1; k < a.t.size(); ++k) gap = std::min(gap, (a.t[k] - a.t[k - 1]) / range * length);
+    size_t chars = 0;
+    for (const auto& v : a.values) chars = std::max(chars, tic_name(v).size());
+    const double need = axis == "x" ? 0.06 * static_cast<double>(chars) + 0.08 : 0.16;
+    while (every < a.values.size() && gap * static_cast<double>(every) < need) ++every;
+  }
   std::string s = "set " + axis + "tics (";
-  for (size_t k = 0; k < a.values.size(); k += every)
-    s += (k ? ", " : "") + gp_quote(tic_name(a.values[k])) + " " + gp_num(a.t[k]);
+  for (size_t k = 0; k < a.values.size(); ++k)
+    s += (k ? ", " : "") + gp_quote(k % every == 0 ? tic_name(a.values[k]) : "") + " " + gp_num(a.t[k]);
   return s + ") noenhanced\n";
+}
+
+// The length in inches of an enhanced-text label on the page (markup left out), at about 0.055 in a character.
+double label_inches(const std::string& label) {
+  std::string plain;
+  for (size_t i = 0; i < label.size(); ++i) {
+    if (label.compare(i, 10, "{/:Italic ") == 0) { i += 9; continue; }
+    const unsigned char c = static_cast<unsigned char>(label[i]);
+    if (c == '{' || c == '}' || c == '_' || c == '^' || (c & 0xC0) == 0x80) continue;  // markup, UTF-8 continuation
+    plain += label[i];
+  }
+  return 0.055 * static_cast<double>(plain.size());
 }
 
 std::string coordinate(const GridAxis& a) {
@@ -124,6 +146,8 @@ Figure grid_figure(const GridAxis& ax, const GridAxis& ay, const std::vector<Gri
   require(aw > 0.3, "--width " + number_text(W) + " leaves no room for " + std::to_string(n) +
                         " panels; fix: a larger --width");
   double ah = aw * st.aspect;
+  // the colour box spans the rows' axes: tall enough for its label
+  ah = std::max(ah, (label_inches(st.cblabel) + 0.1 + top + bottom) / rows - top - bottom);
   if (o.height > 0) ah = (o.height - rows * (top + bottom)) / rows;
   require(ah > 0.3, "--height " + number_text(o.height) + " leaves no room for the panels; fix: a larger --height");
   const double H = rows * (top + ah + bottom);
@@ -191,7 +215,7 @@ Figure grid_figure(const GridAxis& ax, const GridAxis& ay, const std::vector<Gri
          "\nset tmargin at screen " + sy(yt) + "\nset bmargin at screen " + sy(yt + ah) + "\n";
     b += "set xrange [" + gp_num(ax.edges.front()) + ":" + gp_num(ax.edges.back()) + "]\nset yrange [" +
          gp_num(ay.edges.front()) + ":" + gp_num(ay.edges.back()) + "]\n";
-    b += tics("x", ax) + tics("y", ay);
+    b += tics("x", ax, aw) + tics("y", ay, ah);
     b += "set xlabel " + gp_quote(ax.label) + " offset 0,0.3\n";
     if (c == 0) b += "set ylabel " + gp_quote(ay.label) + " offset 0.8,0\n";
     b += "set title " + gp_quote(panel.title) + " noenhanced offset 0,-0.6\n";
@@ -199,7 +223,8 @@ Figure grid_figure(const GridAxis& ax, const GridAxis& ay, const std::vector<Gri
       const double bh = rows * (top + ah + bottom) - top - bottom;
       b += "set colorbox user origin screen " + sx(cols * cell_w + 0.1) + ", screen " + sy(top + bh) + " size screen " +
            gp_num(0.1 / W) + ", screen " + gp_num(bh / H) + "\n";
-      b += "set cblabel " + gp_quote(st.cblabel) + (st.cblabel_plain ? " noenhanced" : "") + "\nset cbtics scale 0.5\n";
+      b += "set cblabel " + gp_quote(st.cblabel) + (st.cblabel_plain ? " noenhanced" : "") + " offset -0.5,0\n"
+           "set cbtics scale 0.5\n";
     } else {
       b += "unset colorbox\n";
     }
@@ -208,8 +233,8 @@ Figure grid_figure(const GridAxis& ax, const GridAxis& ay, const std::vector<Gri
                      " using 1:2:3:4:5:6:7 with boxxyerror fs solid 1.0 noborder lc palette notitle"
                : std::string("plot NaN notitle");  // a panel without a value (a partial merge)
     if (line_block >= 0) {
-      b += ", \\\n  data index " + std::to_string(line_block) + " using 1:2 with lines lc rgb '#ffffff' lw 2.2 notitle";
-      b += ", \\\n  data index " + std::to_string(line_block) + " using 1:2 with lines lc rgb '#000000' lw 0.9 notitle";
+      b += ", \\\n  data index " + std::to_string(line_block) + " using 1:2 with lines lc rgb '#ffffff' lw 2.2 dt 1 notitle";
+      b += ", \\\n  data index " + std::to_string(line_block) + " using 1:2 with lines lc rgb '#000000' lw 0.9 dt 1 notitle";
       b += ", \\\n  data index " + std::to_string(label_block) + " using 1:2:3 with labels boxed font ',6' notitle";
     }
     b += "\n";
