@@ -65,7 +65,7 @@ std::vector<double> nice_levels(double lo, double hi, bool decades, int target) 
   if (!(lo < hi) || !std::isfinite(lo) || !std::isfinite(hi)) return out;
   const auto inside = [&](double v) { return v > lo * (1 + 1e-12) && v < hi * (1 - 1e-12); };
   if (decades && lo > 0) {
-    for (const auto& mantissas : std::vector<std::vector<double>>{{1}, {1, 3}, {1, 2, 5}}) {
+    for (const auto& mantissas : std::vector<std::vector<double>>{{1}, {1, 2, 5}}) {
       out.clear();
       for (int k = static_cast<int>(std::floor(std::log10(lo))); k <= static_cast<int>(std::ceil(std::log10(hi))); ++k)
         for (double m : mantissas) {
@@ -81,17 +81,20 @@ std::vector<double> nice_levels(double lo, double hi, bool decades, int target) 
     }
     return out;
   }
-  const double raw = (hi - lo) / target, p = std::pow(10.0, std::floor(std::log10(raw)));
-  double step = 10 * p;
-  for (double m : {1.0, 2.0, 2.5, 5.0})
-    if (m * p >= raw) {
-      step = m * p;
+  const double raw = (hi - lo) / target;
+  const int e = static_cast<int>(std::floor(std::log10(raw)));
+  const double p = std::pow(10.0, e);
+  double m = 10;
+  for (double c : {1.0, 2.0, 2.5, 5.0})
+    if (c * p >= raw) {
+      m = c;
       break;
     }
-  for (double v = std::ceil(lo / step) * step; v < hi; v += step) {
-    const double r = std::round(v / step) * step;  // no 0.30000000000000004
-    if (r > lo && r < hi) out.push_back(std::abs(r) < 1e-12 * step ? 0.0 : r);
-  }
+  // level k is k·m·10^e, written k·m / 10^-e for e < 0 so that it is the double nearest the decimal (0.6, not
+  // 0.6000000000000001)
+  const auto level = [&](double k) { return e < 0 ? k * m / std::pow(10.0, -e) : k * m * p; };
+  for (double k = std::ceil(lo / (m * p)) - 1; level(k) < hi; ++k)
+    if (level(k) > lo) out.push_back(level(k) == 0 ? 0.0 : level(k));
   return out;
 }
 

@@ -19,7 +19,7 @@ std::vector<Segment> contour_segments(const std::vector<double>& x, const std::v
 
 // About `target` round levels strictly inside (lo, hi): multiples of 1, 2, 2.5 or 5 times a power of ten (a
 // linear colour scale); with `decades` (a log colour scale; lo, hi > 0) the powers of ten inside, else 1-2-5
-// mantissas when fewer than two powers fit. Empty when lo >= hi.
+// mantissas when fewer than two powers fit; at most target + 1 (every other one). Empty when lo >= hi.
 std::vector<double> nice_levels(double lo, double hi, bool decades, int target = 5);
 
 }  // namespace gradflow

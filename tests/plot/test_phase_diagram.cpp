@@ -102,9 +102,12 @@ TEST_CASE("phase-diagram: scales on log axes named by their values, cells and co
   REQUIRE(script.find("unset colorbox") != std::string::npos);
   REQUIRE(script.find("set colorbox user") != std::string::npos);
   // --levels chooses the lines; a metric spanning decades gets a log colour scale and decade contours
-  o.levels = {0.5, 0.9};
+  o.levels = {0.55, 0.9};
   make_plot(o, "test");
-  REQUIRE(blocks(read_bytes(dir.file("pd.dat")))[2].size() == 2);
+  const auto chosen = blocks(read_bytes(dir.file("pd.dat")));
+  REQUIRE(chosen[2].size() == 1);  // post's cosine spans 0.558 to 1: only 0.9 crosses it
+  REQUIRE(chosen[2][0].find("\"0.9\"") != std::string::npos);
+  REQUIRE(chosen[5].size() == 2);  // pre's spans 0.515 to 0.932: both
   o.levels.clear();
   o.metric = "summary.bottom_to_top_grad_ratio";
   make_plot(o, "test");
