@@ -68,6 +68,16 @@ rm "$tmp/r2/post_L2_2_0.5_s1.json"
   --values2 0.5,1 --seeds 2 --csv "$tmp/s2-resumed.csv" --resume "$tmp/r2" >/dev/null 2>"$tmp/err" || fail "2-D resume"
 grep -q "15 of 16 configurations already done" "$tmp/err" || fail "2-D resume did not skip: $(head -2 "$tmp/err")"
 cmp -s "$tmp/s2.csv" "$tmp/s2-resumed.csv" || fail "2-D resumed CSV differs"
+# the phase diagram of that sweep (when gnuplot is installed), and a metric it does not hold: one line, exit 2
+if command -v gnuplot >/dev/null 2>&1; then
+  "$gf" plot "$tmp/s2.json" --kind phase-diagram --metric top.token_geometry.mean_cosine -o "$tmp/phase.png" 2>/dev/null ||
+    fail "plot --kind phase-diagram"
+  [ -s "$tmp/phase.png" ] || fail "plot --kind phase-diagram wrote no figure"
+fi
+"$gf" plot "$tmp/s2.json" --kind phase-diagram --metric top.nonsense -o "$tmp/phase2.png" 2>"$tmp/err"
+rc=$?
+[ $rc -eq 2 ] && [ "$(grep -c . "$tmp/err")" -eq 1 ] && grep -q "metric 'top.nonsense' is not in" "$tmp/err" &&
+  [ ! -e "$tmp/phase2.png" ] || fail "phase-diagram with a bad metric -> exit $rc: $(cat "$tmp/err")"
 
 bad() {
   "$gf" "$@" -q --json "$tmp/bad.json" >/dev/null 2>"$tmp/err"
