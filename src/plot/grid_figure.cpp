@@ -58,7 +58,7 @@ std::string tics(const std::string& axis, const GridAxis& a, double length) {
   return s + ") noenhanced\n";
 }
 
-// The length in inches of an enhanced-text label on the page (markup left out), at about 0.055 in a character.
+// The length in inches of an enhanced-text label on the page (markup left out), at about 0.064 in a character.
 double label_inches(const std::string& label) {
   std::string plain;
   for (size_t i = 0; i < label.size(); ++i) {
@@ -67,7 +67,7 @@ double label_inches(const std::string& label) {
     if (c == '{' || c == '}' || c == '_' || c == '^' || (c & 0xC0) == 0x80) continue;  // markup, UTF-8 continuation
     plain += label[i];
   }
-  return 0.055 * static_cast<double>(plain.size());
+  return 0.064 * static_cast<double>(plain.size());
 }
 
 std::string coordinate(const GridAxis& a) {

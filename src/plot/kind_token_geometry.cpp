@@ -72,7 +72,8 @@ Figure plot_token_geometry(const std::vector<PlotInput>& in, const PlotOptions& 
   for (const Metric* m : {&metrics::kLayerTokenCosine, &metrics::kLayerRankOneDistance, &metrics::kLayerStableRank}) {
     LineFigure f;
     f.integer_x = true;
-    f.logy = o.logy;
+    // a cosine can be 0 or negative (random tokens): linear unless asked for
+    f.logy = m == &metrics::kLayerTokenCosine && o.logy == "auto" ? "off" : o.logy;
     f.xlabel = "layer {/:Italic l}";
     f.ylabel = m->plot;
     f.key = "none";
