@@ -52,6 +52,30 @@ grep -q '"spec_file"' "$tmp/c3.json" || fail "run report lacks spec_file"
 head -1 "$tmp/s.csv" | grep -qx "placement,depth,param,value,layer,metric,mean,std,n" || fail "sweep CSV header"
 grep -q '^pre,2,d-model,8,' "$tmp/s.csv" || fail "sweep CSV rows"
 
+bad() {
+  "$gf" "$@" -q --json "$tmp/bad.json" >/dev/null 2>"$tmp/err"
+  rc=$?
+  [ $rc -eq 2 ] && [ "$(grep -c . "$tmp/err")" -eq 1 ] && grep -q fix "$tmp/err" && [ ! -e "$tmp/bad.json" ] ||
+    fail "$* -> exit $rc: $(cat "$tmp/err")"
+  echo "ok: $* -> $(cat "$tmp/err")"
+}
+bad compare --placements post,bogus --layers 2 $small
+bad compare --placements post --layers 2,x $small
+bad compare --placements post --layers 2 --seeds 0 $small
+bad sweep --placement post --layers 2 $small --param d-model --values 16,15
+bad sweep --placement post --layers 2 $small --param nonsense --values 1
+bad sweep --placement post --layers 2 $small --param init-scale --values 1,,2
+bad sweep --placement post --layers 2 $small --param init-scale --values 1 --param2 layers
+bad sweep --placement post --layers 2 $small --param init-scale --values 1 --values2 2,4
+bad sweep --placement post --layers 2 $small --param init-scale --values 1 --param2 init-scale --values2 2
+bad sweep --placement post --layers 2 $small --param init-scale --values 1 --param2 layers --values2 2,x
+bad sweep --placement post --layers 2 $small --param init-scale --values 1 --param2 nonsense --values2 2
+echo '{"gradflow_spec": 1, "command": "compare", "options": {"bogus-flag": 1}}' >"$tmp/badspec.json"
+bad run "$tmp/badspec.json"
+echo '{"gradflow_spec": 1, "command": "compare", "options": {"layers": 2}, "plot": {"metrc": "x"}}' >"$tmp/badplot.json"
+bad run "$tmp/badplot.json"
+echo '{"gradflow_spec": 1, "command": "compare", "options": {"layers": 2}, "plot": {"ratio": "yes"}}' >"$tmp/badplot2.json"
+bad run "$tmp/badplot2.json"
 # a 2-D sweep: both axes in the CSV and the table; the recorded spec reruns it; --resume skips finished points
 "$gf" sweep --placement post,pre --layers 2 $small --param init-scale --values 0.5,2 --param2 residual-scale \
   --values2 0.5,1 --seeds 2 --csv "$tmp/s2.csv" --json "$tmp/s2.json" --resume "$tmp/r2" --threads 2 >"$tmp/table2" 2>/dev/null ||
@@ -79,28 +103,4 @@ rc=$?
 [ $rc -eq 2 ] && [ "$(grep -c . "$tmp/err")" -eq 1 ] && grep -q "metric 'top.nonsense' is not in" "$tmp/err" &&
   [ ! -e "$tmp/phase2.png" ] || fail "phase-diagram with a bad metric -> exit $rc: $(cat "$tmp/err")"
 
-bad() {
-  "$gf" "$@" -q --json "$tmp/bad.json" >/dev/null 2>"$tmp/err"
-  rc=$?
-  [ $rc -eq 2 ] && [ "$(grep -c . "$tmp/err")" -eq 1 ] && grep -q fix "$tmp/err" && [ ! -e "$tmp/bad.json" ] ||
-    fail "$* -> exit $rc: $(cat "$tmp/err")"
-  echo "ok: $* -> $(cat "$tmp/err")"
-}
-bad compare --placements post,bogus --layers 2 $small
-bad compare --placements post --layers 2,x $small
-bad compare --placements post --layers 2 --seeds 0 $small
-bad sweep --placement post --layers 2 $small --param d-model --values 16,15
-bad sweep --placement post --layers 2 $small --param nonsense --values 1
-bad sweep --placement post --layers 2 $small --param init-scale --values 1,,2
-bad sweep --placement post --layers 2 $small --param init-scale --values 1 --param2 layers
-bad sweep --placement post --layers 2 $small --param init-scale --values 1 --values2 2,4
-bad sweep --placement post --layers 2 $small --param init-scale --values 1 --param2 init-scale --values2 2
-bad sweep --placement post --layers 2 $small --param init-scale --values 1 --param2 layers --values2 2,x
-bad sweep --placement post --layers 2 $small --param init-scale --values 1 --param2 nonsense --values2 2
-echo '{"gradflow_spec": 1, "command": "compare", "options": {"bogus-flag": 1}}' >"$tmp/badspec.json"
-bad run "$tmp/badspec.json"
-echo '{"gradflow_spec": 1, "command": "compare", "options": {"layers": 2}, "plot": {"metrc": "x"}}' >"$tmp/badplot.json"
-bad run "$tmp/badplot.json"
-echo '{"gradflow_spec": 1, "command": "compare", "options": {"layers": 2}, "plot": {"ratio": "yes"}}' >"$tmp/badplot2.json"
-bad run "$tmp/badplot2.json"
 echo "ok: compare/sweep/run"
