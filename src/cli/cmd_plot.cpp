@@ -4,6 +4,7 @@
 
 #include "cli/commands.hpp"
 #include "gradflow/plot/kinds.hpp"
+#include "gradflow/plot/style.hpp"
 
 namespace gradflow::cli {
 namespace {
@@ -32,13 +33,17 @@ void setup_plot(CLI::App& app) {
   sub->add_option("--height", opts->height, "height in inches (default: the kind's aspect ratio)")->check(CLI::Range(0.0, 40.0));
   sub->add_option("--dpi", opts->dpi, "PNG resolution (pixels = inches x dpi)")->capture_default_str()->check(CLI::Range(30, 2400));
   sub->add_option("--param", opts->param, "grad-by-depth: a parameter's gradient norm, e.g. linear2.weight");
-  sub->add_option("--metric", opts->metric, "sensitivity/claims: scalar metric (default summary.bottom_to_top_grad_ratio)");
+  sub->add_option("--metric", opts->metric, "sensitivity/claims/phase-diagram: scalar metric (default "
+                                            "summary.bottom_to_top_grad_ratio; train-sweep: converged_fraction)");
+  sub->add_option("--levels", opts->levels, "phase-diagram: contour levels, e.g. 0.5,0.9 (default: round values)")
+      ->delimiter(',');
   sub->add_option("--matrix", opts->matrix, "spectrum: P (product P_l) or B (block B_l)")->capture_default_str();
   sub->add_option("--at", opts->at, "spectrum: layers l to draw (default: bottom and top)")->delimiter(',');
   sub->add_option("--tokens", opts->tokens, "heatmap: tokens n of the Jacobian (the --seq-len it was made with): marks token blocks")
       ->check(CLI::Range(1, 1 << 20));
   sub->add_option("--title", opts->title, "a title above the plot");
-  sub->add_option("--logy", opts->logy, "auto | on | off (auto: log when values span decades)")->capture_default_str();
+  sub->add_option("--logy", opts->logy, "auto | on | off (auto: log when values span decades; phase-diagram: the "
+                                        "colour scale)")->capture_default_str();
   sub->add_option("--logx", opts->logx, "loss-curves, grad-over-training: log step axis (on | off | auto)")->capture_default_str();
   sub->add_flag("--no-render", [opts](int64_t) { opts->render = false; }, "write the script and data, do not run gnuplot");
   sub->callback([opts] {
@@ -47,6 +52,10 @@ void setup_plot(CLI::App& app) {
     cl += " --kind " + opts->kind + " -o " + opts->output;
     if (!opts->param.empty()) cl += " --param " + opts->param;
     if (!opts->metric.empty()) cl += " --metric " + opts->metric;
+    if (!opts->levels.empty()) {
+      cl += " --levels ";
+      for (size_t i = 0; i < opts->levels.size(); ++i) cl += (i ? "," : "") + gp_num(opts->levels[i]);
+    }
     if (opts->tokens > 0) cl += " --tokens " + std::to_string(opts->tokens);
     run_plot(*opts, cl);
   });

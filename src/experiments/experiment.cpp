@@ -67,13 +67,15 @@ Json ratios(const std::vector<Group>& groups) {
   for (size_t a = 0; a < groups.size(); ++a)
     for (size_t b = 0; b < groups.size(); ++b) {
       const Configuration &ca = *groups[a].first, &cb = *groups[b].first;
-      if (ca.placement == cb.placement || ca.depth != cb.depth || ca.value != cb.value) continue;
+      if (ca.placement == cb.placement || ca.depth != cb.depth || ca.value != cb.value || ca.value2 != cb.value2)
+        continue;
       if (a > b) continue;  // each unordered pair once, numerator = earlier placement in the plan
       Json r;
       r[kNumerator] = ca.placement;
       r[kDenominator] = cb.placement;
       r[kLayers] = ca.depth;
       if (!ca.value.empty()) r[kValue] = ca.value;
+      if (!ca.value2.empty()) r[kValue2] = ca.value2;
       Json metrics = Json::object();
       for (const auto& name : scalar_names(groups[a])) {
         std::vector<double> per_seed, na, nb;
@@ -97,53 +99,87 @@ Json ratios(const std::vector<Group>& groups) {
   return out;
 }
 
-// Power-law fits along the axis: groups of one placement (same value in a compare; same depth axis in a sweep).
-Json fits(const std::vector<Group>& groups, const std::string& kind, const std::string& param) {
-  Json out = Json::array();
-  std::vector<std::string> order;
-  std::map<std::string, std::vector<const Group*>> series;
-  for (const auto& g : groups) {
-    const std::string key = g.first->placement;
-    if (!series.count(key)) order.push_back(key);
-    series[key].push_back(&g);
-  }
-  for (const auto& key : order) {
-    const auto& gs = series[key];
-    std::vector<double> x;
-    for (const Group* g : gs) x.push_back(kind == "compare" ? static_cast<double>(g->first->depth) : g->first->x);
-    bool numeric = gs.size() >= 2;
-    for (double v : x) numeric = numeric && std::isfinite(v) && v > 0;
-    if (!numeric) continue;
-    Json f;
-    f[kPlacement] = key;
-    f[kX] = kind == "compare" ? kLayers : param;
-    f[kXValues] = x;
-    Json metrics = Json::object();
-    for (const auto& name : scalar_names(*gs.front())) {
-      std::vector<double> means;
-      for (const Group* g : gs) {
-        std::vector<double> v;
-        for (const auto& s : g->scalars) v.push_back(get(s, name));
-        means.push_back(mean_std(v).mean);
-      }
-      const double k_means = power_law_exponent(x, means);
-      if (std::isnan(k_means)) continue;
-      std::vector<double> per_seed;
-      for (int r : gs.front()->reps) {
-        std::vector<double> y;
-        for (const Group* g : gs) {
-          const auto* sg = scalars_of(*g, r);
-          y.push_back(sg ? get(*sg, name) : kNaN);
-        }
-        const double k = power_law_exponent(x, y);
-        if (!std::isnan(k)) per_seed.push_back(k);
-      }
-      Json m = stat_json(mean_std(per_seed));
-      m[kExponentOfMeans] = k_means;
-      metrics[name] = std::move(m);
+// One line of groups along which an exponent is fitted: its x values and, in a 2-D sweep, the other swept option
+// held fixed ({name: value}; null otherwise).
+struct FitSeries {
+  std::string placement, axis;
+  Json at;
+  std::vector<const Group*> groups;
+  std::vector<double> x;
+};
+
+Json fit_json(const FitSeries& s) {
+  const auto& gs = s.groups;
+  const std::vector<double>& x = s.x;
+  Json f;
+  f[kPlacement] = s.placement;
+  f[kX] = s.axis;
+  if (!s.at.is_null()) f[kAt] = s.at;
+  f[kXValues] = x;
+  Json metrics = Json::object();
+  for (const auto& name : scalar_names(*gs.front())) {
+    std::vector<double> means;
+    for (const Group* g : gs) {
+      std::vector<double> v;
+      for (const auto& sc : g->scalars) v.push_back(get(sc, name));
+      means.push_back(mean_std(v).mean);
     }
-    f[kExponent] = std::move(metrics);
-    out.push_back(std::move(f));
+    const double k_means = power_law_exponent(x, means);
+    if (std::isnan(k_means)) continue;
+    std::vector<double> per_seed;
+    for (int r : gs.front()->reps) {
+      std::vector<double> y;
+      for (const Group* g : gs) {
+        const auto* sg = scalars_of(*g, r);
+        y.push_back(sg ? get(*sg, name) : kNaN);
+      }
+      const double k = power_law_exponent(x, y);
+      if (!std::isnan(k)) per_seed.push_back(k);
+    }
+    Json m = stat_json(mean_std(per_seed));
+    m[kExponentOfMeans] = k_means;
+    metrics[name] = std::move(m);
+  }
+  f[kExponent] = std::move(metrics);
+  return f;
+}
+
+// Power-law fits along the axis: groups of one placement (x = depth in a compare, the swept value in a sweep).
+// A 2-D sweep fits along each swept option with the other held fixed: first along --param for each value of
+// --param2, then along --param2 for each value of --param (each entry's "at" names the fixed one).
+Json fits(const std::vector<Group>& groups, const ExperimentInfo& info) {
+  const std::string& kind = info.kind;
+  const PlanAxes& axes = info.axes;
+  std::vector<FitSeries> lines;
+  const auto add = [&](const std::string& key, const FitSeries& proto, const Group& g, double x) {
+    for (auto& l : lines)
+      if (l.placement + "\n" + l.at.dump() == key) {
+        l.groups.push_back(&g);
+        l.x.push_back(x);
+        return;
+      }
+    lines.push_back(proto);
+    lines.back().groups.push_back(&g);
+    lines.back().x.push_back(x);
+  };
+  const bool two_d = !axes.param2.empty();
+  for (const auto& g : groups) {  // along --param (the depth in a compare)
+    FitSeries proto{g.first->placement, kind == "compare" ? std::string(kLayers) : axes.param, Json(), {}, {}};
+    if (two_d) proto.at = Json{{axes.param2, g.first->value2}};
+    add(proto.placement + "\n" + proto.at.dump(), proto, g,
+        kind == "compare" ? static_cast<double>(g.first->depth) : g.first->x);
+  }
+  if (two_d) {
+    for (const auto& g : groups) {  // along --param2
+      FitSeries proto{g.first->placement, axes.param2, Json{{axes.param, g.first->value}}, {}, {}};
+      add(proto.placement + "\n" + proto.at.dump(), proto, g, g.first->x2);
+    }
+  }
+  Json out = Json::array();
+  for (const auto& l : lines) {
+    bool numeric = l.groups.size() >= 2;
+    for (double v : l.x) numeric = numeric && std::isfinite(v) && v > 0;
+    if (numeric) out.push_back(fit_json(l));
   }
   return out;
 }
@@ -165,6 +201,10 @@ Json experiment_report(const ExperimentInfo& info, const std::vector<Configurati
     out[kParam] = info.axes.param;
     out[kValues] = info.axes.values;
   }
+  if (!info.axes.param2.empty()) {
+    out[kParam2] = info.axes.param2;
+    out[kValues2] = info.axes.values2;
+  }
   const std::vector<Group> groups = make_groups(configs, reports);
   Json gj = Json::array();
   for (const auto& g : groups) {
@@ -175,6 +215,11 @@ Json experiment_report(const ExperimentInfo& info, const std::vector<Configurati
       j[kParam] = info.axes.param;
       j[kValue] = g.first->value;
       j[kX] = std::isfinite(g.first->x) ? Json(g.first->x) : Json();
+    }
+    if (!info.axes.param2.empty()) {
+      j[kParam2] = info.axes.param2;
+      j[kValue2] = g.first->value2;
+      j[kX2] = std::isfinite(g.first->x2) ? Json(g.first->x2) : Json();
     }
     Json cfg = (*g.reports.front())[kConfig];
     cfg.erase(kSeed);
@@ -189,7 +234,7 @@ Json experiment_report(const ExperimentInfo& info, const std::vector<Configurati
   }
   out[kGroups] = std::move(gj);
   out[kRatios] = ratios(groups);
-  out[kFits] = fits(groups, info.kind, info.axes.param);
+  out[kFits] = fits(groups, info);
   return out;
 }
 

@@ -29,14 +29,16 @@ std::string pm(const Json& s) {
   return buf;
 }
 
-// One row: name, depth, [swept value,] then each column's mean ± std from `stats` ("-" where absent).
+// One row: name, depth, [swept value, [second swept value,]] then each column's mean ± std from `stats` ("-" where
+// absent).
 void print_row(std::ostream& os, const std::string& name, const Json& layers, const std::string* value,
-               const Json& stats, const std::vector<Column>& columns) {
+               const std::string* value2, const Json& stats, const std::vector<Column>& columns) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%-10s %4d ", name.c_str(), layers.get<int>());
   os << buf;
-  if (value) {
-    std::snprintf(buf, sizeof buf, "%-14s ", value->c_str());
+  for (const std::string* v : {value, value2}) {
+    if (!v) continue;
+    std::snprintf(buf, sizeof buf, "%-14s ", v->c_str());
     os << buf;
   }
   for (const Column& c : columns) {
@@ -58,12 +60,13 @@ void print_experiment_table(std::ostream& os, const Json& report) {
   std::vector<Column> columns;
   for (const Metric* m : kColumns)
     if (report[kGroups].front()[kScalars].contains(metric_name(*m))) columns.push_back({metric_name(*m), m->text});
-  const bool sweep = report.contains(kParam);
+  const bool sweep = report.contains(kParam), two_d = report.contains(kParam2);
   char buf[64];
   std::snprintf(buf, sizeof buf, "%-10s %4s ", "placement", "L");
   os << buf;
-  if (sweep) {
-    std::snprintf(buf, sizeof buf, "%-14s ", report[kParam].get<std::string>().c_str());
+  for (const char* key : {kParam, kParam2}) {
+    if (!report.contains(key)) continue;
+    std::snprintf(buf, sizeof buf, "%-14s ", report[key].get<std::string>().c_str());
     os << buf;
   }
   for (const Column& c : columns) {
@@ -73,21 +76,27 @@ void print_experiment_table(std::ostream& os, const Json& report) {
   os << "\n";
   for (const auto& g : report[kGroups]) {
     const std::string value = sweep ? g[kValue].get<std::string>() : std::string();
-    print_row(os, g[kPlacement].get<std::string>(), g[kLayers], sweep ? &value : nullptr, g[kScalars], columns);
+    const std::string value2 = two_d ? g[kValue2].get<std::string>() : std::string();
+    print_row(os, g[kPlacement].get<std::string>(), g[kLayers], sweep ? &value : nullptr, two_d ? &value2 : nullptr,
+              g[kScalars], columns);
   }
   if (!report[kRatios].empty()) {
-    os << "ratios at equal depth" << (sweep ? " and value" : "") << " (mean ± std of the per-seed ratio):\n";
+    os << "ratios at equal depth" << (two_d ? " and values" : sweep ? " and value" : "")
+       << " (mean ± std of the per-seed ratio):\n";
     for (const auto& r : report[kRatios]) {
-      const std::string value = r.value(kValue, std::string());
+      const std::string value = r.value(kValue, std::string()), value2 = r.value(kValue2, std::string());
       print_row(os, r[kNumerator].get<std::string>() + "/" + r[kDenominator].get<std::string>(), r[kLayers],
-                sweep ? &value : nullptr, r[kMetrics], columns);
+                sweep ? &value : nullptr, two_d ? &value2 : nullptr, r[kMetrics], columns);
     }
   }
   if (!report[kFits].empty()) {
     os << "power-law exponent k of y ~ x^k (per-seed fit, mean ± std):\n";
     for (const auto& f : report[kFits]) {
       std::snprintf(buf, sizeof buf, "%-10s %4s ", f[kPlacement].get<std::string>().c_str(), "");
-      os << buf << "x = " << f[kX].get<std::string>() << ":";
+      os << buf << "x = " << f[kX].get<std::string>();
+      if (f.contains(kAt))
+        for (const auto& [k, v] : f[kAt].items()) os << " at " << k << " = " << v.get<std::string>();
+      os << ":";
       for (const Column& c : columns)
         if (f[kExponent].contains(c.metric)) {
           const Json& e = f[kExponent][c.metric];

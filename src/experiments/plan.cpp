@@ -2,6 +2,7 @@
 #include "gradflow/experiments/plan.hpp"
 
 #include <cctype>
+#include <map>
 
 #include "gradflow/core/error.hpp"
 
@@ -25,6 +26,7 @@ uint64_t repetition_seed(uint64_t base_seed, int repetition) { return base_seed 
 std::string Configuration::file_name() const {
   std::string name = safe(placement) + "_L" + std::to_string(depth);
   if (!value.empty()) name += "_" + safe(value);
+  if (!value2.empty()) name += "_" + safe(value2);
   return name + "_s" + std::to_string(repetition) + ".json";
 }
 
@@ -52,27 +54,50 @@ std::vector<Configuration> plan_configurations(const PlanAxes& axes, const MakeP
   require(!axes.depths.empty(), "no depth given; fix: e.g. --layers 6,12,24");
   require(axes.seeds >= 1, "--seeds must be at least 1 (got " + std::to_string(axes.seeds) + "); fix: e.g. --seeds 5");
   require(axes.param.empty() || !axes.values.empty(), "--param " + axes.param + " without --values; fix: e.g. --values 1,0.5");
+  require(axes.param2.empty() || !axes.param.empty(),
+          "--param2 " + axes.param2 + " without --param; fix: give the first axis with --param and --values");
+  require(axes.param2.empty() || !axes.values2.empty(),
+          "--param2 " + axes.param2 + " without --values2; fix: e.g. --values2 0.5,1,2");
+  require(axes.param2.empty() || axes.param2 != axes.param,
+          "--param2 " + axes.param2 + " is --param too; fix: sweep two different options (e.g. --param init-scale "
+          "--param2 layers), or list every value in --values");
   const std::vector<std::string> values = axes.param.empty() ? std::vector<std::string>{""} : axes.values;
+  const std::vector<std::string> values2 = axes.param2.empty() ? std::vector<std::string>{""} : axes.values2;
   std::vector<Configuration> out;
   int group = 0;
   for (const auto& p : axes.placements)
     for (Index depth : axes.depths)
-      for (const auto& v : values) {
-        const PointConfig point = make(p, depth, v);
-        for (int r = 0; r < axes.seeds; ++r) {
-          Configuration c;
-          c.placement = p;
-          c.depth = point.rc.model.layers;
-          c.value = v;
-          c.x = point.x;
-          c.group = group;
-          c.repetition = r;
-          c.rc = point.rc;
-          c.rc.init.seed = repetition_seed(axes.base_seed, r);
-          out.push_back(std::move(c));
+      for (const auto& v : values)
+        for (const auto& v2 : values2) {
+          const PointConfig point = make(p, depth, v, v2);
+          for (int r = 0; r < axes.seeds; ++r) {
+            Configuration c;
+            c.placement = p;
+            c.depth = point.rc.model.layers;
+            c.value = v;
+            c.x = point.x;
+            c.value2 = v2;
+            c.x2 = point.x2;
+            c.group = group;
+            c.repetition = r;
+            c.rc = point.rc;
+            c.rc.init.seed = repetition_seed(axes.base_seed, r);
+            out.push_back(std::move(c));
+          }
+          ++group;
         }
-        ++group;
-      }
+  // one file per configuration (--resume, plan tasks): values that differ only in the characters file_name
+  // replaces would share one
+  std::map<std::string, size_t> seen;
+  for (size_t i = 0; i < out.size(); ++i) {
+    const auto [at, fresh] = seen.emplace(out[i].file_name(), i);
+    if (fresh) continue;
+    const Configuration& a = out[at->second];
+    const Configuration& b = out[i];
+    throw Error("the configurations (" + a.value + (a.value2.empty() ? "" : ", " + a.value2) + ") and (" + b.value +
+                (b.value2.empty() ? "" : ", " + b.value2) + ") of " + a.placement + " would share the result file " +
+                at->first + "; fix: spell the values so that they differ in letters, digits, '.', '=' or '-'");
+  }
   return out;
 }
 

@@ -25,12 +25,14 @@ double numeric_value(const std::string& param, const std::string& value, const R
 
 }  // namespace
 
-RunConfig resolve_point(const ExperimentSettings& e, const std::string& placement, Index depth, const std::string& value) {
+RunConfig resolve_point(const ExperimentSettings& e, const std::string& placement, Index depth, const std::string& value,
+                        const std::string& value2) {
   const bool compare = e.kind == "compare";
   ModelSettings s = e.model;
-  const std::vector<std::pair<std::string, std::string>> overrides = {
+  std::vector<std::pair<std::string, std::string>> overrides = {
       {"placement", placement}, compare ? std::pair<std::string, std::string>{"layers", std::to_string(depth)}
                                         : std::pair<std::string, std::string>{e.axes.param, value}};
+  if (!compare && !e.axes.param2.empty()) overrides.emplace_back(e.axes.param2, value2);
   for (const auto& [name, v] : overrides) {
     try {
       set_model_option(s, name, v);
@@ -47,10 +49,12 @@ RunConfig resolve_point(const ExperimentSettings& e, const std::string& placemen
 nlohmann::ordered_json run_experiment(ExperimentSettings e) {
   e.model.rc.files = load_run_files(e.model.rc);  // --weights/--input/--cotangent read once for every point
   e.model.run_placements = e.axes.placements;      // a placement's own option must apply to one of them
-  const MakePoint make = [&](const std::string& placement, Index depth, const std::string& value) {
+  const MakePoint make = [&](const std::string& placement, Index depth, const std::string& value,
+                             const std::string& value2) {
     PointConfig p;
-    p.rc = resolve_point(e, placement, depth, value);
+    p.rc = resolve_point(e, placement, depth, value, value2);
     p.x = e.kind == "compare" ? static_cast<double>(depth) : numeric_value(e.axes.param, value, p.rc);
+    p.x2 = e.axes.param2.empty() ? 0.0 : numeric_value(e.axes.param2, value2, p.rc);
     return p;
   };
   const std::vector<Configuration> configs = plan_configurations(e.axes, make);

@@ -117,16 +117,19 @@ std::vector<std::string> train_report_labels(const std::vector<PlotInput>& in) {
 
 std::vector<std::vector<std::string>> group_factors(const PlotJson& e) {
   const auto& groups = e[kGroups];
-  bool depths = false, values = false;
+  bool depths = false, values = false, values2 = false;
   for (const auto& g : groups) {
     depths |= g.value(kLayers, PlotJson()) != groups[0].value(kLayers, PlotJson());
     values |= g.value(kValue, PlotJson()) != groups[0].value(kValue, PlotJson());
+    values2 |= g.value(kValue2, PlotJson()) != groups[0].value(kValue2, PlotJson());
   }
   std::vector<std::vector<std::string>> f;
   for (const auto& g : groups) {
     f.push_back({g.value(kPlacement, std::string("?"))});
     if (depths) f.back().push_back("L=" + short_value(g.value(kLayers, PlotJson(0))));
     if (values) f.back().push_back(g.value(kParam, std::string("value")) + "=" + short_value(g.value(kValue, PlotJson(""))));
+    if (values2)
+      f.back().push_back(g.value(kParam2, std::string("value2")) + "=" + short_value(g.value(kValue2, PlotJson(""))));
   }
   return f;
 }

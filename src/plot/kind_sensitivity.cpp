@@ -1,6 +1,7 @@
 // sensitivity.cpp — `--kind sensitivity`: a scalar metric (--metric, default the bottom/top gradient ratio)
 // against a sweep's parameter (x = the group's numeric "x"; categories when a value is not numeric), or against
-// depth L for a compare report over several depths; mean ± std over seeds as error bars, one line per placement.
+// depth L for a compare report over several depths; mean ± std over seeds as error bars, one line per placement
+// (and per value of the second option of a 2-D sweep; its heatmap is --kind phase-diagram).
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -31,6 +32,8 @@ LineFigure sensitivity_figure(const PlotInput& in, const std::string& metric, co
   for (const auto& g : groups) {
     std::string key = g.value(kPlacement, std::string("?"));
     if (!param.empty() && param != "layers") key += groups.size() > 1 && g[kLayers] != groups[0][kLayers] ? ", L=" + std::to_string(g[kLayers].get<long long>()) : "";
+    if (g.contains(kValue2))  // a 2-D sweep: a line per value of the second option
+      key += ", " + g.value(kParam2, std::string()) + "=" + g.value(kValue2, std::string());
     if (!series.count(key)) order.push_back(key), series[key].title = prefix + key;
     double x;
     if (numeric) x = param.empty() ? g[kLayers].get<double>() : g[kX].get<double>();

@@ -16,6 +16,8 @@ const std::vector<std::pair<std::string, Builder>>& registry() {
       {"spectrum", plot_spectrum},           {"sensitivity", plot_sensitivity},
       {"heatmap", plot_heatmap},             {"claims", plot_claims},
       {"loss-curves", plot_loss_curves},     {"grad-over-training", plot_grad_over_training},
+      {"phase-diagram", plot_phase_diagram},   {"token-geometry", plot_token_geometry},
+      {"attention-entropy", plot_attention_entropy},
   };
   return r;
 }
@@ -56,8 +58,9 @@ RenderedFiles make_plot(const PlotOptions& o, const std::string& command_line) {
     inputs = std::move(kept);
   }
   const bool train_kind = o.kind == "loss-curves" || o.kind == "grad-over-training";
+  const bool either_kind = o.kind == "phase-diagram";  // a 2-D sweep or a train-sweep (the kind checks which)
   for (const auto& in : inputs)
-    require((in.kind == InputKind::Train) == train_kind,
+    require(either_kind || (in.kind == InputKind::Train) == train_kind,
             train_kind ? "--kind " + o.kind + " reads train/train-sweep reports, not '" + in.path +
                              "'; fix: pass the --json of gradflow train or train-sweep"
                        : "'" + in.path + "' is a train report; fix: plot it with --kind loss-curves or grad-over-training");

@@ -15,7 +15,7 @@ inline std::vector<Configuration> tiny_plan(uint64_t base_seed = 0) {
   axes.depths = {2, 3};
   axes.seeds = 2;
   axes.base_seed = base_seed;
-  return plan_configurations(axes, [](const std::string& p, Index d, const std::string&) {
+  return plan_configurations(axes, [](const std::string& p, Index d, const std::string&, const std::string&) {
     PointConfig pc;
     pc.rc.model.placement = p;
     pc.rc.model.layers = d;

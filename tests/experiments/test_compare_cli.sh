@@ -75,10 +75,42 @@ bad compare --placements post --layers 2 $small --sensitivity-size 1e-2
 bad sweep --placement post --layers 2 $small --param d-model --values 16,15
 bad sweep --placement post --layers 2 $small --param nonsense --values 1
 bad sweep --placement post --layers 2 $small --param init-scale --values 1,,2
+bad sweep --placement post --layers 2 $small --param init-scale --values 1 --param2 layers
+bad sweep --placement post --layers 2 $small --param init-scale --values 1 --values2 2,4
+bad sweep --placement post --layers 2 $small --param init-scale --values 1 --param2 init-scale --values2 2
+bad sweep --placement post --layers 2 $small --param init-scale --values 1 --param2 layers --values2 2,x
+bad sweep --placement post --layers 2 $small --param init-scale --values 1 --param2 nonsense --values2 2
 echo '{"gradflow_spec": 1, "command": "compare", "options": {"bogus-flag": 1}}' >"$tmp/badspec.json"
 bad run "$tmp/badspec.json"
 echo '{"gradflow_spec": 1, "command": "compare", "options": {"layers": 2}, "plot": {"metrc": "x"}}' >"$tmp/badplot.json"
 bad run "$tmp/badplot.json"
 echo '{"gradflow_spec": 1, "command": "compare", "options": {"layers": 2}, "plot": {"ratio": "yes"}}' >"$tmp/badplot2.json"
 bad run "$tmp/badplot2.json"
+# a 2-D sweep: both axes in the CSV and the table; the recorded spec reruns it; --resume skips finished points
+"$gf" sweep --placement post,pre --layers 2 $small --param init-scale --values 0.5,2 --param2 residual-scale \
+  --values2 0.5,1 --seeds 2 --csv "$tmp/s2.csv" --json "$tmp/s2.json" --resume "$tmp/r2" --threads 2 >"$tmp/table2" 2>/dev/null ||
+  fail "2-D sweep"
+head -1 "$tmp/s2.csv" | grep -qx "placement,depth,param,value,param2,value2,layer,metric,mean,std,n" || fail "2-D sweep CSV header"
+grep -q '^pre,2,init-scale,2,residual-scale,0.5,1,grad_norm,' "$tmp/s2.csv" || fail "2-D sweep CSV rows"
+grep -q '^post/pre,2,init-scale,0.5,residual-scale,1,,bottom.grad_norm,' "$tmp/s2.csv" || fail "2-D sweep CSV ratios"
+grep -q 'residual-scale' "$tmp/table2" || fail "2-D sweep table lacks the second axis"
+"$gf" run "$tmp/s2.json" --threads 1 -q --csv "$tmp/s2-rerun.csv" || fail "run of the recorded 2-D spec"
+cmp -s "$tmp/s2.csv" "$tmp/s2-rerun.csv" || fail "run of the recorded 2-D spec differs"
+[ "$(ls "$tmp/r2" | grep -c '\.json$')" -eq 16 ] || fail "2-D sweep --resume: not 16 result files"
+rm "$tmp/r2/post_L2_2_0.5_s1.json"
+"$gf" sweep --placement post,pre --layers 2 $small --param init-scale --values 0.5,2 --param2 residual-scale \
+  --values2 0.5,1 --seeds 2 --csv "$tmp/s2-resumed.csv" --resume "$tmp/r2" >/dev/null 2>"$tmp/err" || fail "2-D resume"
+grep -q "15 of 16 configurations already done" "$tmp/err" || fail "2-D resume did not skip: $(head -2 "$tmp/err")"
+cmp -s "$tmp/s2.csv" "$tmp/s2-resumed.csv" || fail "2-D resumed CSV differs"
+# the phase diagram of that sweep (when gnuplot is installed), and a metric it does not hold: one line, exit 2
+if command -v gnuplot >/dev/null 2>&1; then
+  "$gf" plot "$tmp/s2.json" --kind phase-diagram --metric top.token_geometry.mean_cosine -o "$tmp/phase.png" 2>/dev/null ||
+    fail "plot --kind phase-diagram"
+  [ -s "$tmp/phase.png" ] || fail "plot --kind phase-diagram wrote no figure"
+fi
+"$gf" plot "$tmp/s2.json" --kind phase-diagram --metric top.nonsense -o "$tmp/phase2.png" 2>"$tmp/err"
+rc=$?
+[ $rc -eq 2 ] && [ "$(grep -c . "$tmp/err")" -eq 1 ] && grep -q "metric 'top.nonsense' is not in" "$tmp/err" &&
+  [ ! -e "$tmp/phase2.png" ] || fail "phase-diagram with a bad metric -> exit $rc: $(cat "$tmp/err")"
+
 echo "ok: compare/sweep/run"

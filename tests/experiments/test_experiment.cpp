@@ -32,7 +32,7 @@ struct Fixture {
     axes.placements = {"post", "pre"};
     axes.depths = {4, 16};
     axes.seeds = 3;
-    configs = plan_configurations(axes, [](const std::string& p, Index d, const std::string&) {
+    configs = plan_configurations(axes, [](const std::string& p, Index d, const std::string&, const std::string&) {
       PointConfig pc;
       pc.rc.model.placement = p;
       pc.rc.model.layers = d;
@@ -100,4 +100,88 @@ TEST_CASE("experiment_csv: long format, one row per placement, depth, layer, met
   std::ostringstream table;
   print_experiment_table(table, rep);
   REQUIRE(table.str().find("post/pre") != std::string::npos);
+}
+
+namespace {
+
+// A 2-D sweep: init-scale C in {1, 2, 4} x residual-scale λ in {0.5, 1}, post and pre, 2 seeds; bottom gradient
+// c·C^a·λ^b·(1 + 0.1·seed) with (a, b) = (1, -2) for post and (0, 1) for pre.
+struct Fixture2d {
+  PlanAxes axes;
+  std::vector<Configuration> configs;
+  std::vector<Json> reports;
+  Fixture2d() {
+    axes.placements = {"post", "pre"};
+    axes.depths = {3};
+    axes.param = "init-scale";
+    axes.values = {"1", "2", "4"};
+    axes.param2 = "residual-scale";
+    axes.values2 = {"0.5", "1"};
+    axes.seeds = 2;
+    configs = plan_configurations(axes, [](const std::string& p, Index d, const std::string& v, const std::string& v2) {
+      PointConfig pc;
+      pc.rc.model.placement = p;
+      pc.rc.model.layers = d;
+      pc.x = std::stod(v);
+      pc.x2 = std::stod(v2);
+      return pc;
+    });
+    for (const auto& c : configs) {
+      const bool post = c.placement == "post";
+      Json r = fake(c.depth, 1.0, 0.0, c.repetition);
+      const double g = std::pow(c.x, post ? 1.0 : 0.0) * std::pow(c.x2, post ? -2.0 : 1.0) * (1 + 0.1 * c.repetition);
+      for (auto& l : r["layers"]) l["grad_norm"] = g;
+      reports.push_back(r);
+    }
+  }
+};
+
+}  // namespace
+
+TEST_CASE("experiment_report of a 2-D sweep: both axes in groups, ratios at equal values, fits along each axis") {
+  Fixture2d f;
+  ExperimentInfo info{"sweep", f.axes, Json{{"command", "sweep"}}};
+  const Json rep = experiment_report(info, f.configs, f.reports);
+  REQUIRE(rep["param"] == "init-scale");
+  REQUIRE(rep["param2"] == "residual-scale");
+  REQUIRE(rep["values2"] == Json::array({"0.5", "1"}));
+  REQUIRE(rep["groups"].size() == 12);
+  const Json& g = rep["groups"][3];  // post, C = 2, λ = 1
+  REQUIRE(g["value"] == "2");
+  REQUIRE(g["value2"] == "1");
+  REQUIRE(g["param2"] == "residual-scale");
+  REQUIRE(g["x2"].get<double>() == 1.0);
+  REQUIRE(g["scalars"]["bottom.grad_norm"]["mean"].get<double>() == Approx(2.0 * 1.05).epsilon(test::kCrossTol));
+  // ratios pair equal (value, value2): post/pre at C = 4, λ = 0.5 is 4·4 / 0.5 = 32 for every seed
+  REQUIRE(rep["ratios"].size() == 6);
+  const Json& r = rep["ratios"][4];
+  REQUIRE(r["value"] == "4");
+  REQUIRE(r["value2"] == "0.5");
+  REQUIRE(r["metrics"]["bottom.grad_norm"]["mean"].get<double>() == Approx(32.0).epsilon(test::kCrossTol));
+  REQUIRE(r["metrics"]["bottom.grad_norm"]["std"].get<double>() < test::kCrossTol);
+  // fits: along init-scale for each λ (2 per placement), then along residual-scale for each C (3 per placement)
+  const Json& fits = rep["fits"];
+  REQUIRE(fits.size() == 2 * 2 + 2 * 3);
+  REQUIRE(fits[0]["placement"] == "post");
+  REQUIRE(fits[0]["x"] == "init-scale");
+  REQUIRE(fits[0]["at"] == Json{{"residual-scale", "0.5"}});
+  REQUIRE(fits[0]["x_values"] == Json::array({1.0, 2.0, 4.0}));
+  REQUIRE(fits[0]["exponent"]["bottom.grad_norm"]["mean"].get<double>() == Approx(1.0).epsilon(test::kCrossTol));
+  REQUIRE(fits[2]["placement"] == "pre");
+  REQUIRE(fits[2]["exponent"]["bottom.grad_norm"]["mean"].get<double>() == Approx(0.0).margin(test::kCrossTol));
+  REQUIRE(fits[4]["x"] == "residual-scale");
+  REQUIRE(fits[4]["at"] == Json{{"init-scale", "1"}});
+  REQUIRE(fits[4]["exponent"]["bottom.grad_norm"]["mean"].get<double>() == Approx(-2.0).epsilon(test::kCrossTol));
+  REQUIRE(fits[7]["placement"] == "pre");
+  REQUIRE(fits[7]["exponent"]["bottom.grad_norm"]["exponent_of_means"].get<double>() ==
+          Approx(1.0).epsilon(test::kCrossTol));
+  // CSV and table carry both axes
+  const std::string csv = experiment_csv(rep);
+  REQUIRE(csv.rfind("placement,depth,param,value,param2,value2,layer,metric,mean,std,n\n", 0) == 0);
+  REQUIRE(csv.find("\npost,3,init-scale,2,residual-scale,1,0,grad_norm,") != std::string::npos);
+  REQUIRE(csv.find("\npost/pre,3,init-scale,4,residual-scale,0.5,,bottom.grad_norm,") != std::string::npos);
+  std::ostringstream table;
+  print_experiment_table(table, rep);
+  REQUIRE(table.str().find("residual-scale") != std::string::npos);
+  REQUIRE(table.str().find("x = residual-scale at init-scale = 4:") != std::string::npos);
 }

@@ -33,8 +33,10 @@ TEST_CASE("every metric named in fields.hpp is one the aggregation produces", "[
                     {kActivationRms, 1.0},
                     {kParamGradNorms, {{kFfnOutWeight, 3.0}}},
                     {kBlockJacobian, {{kSpectralNorm, 1.5}}},
-                    {kProductJacobian, {{kSpectralNorm, 1.2}, {kMinSingularValue, 0.1}}}};
-  Json report = Json{{kConfig, {{kSeed, 0}}}, {kOutputGradNorm, 1.0}, {kOutputRms, 1.0}, {kLayers, {layer, layer}}};
+                    {kProductJacobian, {{kSpectralNorm, 1.2}, {kMinSingularValue, 0.1}}},
+                    {kTokenGeometry, {{kMeanCosine, 0.1}, {kRankOneDistance, 0.9}, {kStableRank, 3.0}}}};
+  Json report = Json{{kConfig, {{kSeed, 0}}}, {kOutputGradNorm, 1.0}, {kOutputRms, 1.0}, {kLayers, {layer, layer}},
+                     {kOutputTokenGeometry, {{kMeanCosine, 0.2}}}};
   report[kSummary] = Json{{kBottomToTopGradRatio, 1.0},     {kGradGrowthRatePerLayer, 0.0},
                           {kGradGrowthFactorPerLayer, 1.0}, {kBottomProductRmsGain, 1.0},
                           {kPerLayerRmsGainProduct, 1.0}};

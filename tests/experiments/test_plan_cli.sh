@@ -41,12 +41,40 @@ check() {
 
 check compare compare --placements post,pre --layers 2,3 --seeds 2 $MODEL
 check sweep sweep --placement post,pre --layers 2 --param init-scale --values 1,0.5 --seeds 2 $MODEL
+check sweep2d sweep --placement post,pre --layers 2 --param init-scale --values 1,0.5 --param2 residual-scale \
+  --values2 0.5,1,2 --seeds 2 $MODEL
+[ "$(tasks_of "$T/sweep2d")" -eq 24 ] || fail "sweep2d: $(tasks_of "$T/sweep2d") tasks, expected 2 x 2 x 3 x 2 = 24"
+[ -e "$T/sweep2d/results/pre_L2_0.5_2_s1.json" ] || fail "sweep2d: no result named for both values: $(ls "$T/sweep2d/results" | head -3)"
 check train train-sweep --placements post,pre $TRAIN
 cat > "$T/spec.json" <<'SPEC'
 {"gradflow_spec": 1, "claim": "test", "description": "a tiny spec", "command": "compare",
  "options": {"placements": "post,pre,sandwich", "layers": [2, 3], "seeds": 2, "d-model": 8, "heads": 2, "seq-len": 4},
  "plot": {"metric": "bottom.grad_norm", "ratio": true}}
 SPEC
+# a 2-D sweep as a spec: plan, tasks and merge equal the local run
+cat > "$T/spec2d.json" <<'SPEC'
+{"gradflow_spec": 1, "claim": "test", "description": "a tiny 2-D sweep", "command": "sweep",
+ "options": {"placement": "post,pre", "layers": 2, "param": "init-scale", "values": "0.5,2", "param2": "layers",
+             "values2": [1, 3], "seeds": 2, "d-model": 8, "heads": 2, "seq-len": 4}}
+SPEC
+"$gf" run "$T/spec2d.json" -q --threads 2 --json "$T/spec2d-local.json" --csv "$T/spec2d-local.csv" || fail "run 2-D spec: local"
+"$gf" run "$T/spec2d.json" --plan "$T/spec2d" 2>"$T/err" || fail "run 2-D spec --plan: $(cat "$T/err")"
+n=$(tasks_of "$T/spec2d")
+[ "$n" -eq 16 ] || fail "run 2-D spec: $n tasks, expected 16"
+seq 0 $((n - 1)) | xargs -P 2 -I{} "$gf" task "$T/spec2d" {} -q || fail "run 2-D spec: tasks"
+"$gf" merge "$T/spec2d" --json "$T/spec2d-merged.json" --csv "$T/spec2d-merged.csv" -q || fail "run 2-D spec: merge"
+$cmp_reports "$T/spec2d-local.json" "$T/spec2d-merged.json" || fail "run 2-D spec: merged JSON differs"
+$cmp_reports "$T/spec2d-local.csv" "$T/spec2d-merged.csv" || fail "run 2-D spec: merged CSV differs"
+/usr/bin/python3 - "$T/spec2d-merged.json" <<'PY' || fail "run 2-D spec: the report's axes"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["param"] == "init-scale" and r["param2"] == "layers" and r["values2"] == ["1", "3"], r.get("values2")
+assert [(g["placement"], g["value"], g["value2"], g["layers"]) for g in r["groups"]][:3] == \
+    [("post", "0.5", "1", 1), ("post", "0.5", "3", 3), ("post", "2", "1", 1)], r["groups"][:3]
+assert r["spec"]["options"]["param2"] == "layers", r["spec"]
+PY
+echo "ok: run 2-D SPEC: $n tasks merged, equal to the local run"
+
 "$gf" run "$T/spec.json" -q --threads 2 --json "$T/spec-local.json" || fail "run spec: local"
 "$gf" run "$T/spec.json" --plan "$T/spec" 2>"$T/err" || fail "run spec --plan: $(cat "$T/err")"
 n=$(tasks_of "$T/spec")

@@ -10,11 +10,13 @@ using namespace gradflow;
 using Json = nlohmann::ordered_json;
 
 namespace {
-PointConfig point(const std::string& p, Index depth, const std::string& value) {
+// --param layers (value) and --param2 d-model (value2)
+PointConfig point(const std::string& p, Index depth, const std::string& value, const std::string& value2) {
   PointConfig pc;
   pc.rc.model.placement = p;
   pc.rc.model.layers = value.empty() ? depth : std::stoi(value);
   pc.x = static_cast<double>(pc.rc.model.layers);
+  if (!value2.empty()) pc.rc.model.d_model = std::stoi(value2), pc.x2 = std::stod(value2);
   return pc;
 }
 }  // namespace
@@ -102,4 +104,57 @@ TEST_CASE("a spec's \"plot\" (what the claims figure draws) is accepted and chec
   REQUIRE(test::error_of([&] { check_spec(bad, "t"); }).find("wrong type") != std::string::npos);
   bad["plot"] = "bottom.grad_norm";
   REQUIRE(test::error_of([&] { check_spec(bad, "t"); }).find("must be an object") != std::string::npos);
+}
+
+TEST_CASE("plan: a 2-D sweep runs every value with every value2, value2 inner, each with its own file") {
+  PlanAxes axes;
+  axes.placements = {"post", "pre"};
+  axes.depths = {6};
+  axes.param = "layers";
+  axes.values = {"2", "4", "8"};
+  axes.param2 = "d-model";
+  axes.values2 = {"8", "16"};
+  axes.seeds = 2;
+  const auto c = plan_configurations(axes, point);
+  REQUIRE(c.size() == 2 * 3 * 2 * 2);
+  REQUIRE(c[0].value == "2");
+  REQUIRE(c[0].value2 == "8");
+  REQUIRE(c[2].value == "2");  // repetitions innermost, then value2
+  REQUIRE(c[2].value2 == "16");
+  REQUIRE(c[2].group == 1);
+  REQUIRE(c[2].rc.model.d_model == 16);
+  REQUIRE(c[2].x2 == 16.0);
+  REQUIRE(c[4].value == "4");
+  REQUIRE(c[4].depth == 4);
+  REQUIRE(c[12].placement == "pre");
+  REQUIRE(c[12].group == 6);
+  REQUIRE(c[3].file_name() == "post_L2_2_16_s1.json");
+  std::set<std::string> names;
+  for (const auto& k : c) names.insert(k.file_name());
+  REQUIRE(names.size() == c.size());
+  // the second axis needs its values and must differ from the first
+  axes.values2.clear();
+  REQUIRE(test::error_of([&] { plan_configurations(axes, point); }).find("--values2") != std::string::npos);
+  axes.values2 = {"8"};
+  axes.param2 = "layers";
+  REQUIRE(test::error_of([&] { plan_configurations(axes, point); }).find("is --param too") != std::string::npos);
+}
+
+TEST_CASE("plan: values that would share a result file are refused, naming both") {
+  PlanAxes axes;
+  axes.placements = {"post"};
+  axes.depths = {2};
+  axes.param = "init";
+  axes.values = {"a/b", "a-b"};
+  axes.seeds = 1;
+  const auto any = [](const std::string& p, Index d, const std::string&, const std::string&) {
+    PointConfig pc;
+    pc.rc.model.placement = p;
+    pc.rc.model.layers = d;
+    return pc;
+  };
+  const std::string e = test::error_of([&] { plan_configurations(axes, any); });
+  REQUIRE(e.find("(a/b) and (a-b)") != std::string::npos);
+  REQUIRE(e.find("post_L2_a-b_s0.json") != std::string::npos);
+  REQUIRE(e.find("fix:") != std::string::npos);
 }

@@ -6,6 +6,7 @@
 
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstdint>
 #include <iostream>
@@ -86,6 +87,30 @@ inline J sweep_report(bool categorical) {
   return r;
 }
 
+// A 2-D sweep report: init-scale C in {0.25, 0.5, 1, 2, 4} across, layers L in {2, 4, 8} up, post and pre; the
+// metric top.token_geometry.mean_cosine = 1 - exp(-C·L/4)/2 (post) or 1 - exp(-C·L/16)/2 (pre), a ratio that spans
+// decades (10^(C-1)) and a metric with negative values ("signed", C - 1).
+inline J sweep2d_report() {
+  J r = {{"experiment", "sweep"}, {"param", "init-scale"}, {"values", {"0.25", "0.5", "1", "2", "4"}},
+         {"param2", "layers"}, {"values2", {"2", "4", "8"}}};
+  r["groups"] = J::array();
+  for (const char* p : {"post", "pre"})
+    for (double C : {0.25, 0.5, 1.0, 2.0, 4.0})
+      for (int L : {2, 4, 8}) {
+        char v[16];
+        std::snprintf(v, sizeof v, "%g", C);
+        J g = {{"placement", p}, {"layers", L}, {"param", "init-scale"}, {"value", v}, {"x", C},
+               {"param2", "layers"}, {"value2", std::to_string(L)}, {"x2", double(L)}};
+        const double cosine = 1 - std::exp(-C * L / (std::string(p) == "post" ? 4.0 : 16.0)) / 2;
+        g["scalars"] = {{"top.token_geometry.mean_cosine", stat(cosine, 0.01)},
+                        {"summary.bottom_to_top_grad_ratio", stat(std::pow(10.0, C - 1), 0.1)},
+                        {"signed", stat(C - 1, 0.1)}};
+        g["per_layer"] = J::array();
+        r["groups"].push_back(g);
+      }
+  return r;
+}
+
 // A train report (docs/training.md): log every `every` steps up to `steps`, L layers.
 inline J train_report(const std::string& placement, int L, int steps = 100, int every = 10) {
   J r = {{"config", {{"placement", placement}, {"layers", L}}}, {"task", {{"name", "copy"}}}};
@@ -119,7 +144,8 @@ inline J train_sweep_report(const std::vector<std::string>& placements, const st
             curve.push_back({{"step", s}, {"eval_loss", loss}, {"bottom_to_top_grad_ratio", 0.5 + lr * s},
                              {"grad_norms", J::array()}});
           }
-          g["cells"].push_back({{"lr", lr}, {"warmup", w}, {"mean_eval_curve", mean}});
+          g["cells"].push_back({{"lr", lr}, {"warmup", w}, {"runs", 2}, {"converged", lr < 5e-3 ? 2 : w > 0 ? 1 : 0},
+                                {"divergence_rate", lr > 5e-3 ? 0.5 : 0.0}, {"mean_eval_curve", mean}});
           r["runs"].push_back({{"placement", p}, {"layers", L}, {"warmup", w}, {"lr", lr}, {"seed", 0}, {"curve", curve}});
         }
       r["groups"].push_back(g);

@@ -1,10 +1,12 @@
 // experiment.hpp — the report of a compare or sweep, built from the per-configuration analyze reports:
-//   groups  one per (placement, depth, swept value): mean ± std over seeds of every per-layer and scalar metric
-//   ratios  placement a / placement b at the same depth and value, for every scalar metric: the mean and std
+//   groups  one per (placement, depth, swept value[, second swept value]): mean ± std over seeds of every per-layer
+//           and scalar metric
+//   ratios  placement a / placement b at the same depth and values, for every scalar metric: the mean and std
 //           over seeds of the per-seed ratio (seeds are paired: same seed, same input and cotangent), and the
 //           ratio of the means
 //   fits    power-law exponent k of each scalar metric, y ≈ c·x^k, along the experiment's axis (x = depth L in a
-//           compare over several depths, the swept value in a sweep): fitted per seed (mean ± std) and on the means
+//           compare over several depths, the swept value in a sweep; in a 2-D sweep along each swept option with the
+//           other held fixed): fitted per seed (mean ± std) and on the means
 // plus the spec that produced it and the seed rule. docs/experiments.md describes every field.
 #pragma once
 #include <ostream>
@@ -27,8 +29,9 @@ struct ExperimentInfo {
 nlohmann::ordered_json experiment_report(const ExperimentInfo& info, const std::vector<Configuration>& configs,
                                          const std::vector<nlohmann::ordered_json>& reports);
 
-// CSV, long format, one row per (placement, depth, [param, value,] layer, metric); layer is empty for scalar
-// metrics; placement "a/b" rows are the ratios. Header: placement,depth,[param,value,]layer,metric,mean,std,n.
+// CSV, long format, one row per (placement, depth, [param, value, [param2, value2,]] layer, metric); layer is empty
+// for scalar metrics; placement "a/b" rows are the ratios.
+// Header: placement,depth,[param,value,[param2,value2,]]layer,metric,mean,std,n.
 std::string experiment_csv(const nlohmann::ordered_json& report);
 
 // The comparison table on stdout: the key metrics per group, the ratios, the fitted exponents.

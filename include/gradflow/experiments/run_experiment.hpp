@@ -13,7 +13,8 @@
 namespace gradflow {
 
 struct ExperimentSettings {
-  std::string kind;             // "compare" (placements × depths) | "sweep" (placements × values of axes.param)
+  std::string kind;             // "compare" (placements × depths) | "sweep" (placements × values of axes.param
+                                // [× values of axes.param2])
   ModelSettings model;          // the model options given; each point sets its placement, depth or swept value
   PlanAxes axes;
   bool gradients_only = false;  // --gradients-only
@@ -22,9 +23,11 @@ struct ExperimentSettings {
   std::string spec_file;        // the spec file it came from ("" for none): recorded with its content
 };
 
-// The RunConfig of one point: the model options, then the point's placement and its depth (compare) or swept value
-// (sweep), set by name and resolved exactly as `gradflow analyze` would; Error naming the point otherwise.
-RunConfig resolve_point(const ExperimentSettings& e, const std::string& placement, Index depth, const std::string& value);
+// The RunConfig of one point: the model options, then the point's placement and its depth (compare) or swept values
+// (sweep: value of axes.param, value2 of axes.param2 when there is one), set by name and resolved exactly as
+// `gradflow analyze` would; Error naming the point otherwise.
+RunConfig resolve_point(const ExperimentSettings& e, const std::string& placement, Index depth, const std::string& value,
+                        const std::string& value2 = "");
 
 // The experiment report (experiment.hpp); the files named by the model options are read once. With a plan step
 // (e.runner.plan): null after writing the plan or running tasks; a merge's report says under "partial" which

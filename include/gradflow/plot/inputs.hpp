@@ -36,7 +36,8 @@ std::vector<std::string> train_report_labels(const std::vector<PlotInput>& in);
 
 // One legend entry per compare/sweep group: placement, then depth and swept value when they vary.
 std::vector<std::string> group_labels(const PlotJson& experiment);
-// Its parts: the placement, then "L=24" when depths differ, "PARAM=VALUE" when values differ.
+// Its parts: the placement, then "L=24" when depths differ, "PARAM=VALUE" when values differ, "PARAM2=VALUE2" when
+// the second values of a 2-D sweep differ.
 std::vector<std::vector<std::string>> group_factors(const PlotJson& experiment);
 
 // A number at `key` of `j`; NaN when absent or not a number (matrix-free reports hold strings for unavailable

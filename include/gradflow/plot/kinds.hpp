@@ -21,6 +21,15 @@ Figure plot_spectrum(const std::vector<PlotInput>& in, const PlotOptions& o);
 Figure plot_sensitivity(const std::vector<PlotInput>& in, const PlotOptions& o);
 // |J| of a Jacobian .npy on a log colour scale, token blocks marked.
 Figure plot_heatmap(const std::vector<PlotInput>& in, const PlotOptions& o);
+// A scalar metric over the grid of a 2-D sweep (or a train-sweep's lr x warmup) as a heatmap with contour lines,
+// one panel per placement.
+Figure plot_phase_diagram(const std::vector<PlotInput>& in, const PlotOptions& o);
+// Token geometry of x_l against layer l (mean token cosine, distance to rank one, stable rank), a panel each, a line
+// per analyze report or compare group.
+Figure plot_token_geometry(const std::vector<PlotInput>& in, const PlotOptions& o);
+// Each head's attention entropy over its maximum as a layer x head heatmap, a panel per analyze report (a compare
+// report: layer x group of the mean over heads).
+Figure plot_attention_entropy(const std::vector<PlotInput>& in, const PlotOptions& o);
 // A compact multi-panel summary of claim experiments (one compare/sweep report per claim).
 Figure plot_claims(const std::vector<PlotInput>& in, const PlotOptions& o);
 

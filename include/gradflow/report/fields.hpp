@@ -92,6 +92,11 @@ inline constexpr const char* kParam = "param";  // the swept option
 inline constexpr const char* kValues = "values";
 inline constexpr const char* kValue = "value";  // a group's swept value, as given; attention_grad_norms: W_v
 inline constexpr const char* kX = "x";          // that value as a number (the axis of fits and figures)
+inline constexpr const char* kParam2 = "param2";    // a 2-D sweep's second swept option, its values, a group's
+inline constexpr const char* kValues2 = "values2";  // value as given and as a number
+inline constexpr const char* kValue2 = "value2";
+inline constexpr const char* kX2 = "x2";
+inline constexpr const char* kAt = "at";  // a 2-D sweep's fit: {the other option: its value held fixed}
 inline constexpr const char* kGroups = "groups";
 inline constexpr const char* kScalars = "scalars";
 inline constexpr const char* kPerLayer = "per_layer";
@@ -204,12 +209,29 @@ inline constexpr Metric kPerLayerRmsGainProduct{kSummary, fields::kPerLayerRmsGa
                                                 "Π_{/:Italic l} RMS gain of {/:Italic B_l}"};
 inline constexpr Metric kOutputGradNorm{"", fields::kOutputGradNorm, "", "||dL/dy||", "‖∂{/:Italic L}/∂{/:Italic y}‖"};
 inline constexpr Metric kOutputRms{"", fields::kOutputRms, "", "rms(y)", "RMS of {/:Italic y}"};
+// Token geometry of each block input x_l (per layer), of the top block's input and of the output (rank collapse).
+inline constexpr Metric kLayerTokenCosine{"", kTokenGeometry, kMeanCosine, "token cos(x_l)",
+                                          "mean token cosine of {/:Italic x_l}"};
+inline constexpr Metric kLayerRankOneDistance{"", kTokenGeometry, kRankOneDistance, "rank-1 dist(x_l)",
+                                              "distance of {/:Italic x_l} to rank one"};
+inline constexpr Metric kLayerStableRank{"", kTokenGeometry, kStableRank, "stable rank(x_l)",
+                                         "stable rank of {/:Italic x_l}"};
+inline constexpr Metric kTopTokenCosine{kTop, kTokenGeometry, kMeanCosine, "top token cos",
+                                        "mean token cosine of {/:Italic x}_{{/:Italic L}-1}"};
+inline constexpr Metric kTopRankOneDistance{kTop, kTokenGeometry, kRankOneDistance, "top rank-1 dist",
+                                            "distance of {/:Italic x}_{{/:Italic L}-1} to rank one"};
+inline constexpr Metric kTopStableRank{kTop, kTokenGeometry, kStableRank, "top stable rank",
+                                       "stable rank of {/:Italic x}_{{/:Italic L}-1}"};
+inline constexpr Metric kOutputTokenCosine{"", kOutputTokenGeometry, kMeanCosine, "output token cos",
+                                           "mean token cosine of {/:Italic y}"};
 
 inline constexpr const Metric* kAll[] = {
     &kLayerGradNorm,    &kBlockSpectralNorm, &kProductSpectralNorm, &kProductMinSingularValue,
     &kBottomGradNorm,   &kTopGradNorm,       &kGradRatio,           &kGrowthFactor,
     &kGrowthRate,       &kTopW2GradNorm,     &kBottomW2GradNorm,    &kTopActivationRms,
     &kBottomProductRmsGain, &kPerLayerRmsGainProduct, &kOutputGradNorm, &kOutputRms,
+    &kTopTokenCosine,   &kTopRankOneDistance, &kTopStableRank,      &kOutputTokenCosine,
+    &kLayerTokenCosine, &kLayerRankOneDistance, &kLayerStableRank,
 };
 }  // namespace metrics
 
