@@ -70,11 +70,12 @@ TEST_CASE("svd: from kBandedSvdMin on singular_values takes the band route, agre
   CHECK(got == singular_values_banded(A));  // the route taken
   CHECK(max_abs_diff(got, s) <= test::kSvdTol * s(0));
   CHECK(max_abs_diff(got, ref) <= test::kSvdTol * s(0));
-  // the numerical rank and sigma_min the reports take: the exact zeros below kRankRtol, the rest above it
-  const SpectrumSummary a = summarize_spectrum(got, 0), b = summarize_spectrum(ref, 0);
-  CHECK(a.numerical_rank == n - 16);
-  CHECK(a.numerical_rank == b.numerical_rank);
-  CHECK(std::abs(a.min_singular_value - s(n - 17)) <= test::kSvdTol * s(0));
+  // the numerical rank and sigma_min the reports take (values 5 % apart, none within rounding of kRankRtol)
+  const SpectrumSummary a = summarize_spectrum(got, 0), b = summarize_spectrum(ref, 0), truth = summarize_spectrum(s, 0);
+  CHECK(truth.numerical_rank < n - 16);  // the graded values below 1e-10 and the exact zeros count as zero
+  CHECK(a.numerical_rank == truth.numerical_rank);
+  CHECK(b.numerical_rank == truth.numerical_rank);
+  CHECK(std::abs(a.min_singular_value - truth.min_singular_value) <= test::kSvdTol * s(0));
   Mat copy = A;
   CHECK(singular_values(std::move(copy)) == got);  // the in-place overload: the same values
 }
