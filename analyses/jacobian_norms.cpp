@@ -1,9 +1,18 @@
 // jacobian_norms.cpp — the explicit Jacobians across depth, B_l = dx_{l+1}/dx_l and P_l = dy/dx_l = B_{L−1}···B_l:
 // spectral norms (Lanczos on the explicit B_l, full SVD of P_l) and Frobenius norms, ‖B_l − I‖₂, σ_min and numerical rank of P_l (svd.hpp for the threshold),
 // and the RMS gains ‖·‖_F/√N that compare "the product of per-layer gains" with the true product.
+// On the CPU the walk's products use every thread, and the layers' norms and spectra run concurrently, one layer
+// per thread with single-threaded BLAS/LAPACK (a call inside an active OpenMP region), so every number is the
+// same call whatever the thread count; the report is written in layer order.
+#include <omp.h>
+
+#include <algorithm>
 #include <cmath>
+#include <exception>
+#include <vector>
 
 #include "gradflow/linalg/svd.hpp"
+#include "gradflow/linalg/top_singular.hpp"
 #include "gradflow/report/fields.hpp"
 #include "gradflow/report/progress.hpp"
 #include "gradflow/report/spectrum_json.hpp"
@@ -11,6 +20,39 @@
 
 namespace gradflow {
 namespace {
+
+// Layers whose norms and spectra run at once: each holds host copies of B_l and P_l, which keeps the walk's peak
+// within the explicit engine's memory estimate of 7 (N, N) matrices (src/run/engine.cpp).
+constexpr int kConcurrentLayers = 2;
+
+// What a layer reports, computed from its B_l and P_l.
+struct LayerNumbers {
+  double b_frobenius = 0, b_spectral = 0, b_minus_identity = 0;
+  Vec b_spectrum, p_spectrum;
+  double p_frobenius = 0;
+};
+
+// One layer's host copies and numbers.
+struct PendingLayer {
+  Index l = 0;
+  Mat B, P;
+  LayerNumbers out;
+  std::exception_ptr error;
+};
+
+// P_l first (its SVD overwrites the copy, which is then freed), then B_l (‖B_l − I‖₂ last, in place).
+void compute_host(PendingLayer& w, bool spectrum) {
+  LayerNumbers& o = w.out;
+  o.p_frobenius = frobenius_norm(w.P);
+  o.p_spectrum = singular_values(std::move(w.P));
+  w.P = Mat();
+  o.b_frobenius = frobenius_norm(w.B);
+  o.b_spectral = spectral_norm(w.B);
+  if (spectrum) o.b_spectrum = singular_values(w.B);
+  w.B.diagonal().array() -= 1.0;
+  o.b_minus_identity = spectral_norm(w.B);
+  w.B = Mat();
+}
 
 class JacobianNorms final : public Analysis {
  public:
@@ -24,18 +66,16 @@ class JacobianNorms final : public Analysis {
     const double N = static_cast<double>(ctx.tokens() * ctx.width());
     Progress progress("explicit Jacobians", L, ctx.opts.progress);
     double log_gain_product = 0;
-    const Backend& be = ctx.backend();
-    ctx.for_each_product([&](Index l, const DenseBuffer& B, const DenseBuffer& P) {
+    const auto write = [&](Index l, const LayerNumbers& o) {
       Json& layer = report[fields::kLayers][static_cast<size_t>(l)];
-      const double fb = be.frobenius_norm(B);
-      layer[fields::kBlockJacobian] = Json{{fields::kSpectralNorm, be.spectral_norm(B)},
+      const double fb = o.b_frobenius;
+      layer[fields::kBlockJacobian] = Json{{fields::kSpectralNorm, o.b_spectral},
                                      {"frobenius_norm", fb},
-                                     {"minus_identity_spectral_norm", be.spectral_norm_minus_identity(B)},
+                                     {"minus_identity_spectral_norm", o.b_minus_identity},
                                      {"rms_gain", fb / std::sqrt(N)},
                                      {"method", "explicit-lanczos"}};
-      if (ctx.opts.spectrum) layer[fields::kBlockJacobian][fields::kSpectrum] = spectrum_json(be.singular_values(B));
-      const Vec sp = be.singular_values(P);
-      const SpectrumSummary s = summarize_spectrum(sp, be.frobenius_norm(P));
+      if (ctx.opts.spectrum) layer[fields::kBlockJacobian][fields::kSpectrum] = spectrum_json(o.b_spectrum);
+      const SpectrumSummary s = summarize_spectrum(o.p_spectrum, o.p_frobenius);
       layer[fields::kProductJacobian] = Json{{fields::kSpectralNorm, s.spectral_norm},
                                        {"frobenius_norm", s.frobenius_norm},
                                        {fields::kMinSingularValue, s.min_singular_value},
@@ -43,15 +83,62 @@ class JacobianNorms final : public Analysis {
                                        {"size", s.size},
                                        {"rms_gain", s.frobenius_norm / std::sqrt(N)},
                                        {"method", "explicit-svd"}};
-      if (ctx.opts.spectrum) layer[fields::kProductJacobian][fields::kSpectrum] = spectrum_json(sp);
+      if (ctx.opts.spectrum) layer[fields::kProductJacobian][fields::kSpectrum] = spectrum_json(o.p_spectrum);
       log_gain_product += std::log(fb / std::sqrt(N));
       progress.step();
-    });
+    };
+    const Backend& be = ctx.backend();
+    if (be.kind() == BackendKind::Cpu) {
+      run_host(ctx, write);
+    } else {  // a device backend computes on its own buffers, layer by layer
+      ctx.for_each_product([&](Index l, const DenseBuffer& B, const DenseBuffer& P) {
+        LayerNumbers o;
+        o.b_frobenius = be.frobenius_norm(B);
+        o.b_spectral = be.spectral_norm(B);
+        o.b_minus_identity = be.spectral_norm_minus_identity(B);
+        if (ctx.opts.spectrum) o.b_spectrum = be.singular_values(B);
+        o.p_spectrum = be.singular_values(P);
+        o.p_frobenius = be.frobenius_norm(P);
+        write(l, o);
+      });
+    }
     Json& sum = report[fields::kSummary];
     sum["rank_threshold_rtol"] = kRankRtol;
     // the per-layer estimate (product of the blocks' RMS gains) beside the true product's RMS gain
     sum[fields::kPerLayerRmsGainProduct] = std::exp(log_gain_product);
     sum[fields::kBottomProductRmsGain] = report[fields::kLayers][0][fields::kProductJacobian]["rms_gain"];
+  }
+
+ private:
+  template <class Write>
+  static void run_host(const AnalysisContext& ctx, const Write& write) {
+    const int threads = std::max(1, std::min(omp_get_max_threads(), kConcurrentLayers));
+    std::vector<PendingLayer> batch;
+    const auto flush = [&] {
+      const int count = static_cast<int>(batch.size());
+      // num_threads(threads) even for one layer: the region stays active, so BLAS inside runs on one thread
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+      for (int i = 0; i < count; ++i) {
+        try {
+          compute_host(batch[static_cast<size_t>(i)], ctx.opts.spectrum);
+        } catch (...) {
+          batch[static_cast<size_t>(i)].error = std::current_exception();
+        }
+      }
+      for (PendingLayer& w : batch) {
+        if (w.error) std::rethrow_exception(w.error);
+        write(w.l, w.out);
+      }
+      batch.clear();
+    };
+    ctx.for_each_product([&](Index l, const DenseBuffer& B, const DenseBuffer& P) {
+      PendingLayer w;
+      w.l = l;
+      w.B = B.to_host();
+      w.P = P.to_host();
+      batch.push_back(std::move(w));
+      if (static_cast<int>(batch.size()) == threads || l == 0) flush();
+    });
   }
 };
 

@@ -18,6 +18,10 @@ inline constexpr double kProductTol = 1e-10;
 // operation and a whole model's explicit products (issue 12: <= 1e-10; DGEMM, Gram eigenvalues and gesvd each
 // carry a few ulps times the size).
 inline constexpr double kBackendTol = 1e-10;
+// Singular values by a backward-stable route (dgesdd, the two-stage band route of linalg/svd.cpp) against known ones
+// and against each other: absolute, in units of σ_max (each σ_i is exact for a matrix within ~n·ε·σ_max of the input;
+// measured <= 5e-15 up to n = 1024).
+inline constexpr double kSvdTol = 1e-13;
 // Matrix-free top singular values (Lanczos on JVP/VJP) vs the explicit SVD, relative (issue 5's bound).
 inline constexpr double kLanczosTol = 1e-8;
 // Hutchinson Frobenius estimates: every one within this many of its reported standard errors of the exact value.

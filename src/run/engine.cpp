@@ -106,7 +106,8 @@ EngineChoice choose_engine(const ModelConfig& cfg, const AnalysisOptions& opts) 
 MemoryEstimate explicit_memory(const ModelConfig& cfg, Index n_tokens) {
   const double N = static_cast<double>(n_tokens) * static_cast<double>(cfg.d_model);
   MemoryEstimate m;
-  // live (N, N) matrices: P, B (dense + structured copy), the product's result, the SVD's copy and workspace
+  // live (N, N) matrices: P, B (dense + structured copy), the product's result, the SVD's copy and workspace; on the
+  // CPU, jacobian-norms instead holds copies of B_l and P_l for two layers at once (4 plus P and B_l: 6)
   m.add("explicit Jacobians", 7.0 * N * N * sizeof(double));
   m.add("parameters", body_parameter_count(cfg) * sizeof(double));
   m.add("forward trace", trace_doubles(cfg, n_tokens) * sizeof(double));

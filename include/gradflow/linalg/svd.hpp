@@ -6,8 +6,25 @@
 
 namespace gradflow {
 
-// All singular values, descending.
+// All singular values, descending. With LAPACK: dgesdd (jobz = 'N') while min(rows, cols) < kBandedSvdMin, the
+// two-stage band route (singular_values_banded) from there on; both backward stable (docs/math.md §9). The rvalue
+// overload works in the caller's matrix instead of a copy.
 Vec singular_values(const Mat& A);
+Vec singular_values(Mat&& A);
+
+// Where the two-stage route takes over (min(rows, cols)) and its band width. Measured on one core at N = 1024: dgesdd
+// 0.23 s, banded 0.17 s (band 24; 16: 0.18, 32: 0.19); at N = 512 0.044 vs 0.029 s (docs/math.md §9).
+inline constexpr Index kBandedSvdMin = 512;
+inline constexpr Index kSvdBand = 24;
+
+#ifdef GRADFLOW_HAVE_LAPACK
+// LAPACK's dgesdd without vectors: bidiagonalization (dgebrd, half of it matrix-vector products) and dqds.
+Vec singular_values_dgesdd(const Mat& A);
+// Two stages: blocked QR/LQ panels to an upper band of `band` superdiagonals (matrix-matrix products), dgbbrd's
+// Givens chase to bidiagonal, dqds (dbdsqr without vectors). Matrices with max|a| outside [1e-100, 1e100] are
+// scaled by a power of two first.
+Vec singular_values_banded(Mat A, Index band = kSvdBand);
+#endif
 
 // Numerical rank threshold: singular values at or below kRankRtol·σ_max count as zero. 1e-10 sits five
 // orders of magnitude above rounding noise (~1e-15·σ_max for these sizes). LayerNorm maps each token's mean
