@@ -136,19 +136,11 @@ Figure plot_jacobian_norms(const std::vector<PlotInput>& in, const PlotOptions& 
     panels.push_back(std::move(f));
   }
   require(!panels.empty(), "no Jacobian norms in the inputs; fix: rerun gradflow analyze without --gradients-only");
-  std::vector<Series> legend;
-  if (!t.colour.empty()) legend = two_way_legend(t.colours, t.marks);
-  else
-    for (size_t r = 0; r < lines.size(); ++r) {
-      Series k;
-      k.key_only = true;
-      k.title = lines[r].label;
-      k.style_spec = series_style(static_cast<int>(r));
-      legend.push_back(std::move(k));
-    }
+  std::vector<std::string> titles;
+  for (const auto& line : lines) titles.push_back(line.label);
   const int cols = o.width >= 6 ? 3 : 1;  // a column: panels stacked; a page: side by side
-  const int rows = t.colour.empty() ? 0 : static_cast<int>(std::max(t.colours.size(), t.marks.size()));
-  return panel_figure(std::move(panels), legend, cols, o.width, cols == 1 ? 1.5 : 1.7, rows);
+  return panel_figure(std::move(panels), items_legend(t, titles), cols, o.width, cols == 1 ? 1.5 : 1.7,
+                      items_legend_rows(t));
 }
 
 }  // namespace gradflow

@@ -138,6 +138,23 @@ KeyBox key_box(const std::vector<std::string>& titles, double width, int rows) {
   return k;
 }
 
+std::vector<Series> items_legend(const TwoWay& t, const std::vector<std::string>& titles) {
+  if (!t.colour.empty()) return two_way_legend(t.colours, t.marks);
+  std::vector<Series> legend;
+  for (size_t r = 0; r < titles.size(); ++r) {
+    Series k;
+    k.key_only = true;
+    k.title = titles[r];
+    k.style_spec = series_style(static_cast<int>(r));
+    legend.push_back(std::move(k));
+  }
+  return legend;
+}
+
+int items_legend_rows(const TwoWay& t) {
+  return t.colour.empty() ? 0 : static_cast<int>(std::max(t.colours.size(), t.marks.size()));
+}
+
 std::vector<Series> two_way_legend(const std::vector<std::string>& colours, const std::vector<std::string>& marks) {
   std::vector<Series> out;
   const size_t n = std::max(colours.size(), marks.size());

@@ -128,24 +128,12 @@ Figure sweep_panels(const std::vector<PlotInput>& in, const PlotOptions& o, cons
     if (!f.series.empty()) figs.push_back(std::move(f));
   }
   require(!figs.empty(), "no curves in the train-sweep reports; fix: rerun gradflow train-sweep");
-  std::vector<Series> legend;
-  if (!t.colour.empty()) {
-    legend = two_way_legend(t.colours, t.marks);
-  } else {
-    for (size_t c = 0; c < cells.size(); ++c) {
-      Series k;
-      k.key_only = true;
-      k.title = cells[c];
-      k.style_spec = series_style(static_cast<int>(c));
-      legend.push_back(std::move(k));
-    }
-  }
+  const std::vector<Series> legend = items_legend(t, cells);
   // a row per depth, a column per placement when they fit (panels at least 2.2 in wide)
   const int fit = std::max(1, static_cast<int>(o.width / 2.2));
   const int cols = static_cast<int>(placements.size()) <= fit ? static_cast<int>(placements.size())
                                                              : std::min(fit, static_cast<int>(figs.size()));
-  const int rows = t.colour.empty() ? 0 : static_cast<int>(std::max(t.colours.size(), t.marks.size()));
-  return panel_figure(std::move(figs), legend, cols, o.width, 1.3, rows);
+  return panel_figure(std::move(figs), legend, cols, o.width, 1.3, items_legend_rows(t));
 }
 
 }  // namespace gradflow

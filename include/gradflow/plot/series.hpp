@@ -69,6 +69,10 @@ struct TwoWay {
 TwoWay two_way(const std::vector<std::vector<std::string>>& factors);
 // The style of item i under t: colour_style(colour[i]) with mark_style(mark[i]).
 std::string two_way_style(const TwoWay& t, size_t i);
+// The shared legend of items styled two_way_style(t, i), or series_style(i) when t.colour is empty: the two-way
+// legend, or one key per item titled titles[i]; and the legend rows panel_figure takes for it (0: as few as fit).
+std::vector<Series> items_legend(const TwoWay& t, const std::vector<std::string>& titles);
+int items_legend_rows(const TwoWay& t);
 
 // Small multiples: the panels on a grid of `cols` columns, each panel's axes `panel_height` inches tall, axes of a
 // row aligned, a panel's own legend inside it or below its axes, and one shared legend (`legend`: key-only
