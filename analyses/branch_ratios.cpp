@@ -26,7 +26,7 @@ class BranchRatios final : public Analysis {
       Json ratios = Json::object();
       for (size_t u = 0; u < units.size(); ++u) {
         const double branch = std::abs(units[u].branch_coefficient(p)) * frobenius_norm(caches[u].b);
-        const double skip = frobenius_norm(units[u].apply_skip(p, in[u]));
+        const double skip = frobenius_norm(units[u].apply_skip(p, ctx.model.read_stream(in[u])));  // x_a for two streams
         std::string key = units[u].spec.kind == SublayerKind::Attention ? fields::kAttention : fields::kFeedForward;
         if (ratios.contains(key)) key += "_" + std::to_string(u);  // a second unit of the same kind
         ratios[key] = finite_or_null(branch / skip);

@@ -43,6 +43,17 @@ class GradientNorms final : public Analysis {
     for (size_t i = 0; i < all.size(); ++i)
       params.push_back({&all[i].name, ctx.model.block_of_param(static_cast<int>(i)), ctx.param_grad_norms[i]});
     report["head_param_grad_norms"] = write_gradient_profile(grad_norms, params, report[fields::kLayers]);
+    if (ctx.model.two_streams()) {  // each stream's part of ‖dL/dx_l‖ (the pair's), and the input's gradient
+      const Index d = ctx.model.d_model();
+      for (Index l = 0; l < L; ++l) {
+        const Mat& g = ctx.dx[static_cast<size_t>(l)];
+        Json& layer = report[fields::kLayers][static_cast<size_t>(l)];
+        layer[fields::kGradNormStreamA] = frobenius_norm(g.leftCols(d));
+        layer[fields::kGradNormStreamD] = frobenius_norm(g.rightCols(d));
+      }
+      const Mat& g0 = ctx.dx[0];
+      report[fields::kSummary][fields::kInputGradNorm] = frobenius_norm(Mat(g0.leftCols(d) + g0.rightCols(d)));
+    }
     report[fields::kOutputGradNorm] = frobenius_norm(ctx.dL_dy);
     report[fields::kLoss] = ctx.loss;
     Json& s = report[fields::kSummary];

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <exception>
+#include <limits>
 #include <vector>
 
 #include "gradflow/linalg/svd.hpp"
@@ -49,8 +50,12 @@ void compute_host(PendingLayer& w, bool spectrum) {
   o.b_frobenius = frobenius_norm(w.B);
   o.b_spectral = spectral_norm(w.B);
   if (spectrum) o.b_spectrum = singular_values(w.B);
-  w.B.diagonal().array() -= 1.0;
-  o.b_minus_identity = spectral_norm(w.B);
+  if (w.B.rows() == w.B.cols()) {
+    w.B.diagonal().array() -= 1.0;
+    o.b_minus_identity = spectral_norm(w.B);
+  } else {  // ResiDual's B_{L−1} ends in the head: state (2N) → output (N); B − I is undefined
+    o.b_minus_identity = std::numeric_limits<double>::quiet_NaN();
+  }
   w.B = Mat();
 }
 
@@ -71,7 +76,8 @@ class JacobianNorms final : public Analysis {
       const double fb = o.b_frobenius;
       layer[fields::kBlockJacobian] = Json{{fields::kSpectralNorm, o.b_spectral},
                                      {"frobenius_norm", fb},
-                                     {"minus_identity_spectral_norm", o.b_minus_identity},
+                                     {"minus_identity_spectral_norm", std::isfinite(o.b_minus_identity)
+                                                                          ? Json(o.b_minus_identity) : Json(nullptr)},
                                      {"rms_gain", fb / std::sqrt(N)},
                                      {"method", "explicit-lanczos"}};
       if (ctx.opts.spectrum) layer[fields::kBlockJacobian][fields::kSpectrum] = spectrum_json(o.b_spectrum);
@@ -95,7 +101,8 @@ class JacobianNorms final : public Analysis {
         LayerNumbers o;
         o.b_frobenius = be.frobenius_norm(B);
         o.b_spectral = be.spectral_norm(B);
-        o.b_minus_identity = be.spectral_norm_minus_identity(B);
+        o.b_minus_identity = B.rows() == B.cols() ? be.spectral_norm_minus_identity(B)
+                                                  : std::numeric_limits<double>::quiet_NaN();
         if (ctx.opts.spectrum) o.b_spectrum = be.singular_values(B);
         o.p_spectrum = be.singular_values(P);
         o.p_frobenius = be.frobenius_norm(P);

@@ -80,10 +80,13 @@ class MatrixFreeNorms final : public Analysis {
   bool enabled(const AnalysisContext& ctx) const override { return ctx.opts.engine == Engine::MatrixFree; }
   void run(const AnalysisContext& ctx, Json& report) const override {
     const AnalysisOptions& o = ctx.opts;
+    // N: the state's size n·width (the columns of B_l and P_l; RMS gains per input direction); P_l has
+    // min(N, n·d) singular values (ResiDual: P_l is N/2 × N)
     const Index L = ctx.model.layers(), N = ctx.tokens() * ctx.width();
+    const Index P_size = std::min(N, ctx.tokens() * ctx.trace.y.cols());
     const double sqrtN = std::sqrt(static_cast<double>(N));
     const std::vector<Index> spectral = parse_spectral_layers(o.spectral_layers, L);
-    const Index K = o.hutchinson_probes, k = std::min<Index>(o.top_k, N);
+    const Index K = o.hutchinson_probes, k = std::min<Index>(o.top_k, P_size);
     // progress in units of one tangent through one block
     Index total = K > 0 ? 2 * K * L : 0;
     if (!spectral.empty()) total += 4 * kExpectedLanczosOps * L;  // ‖B_l‖₂ and ‖B_l − I‖₂
@@ -100,6 +103,11 @@ class MatrixFreeNorms final : public Analysis {
         const JacobianChain B(ctx.model, ctx.trace, l, l + 1, block_name(l));
         Json& b = blocks[static_cast<size_t>(l)];
         put_lanczos(b, chain_top_singular(B, k, o.probe_seed), B, k);
+        if (!B.square()) {  // ResiDual's B_{L−1} ends in the head: state (2N) → output (N); no B − I
+          b["minus_identity_spectral_norm"] = nullptr;
+          progress.step(4 * kExpectedLanczosOps);
+          continue;
+        }
         const ChainSingular shifted = chain_top_singular_minus_identity(B, 1, o.probe_seed);
         b["minus_identity_spectral_norm"] = shifted.values.size() ? number_or_null(shifted.values(0)) : Json(nullptr);
         b["minus_identity_lanczos"] = Json{{"converged", shifted.solver.converged},
@@ -122,8 +130,10 @@ class MatrixFreeNorms final : public Analysis {
         put_hutchinson(p, h.product[static_cast<size_t>(l)], sqrtN);
         log_gain_product += (h.block[static_cast<size_t>(l)].log10_value - std::log10(sqrtN)) * std::log(10.0);
       }
-      p["size"] = N;
+      p["size"] = P_size;
       put_methods(b, sp, K > 0, false);
+      if (sp && b["minus_identity_spectral_norm"].is_null())
+        b["methods"]["minus_identity_spectral_norm"] = "undefined: B_" + std::to_string(l) + " is not square";
       put_methods(p, pp, K > 0, true);
       Json& layer = report["layers"][static_cast<size_t>(l)];
       layer["block_jacobian"] = std::move(b);

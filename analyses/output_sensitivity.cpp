@@ -50,7 +50,7 @@ class OutputSensitivity final : public Analysis {
         perturbed.params()[idx] += delta[idx];
       }
       first.push_back(model.jvp_with_params(ctx.trace, none, delta).squaredNorm());
-      fd.push_back((perturbed.forward(ctx.trace.x[0]).y - ctx.trace.y).squaredNorm());
+      fd.push_back((perturbed.forward(model.read_stream(ctx.trace.x[0])).y - ctx.trace.y).squaredNorm());  // x_0
     }
     const auto [a, a_se] = mean_and_stderr(first);
     const auto [b, b_se] = mean_and_stderr(fd);

@@ -3,6 +3,7 @@
 // (matrix_free/streamed.hpp), in the fields explicit mode uses, each with method "exact (streamed)"; plus the exact
 // mean of σ² (‖·‖_F²/N, the dynamical isometry statistic). Spectral norms, σ_min and the rank need singular values:
 // null here (explicit or matrix-free mode).
+#include <algorithm>
 #include <cmath>
 
 #include "gradflow/matrix_free/streamed.hpp"
@@ -34,7 +35,9 @@ class StreamedNorms final : public Analysis {
   }
   bool enabled(const AnalysisContext& ctx) const override { return ctx.opts.engine == Engine::Streamed; }
   void run(const AnalysisContext& ctx, Json& report) const override {
+    // N: the state's size n·width (the columns of B_l and P_l); P_l's singular values: min(N, n·d)
     const Index L = ctx.model.layers(), N = ctx.tokens() * ctx.width();
+    const Index P_size = std::min(N, ctx.tokens() * ctx.trace.y.cols());
     // progress in units of one cotangent through one block (each row goes through block l twice: P_l and B_l)
     Progress progress("streamed exact Jacobian norms", 2 * N * L, ctx.opts.progress);
     const StreamedSweep s = streamed_frobenius(ctx.model, ctx.trace, ctx.opts.stream_rows, true,
@@ -45,7 +48,7 @@ class StreamedNorms final : public Analysis {
       const ExactNorm& b = s.block[static_cast<size_t>(l)];
       layer[fields::kBlockJacobian] = norms_json(b);
       Json p = norms_json(s.product[static_cast<size_t>(l)]);
-      p["size"] = N;
+      p["size"] = P_size;
       layer[fields::kProductJacobian] = std::move(p);
       log_gain_product += (b.log10_value - 0.5 * std::log10(static_cast<double>(N))) * std::log(10.0);
     }

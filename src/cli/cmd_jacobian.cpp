@@ -1,5 +1,6 @@
 // cmd_jacobian.cpp — `gradflow jacobian [model options] --from l --to m --out J.npy`: the explicit Jacobian
-// dx_m/dx_l at the network's own forward pass (m = L: the output y), shape (n*d, n*d), row-major flattening.
+// dx_m/dx_l at the network's own forward pass (m = L: the output y), shape (n*d, n*d), row-major flattening (resi-dual:
+// the state is the pair [x_a | x_d], so (n*2d, n*2d) between blocks and (n*d, n*2d) to the output; docs/math.md §12).
 #include "cli/commands.hpp"
 #include "cli/model_options.hpp"
 #include "gradflow/run/engine.hpp"

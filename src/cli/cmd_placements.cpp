@@ -16,7 +16,7 @@ void setup_placements(CLI::App& app) {
                 << "\n  options: " << p->options_summary() << "\n";
     }
     std::cout << "peri is an alias of sandwich (Peri-LN's block is Sandwich-LN's; same numbers).\n"
-                 "Not available (docs/placements.md says why): resi-dual (ResiDual: two streams per block).\n";
+                 "resi-dual's state is the pair [x_a | x_d] (n, 2d): B_l is 2N x 2N, P_l is N x 2N (docs/math.md §12).\n";
     std::cout << "Norm kinds for any placement: --norm layernorm|rmsnorm|dyt.\n";
     std::string inits;
     for (const auto& s : init_schemes()) inits += (inits.empty() ? "" : "|") + s;

@@ -26,6 +26,41 @@ Jacobian Jacobian::identity(Index n_tokens, Index d) {
   return tokenwise(std::vector<Mat>(static_cast<size_t>(n_tokens), Mat::Identity(d, d)));
 }
 
+Jacobian Jacobian::streams(const std::vector<std::vector<const Jacobian*>>& q, Index n, Index d) {
+  const Index R = static_cast<Index>(q.size()), C = R ? static_cast<Index>(q[0].size()) : 0;
+  bool tw = true;
+  for (const auto& row : q)
+    for (const Jacobian* j : row) {
+      if (!j) continue;
+      if (j->tokens() != n || j->rows() != n * d || j->cols() != n * d)
+        throw Error("internal: a stream quadrant is not (n·d, n·d)", ErrorKind::Internal);
+      tw = tw && j->is_tokenwise();
+    }
+  if (tw) {
+    std::vector<Mat> blocks(static_cast<size_t>(n), Mat::Zero(R * d, C * d));
+    for (Index r = 0; r < R; ++r)
+      for (Index c = 0; c < C; ++c)
+        if (const Jacobian* j = q[static_cast<size_t>(r)][static_cast<size_t>(c)])
+          for (Index i = 0; i < n; ++i) blocks[static_cast<size_t>(i)].block(r * d, c * d, d, d) = j->blocks_[static_cast<size_t>(i)];
+    return tokenwise(std::move(blocks));
+  }
+  // dense: entry (token i, stream r, feature a; token j, stream c, feature b) at (i·R·d + r·d + a, j·C·d + c·d + b)
+  Mat m = Mat::Zero(n * R * d, n * C * d);
+  for (Index r = 0; r < R; ++r)
+    for (Index c = 0; c < C; ++c) {
+      const Jacobian* j = q[static_cast<size_t>(r)][static_cast<size_t>(c)];
+      if (!j) continue;
+      if (j->is_tokenwise()) {
+        for (Index i = 0; i < n; ++i) m.block(i * R * d + r * d, i * C * d + c * d, d, d) = j->blocks_[static_cast<size_t>(i)];
+        continue;
+      }
+#pragma omp parallel for schedule(static)
+      for (Index i = 0; i < n; ++i)
+        for (Index k = 0; k < n; ++k) m.block(i * R * d + r * d, k * C * d + c * d, d, d) = j->dense_.block(i * d, k * d, d, d);
+    }
+  return dense(std::move(m), n);
+}
+
 Index Jacobian::rows() const { return tokenwise_ ? (n_ ? n_ * blocks_[0].rows() : 0) : dense_.rows(); }
 Index Jacobian::cols() const { return tokenwise_ ? (n_ ? n_ * blocks_[0].cols() : 0) : dense_.cols(); }
 

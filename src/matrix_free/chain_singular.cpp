@@ -53,14 +53,14 @@ ChainSingular zero_operator(Index k, Index N) {
 }  // namespace
 
 ChainSingular chain_top_singular(const JacobianChain& J, Index k, uint64_t seed, double tol) {
-  const Index n = J.tokens(), d = J.width(), N = J.size();
+  const Index n = J.tokens(), d = J.width(), N = J.size(), d_out = J.out_width(), M = J.out_size();
   ChainSingular out;
   // Reference scale c = 2^e ≈ ‖J v₀‖ for a random unit v₀.
   Scaled v0{random_normal(seed, "lanczos-scale:" + J.what(), n, d), 0};
   v0.m /= v0.m.norm();
   const Scaled r0 = J.jvp(v0);
   const double nrm = r0.m.norm();
-  if (nrm == 0) return zero_operator(k, N);
+  if (nrm == 0) return zero_operator(k, std::min(M, N));
   int e = 0;
   std::frexp(nrm, &e);
   const long c = r0.exp2 + e;
@@ -69,16 +69,18 @@ ChainSingular chain_top_singular(const JacobianChain& J, Index k, uint64_t seed,
     unscale_into(J.jvp(std::move(s)), c, y, J.what());
   };
   const LinearMap At = [&](const double* x, double* y) {
-    Scaled s{Eigen::Map<const Mat>(x, n, d), 0};
+    Scaled s{Eigen::Map<const Mat>(x, n, d_out), 0};
     unscale_into(J.vjp(std::move(s)), c, y, J.what());
   };
-  out.solver = top_singular_values(A, At, N, N, k, tol);
+  out.solver = top_singular_values(A, At, M, N, k, tol);
   finish(out, c);
   return out;
 }
 
 ChainSingular chain_top_singular_minus_identity(const JacobianChain& J, Index k, uint64_t seed, double tol) {
   const Index n = J.tokens(), d = J.width(), N = J.size();
+  if (!J.square())
+    throw Error("internal: " + J.what() + " - I of a non-square chain", ErrorKind::Internal);
   ChainSingular out;
   const std::string what = J.what() + " - I";
   const auto shifted = [&](bool transpose) -> LinearMap {

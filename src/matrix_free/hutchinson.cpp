@@ -42,12 +42,12 @@ Mat rademacher(uint64_t seed, const std::string& stream, Index rows, Index cols)
 
 HutchinsonSweep hutchinson_frobenius(const Model& model, const Trace& trace, Index K, uint64_t seed, bool with_blocks,
                                      const std::function<void(Index)>& after_block) {
-  const Index L = model.layers(), n = trace.x[0].rows(), d = trace.x[0].cols();
+  const Index L = model.layers(), n = trace.x[0].rows(), d_out = trace.y.cols();
   HutchinsonSweep out;
   out.product.resize(static_cast<size_t>(L));
   if (with_blocks) out.block.resize(static_cast<size_t>(L));
   // W = P_lᵀ Z, carried from the top: first through the head (part of B_{L−1}), then block by block.
-  Scaled W{rademacher(seed, "hutchinson:product", K * n, d), 0};
+  Scaled W{rademacher(seed, "hutchinson:product", K * n, d_out), 0};
   for (Index l = L - 1; l >= 0; --l) {
     // chain (l, l+1) is B_l, which for l = L−1 includes the head (jacobian_chain.hpp)
     const JacobianChain B(model, trace, l, l + 1, "P_" + std::to_string(l) + " = dy/dx_" + std::to_string(l) +
@@ -55,7 +55,7 @@ HutchinsonSweep hutchinson_frobenius(const Model& model, const Trace& trace, Ind
     W = B.vjp(std::move(W));
     out.product[static_cast<size_t>(l)] = frobenius_from_probes(W.m, n, W.exp2);
     if (with_blocks) {
-      Scaled Y{rademacher(seed, "hutchinson:block:" + std::to_string(l), K * n, d), 0};
+      Scaled Y{rademacher(seed, "hutchinson:block:" + std::to_string(l), K * n, B.out_width()), 0};
       const JacobianChain Bb(model, trace, l, l + 1, "B_" + std::to_string(l) + " = dx_" + std::to_string(l + 1) + "/dx_" +
                                                 std::to_string(l) + " (Hutchinson probes)");
       Y = Bb.vjp(std::move(Y));

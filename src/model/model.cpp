@@ -81,9 +81,17 @@ Model::Model(ModelConfig cfg) : cfg_(std::move(cfg)) {
       if (s.gate) u.gate = param("resweight", 1, ParamRole::Gate);
       units.push_back(std::move(u));
     }
+    if (l == 0) two_streams_ = units.front().spec.dual_stream;
+    for (const ResidualUnit& u : units)
+      if (u.spec.dual_stream != two_streams_ || (two_streams_ && u.spec.add_block_input))
+        throw Error("internal: placement " + cfg_.placement + " mixes one- and two-stream units", ErrorKind::Internal);
     blocks_.push_back(std::move(units));
     param_block_.resize(params_.size(), l);
   }
+  // a two-stream scheme's head y = x_a + FinalNorm(x_d) needs its norm
+  require(!two_streams_ || cfg_.final_norm.value_or(true),
+          "--placement " + cfg_.placement + " has no output without its final norm (y = x_a + LN(x_d)); fix: drop "
+          "--no-final-norm");
   if (cfg_.final_norm.value_or(placement.final_norm_default(cfg_))) head_ = make_norm("norm", d);
   param_block_.resize(params_.size(), -1);
 }
@@ -93,7 +101,7 @@ Trace Model::forward(const Mat& x0) const {
                                          std::to_string(cfg_.d_model) + "; fix: match --d-model to the input");
   Trace t;
   t.x.reserve(blocks_.size() + 1);
-  t.x.push_back(x0);
+  t.x.push_back(initial_state(x0));
   t.blocks.resize(blocks_.size());
   for (Index l = 0; l < layers(); ++l) t.x.push_back(block_forward(l, t.x.back(), t.blocks[static_cast<size_t>(l)]));
   t.y = head_forward(t.x.back(), t.head);
@@ -111,7 +119,16 @@ Mat Model::backward(const Trace& t, const Mat& dy, ParamGrads* g, std::vector<Ma
     if (hook) (*hook)(l, true);
     if (dx_layers) (*dx_layers)[static_cast<size_t>(l)] = dx;
   }
+  if (two_streams_) return dx.leftCols(cfg_.d_model) + dx.rightCols(cfg_.d_model);  // x_a = x_d = x_0
   return dx;
+}
+
+Mat Model::initial_state(const Mat& x0) const {
+  if (!two_streams_) return x0;
+  Mat s(x0.rows(), 2 * x0.cols());
+  s.leftCols(x0.cols()) = x0;
+  s.rightCols(x0.cols()) = x0;
+  return s;
 }
 
 Mat Model::jvp_from(const Trace& t, Index l, const Mat& v) const {
@@ -121,13 +138,17 @@ Mat Model::jvp_from(const Trace& t, Index l, const Mat& v) const {
 }
 
 Mat Model::jvp_with_params(const Trace& t, const Mat& dx0, const ParamGrads& dtheta) const {
-  Mat dx = dx0;
+  Mat dx = initial_state(dx0);
   for (Index l = 0; l < layers(); ++l) {
     const auto& units = block(l);
     const BlockCache& c = t.blocks[static_cast<size_t>(l)];
     Mat d = dx;
     for (size_t u = 0; u < units.size(); ++u) d = units[u].jvp_with_params(params_, c.units[u], d, dtheta, &dx);
     dx = std::move(d);
+  }
+  if (two_streams_) {
+    const Index d = cfg_.d_model;
+    return dx.leftCols(d) + head_->jvp_with_params(params_, t.head, dx.rightCols(d), dtheta);
   }
   return head_ ? head_->jvp_with_params(params_, t.head, dx, dtheta) : dx;
 }
@@ -155,12 +176,20 @@ std::vector<Mat> Model::unit_inputs(const Trace& trace, Index l) const {
   for (size_t u = 0; u < units.size(); ++u) {
     // z = s ⊙ x + c·b [+ x_block]; y = PostNorm(z): block_forward's operations in its order, the branch from the cache
     const ResidualUnit& unit = units[u];
-    Mat z = unit.apply_skip(params_, in.back());
+    const Index d = cfg_.d_model;
+    const Mat& x = in.back();
+    Mat z = unit.apply_skip(params_, two_streams_ ? Mat(x.leftCols(d)) : x);
     z += unit.branch_coefficient(params_) * caches[u].b;
     if (unit.spec.add_block_input) z += x_block;
     if (unit.post) {
       NormCache scratch;
       z = unit.post->forward(params_, z, scratch);
+    }
+    if (two_streams_) {  // y_d = x_d + c·b
+      Mat y(z.rows(), 2 * d);
+      y.leftCols(d) = z;
+      y.rightCols(d) = x.rightCols(d) + unit.branch_coefficient(params_) * caches[u].b;
+      z = std::move(y);
     }
     in.push_back(std::move(z));
   }
@@ -197,15 +226,34 @@ Jacobian Model::block_jacobian(Index l, const BlockCache& c) const {
   return J;
 }
 
-Mat Model::head_forward(const Mat& x, NormCache& c) const { return head_ ? head_->forward(params_, x, c) : x; }
+// Two streams: y = x_a + FinalNorm(x_d) (ResiDual's output).
+Mat Model::head_forward(const Mat& x, NormCache& c) const {
+  const Index d = cfg_.d_model;
+  if (two_streams_) return x.leftCols(d) + head_->forward(params_, x.rightCols(d), c);
+  return head_ ? head_->forward(params_, x, c) : x;
+}
 
 Mat Model::head_vjp(const NormCache& c, const Mat& dy, ParamGrads* g) const {
+  if (two_streams_) {
+    Mat dx(dy.rows(), 2 * dy.cols());
+    dx.leftCols(dy.cols()) = dy;
+    dx.rightCols(dy.cols()) = head_->vjp(params_, c, dy, g);
+    return dx;
+  }
   return head_ ? head_->vjp(params_, c, dy, g) : dy;
 }
 
-Mat Model::head_jvp(const NormCache& c, const Mat& dx) const { return head_ ? head_->jvp(params_, c, dx) : dx; }
+Mat Model::head_jvp(const NormCache& c, const Mat& dx) const {
+  const Index d = cfg_.d_model;
+  if (two_streams_) return dx.leftCols(d) + head_->jvp(params_, c, dx.rightCols(d));
+  return head_ ? head_->jvp(params_, c, dx) : dx;
+}
 
 Jacobian Model::head_jacobian(const NormCache& c, Index n_tokens) const {
+  if (two_streams_) {  // [I, J_norm] per token
+    const Jacobian I = Jacobian::identity(n_tokens, cfg_.d_model), Jn = head_->jacobian(params_, c);
+    return Jacobian::streams({{&I, &Jn}}, n_tokens, cfg_.d_model);
+  }
   return head_ ? head_->jacobian(params_, c) : Jacobian::identity(n_tokens, cfg_.d_model);
 }
 

@@ -22,7 +22,50 @@ Mat ResidualUnit::apply_skip(const ParamStore& p, const Mat& x) const {
   return x.array().rowwise() * p[skip].row(0).array();
 }
 
+// ResiDual's pair: x_a the left d columns, x_d the right d columns of every row (stacked copies allowed).
+namespace {
+Mat pair(const Mat& a, const Mat& d) {
+  Mat y(a.rows(), a.cols() + d.cols());
+  y.leftCols(a.cols()) = a;
+  y.rightCols(d.cols()) = d;
+  return y;
+}
+}  // namespace
+
 Mat ResidualUnit::forward(const ParamStore& p, const Mat& x, UnitCache& c, const Mat* block_input) const {
+  if (!spec.dual_stream) return forward_stream(p, x, c, block_input);
+  // y_a = PostNorm(s ⊙ x_a + c·b), y_d = x_d + c·b
+  const Index d = x.cols() / 2;
+  const Mat ya = forward_stream(p, x.leftCols(d), c, nullptr);
+  return pair(ya, x.rightCols(d) + branch_coefficient(p) * c.b);
+}
+
+Mat ResidualUnit::vjp(const ParamStore& p, const UnitCache& c, const Mat& dy, ParamGrads* g, Mat* d_block_input) const {
+  if (!spec.dual_stream) return vjp_stream(p, c, dy, g, d_block_input, nullptr);
+  // in the forward pass this was: y_a = PostNorm(s ⊙ x_a + c·b), y_d = x_d + c·b
+  const Index d = dy.cols() / 2;
+  const Mat dyd = dy.rightCols(d);
+  return pair(vjp_stream(p, c, dy.leftCols(d), g, nullptr, &dyd), dyd);
+}
+
+Mat ResidualUnit::jvp(const ParamStore& p, const UnitCache& c, const Mat& dx, const Mat* dx_block) const {
+  if (!spec.dual_stream) return jvp_stream(p, c, dx, dx_block, nullptr);
+  const Index d = dx.cols() / 2;
+  Mat dcb;
+  const Mat dya = jvp_stream(p, c, dx.leftCols(d), nullptr, &dcb);
+  return pair(dya, dx.rightCols(d) + dcb);
+}
+
+Mat ResidualUnit::jvp_with_params(const ParamStore& p, const UnitCache& c, const Mat& dx, const ParamGrads& dtheta,
+                                  const Mat* dx_block) const {
+  if (!spec.dual_stream) return jvp_with_params_stream(p, c, dx, dtheta, dx_block, nullptr);
+  const Index d = dx.cols() / 2;
+  Mat dcb;
+  const Mat dya = jvp_with_params_stream(p, c, dx.leftCols(d), dtheta, nullptr, &dcb);
+  return pair(dya, dx.rightCols(d) + dcb);
+}
+
+Mat ResidualUnit::forward_stream(const ParamStore& p, const Mat& x, UnitCache& c, const Mat* block_input) const {
   const Mat u = pre ? scaled(spec.pre_norm_scale, pre->forward(p, x, c.pre)) : x;
   const Mat gx = G->forward(p, u, c.g);
   c.b = branch ? branch->forward(p, gx, c.branch) : gx;
@@ -36,15 +79,19 @@ Mat ResidualUnit::forward(const ParamStore& p, const Mat& x, UnitCache& c, const
   return post ? post->forward(p, z, c.post) : z;
 }
 
-Mat ResidualUnit::vjp(const ParamStore& p, const UnitCache& c, const Mat& dy, ParamGrads* g, Mat* d_block_input) const {
+Mat ResidualUnit::vjp_stream(const ParamStore& p, const UnitCache& c, const Mat& dy, ParamGrads* g,
+                             Mat* d_block_input, const Mat* extra_dcb) const {
   // in the forward pass this was: y = PostNorm(z)
   const Mat dz = post ? post->vjp(p, c.post, dy, g) : dy;
-  // in the forward pass this was: z = s ⊙ x + c·b [+ x_block]
+  // in the forward pass this was: z = s ⊙ x + c·b [+ x_block]  (and, dual stream, y_d = x_d + c·b)
   if (spec.add_block_input && d_block_input) *d_block_input = dz;
   Mat dx = apply_skip(p, dz);
   if (g && skip >= 0) (*g)[skip] += dz.cwiseProduct(c.x).colwise().sum();
-  if (g && gate >= 0) (*g)[gate](0, 0) += spec.branch_scale * dz.cwiseProduct(c.b).sum();
-  const Mat db = branch_coefficient(p) * dz;
+  Mat dcb_sum;  // ∂L/∂(c·b): dz, plus x_d's cotangent for a dual-stream unit
+  if (extra_dcb) dcb_sum = dz + *extra_dcb;
+  const Mat& dcb = extra_dcb ? dcb_sum : dz;
+  if (g && gate >= 0) (*g)[gate](0, 0) += spec.branch_scale * dcb.cwiseProduct(c.b).sum();
+  const Mat db = branch_coefficient(p) * dcb;
   // in the forward pass this was: b = BranchNorm(G(u)), u = κ·PreNorm(x)
   const Mat dgx = branch ? branch->vjp(p, c.branch, db, g) : db;
   const Mat du = G->vjp(p, c.g, dgx, g);
@@ -52,12 +99,18 @@ Mat ResidualUnit::vjp(const ParamStore& p, const UnitCache& c, const Mat& dy, Pa
   return dx;
 }
 
-Mat ResidualUnit::jvp(const ParamStore& p, const UnitCache& c, const Mat& dx, const Mat* dx_block) const {
+Mat ResidualUnit::jvp_stream(const ParamStore& p, const UnitCache& c, const Mat& dx, const Mat* dx_block,
+                             Mat* dcb) const {
   const Mat du = pre ? scaled(spec.pre_norm_scale, pre->jvp(p, c.pre, dx)) : dx;
   const Mat dgx = G->jvp(p, c.g, du);
   const Mat db = branch ? branch->jvp(p, c.branch, dgx) : dgx;
   Mat dz = apply_skip(p, dx);
-  dz += branch_coefficient(p) * db;
+  if (dcb) {
+    *dcb = branch_coefficient(p) * db;
+    dz += *dcb;
+  } else {
+    dz += branch_coefficient(p) * db;
+  }
   if (spec.add_block_input) {
     if (!dx_block) throw Error("internal: B2T unit JVP called without the block tangent", ErrorKind::Internal);
     dz += *dx_block;
@@ -65,15 +118,22 @@ Mat ResidualUnit::jvp(const ParamStore& p, const UnitCache& c, const Mat& dx, co
   return post ? post->jvp(p, c.post, dz) : dz;
 }
 
-Mat ResidualUnit::jvp_with_params(const ParamStore& p, const UnitCache& c, const Mat& dx, const ParamGrads& dtheta,
-                                  const Mat* dx_block) const {
+Mat ResidualUnit::jvp_with_params_stream(const ParamStore& p, const UnitCache& c, const Mat& dx,
+                                         const ParamGrads& dtheta, const Mat* dx_block, Mat* dcb) const {
   const Mat du = pre ? scaled(spec.pre_norm_scale, pre->jvp_with_params(p, c.pre, dx, dtheta)) : dx;
   const Mat dgx = G->jvp_with_params(p, c.g, du, dtheta);
   const Mat db = branch ? branch->jvp_with_params(p, c.branch, dgx, dtheta) : dgx;
   Mat dz = apply_skip(p, dx);
-  dz += branch_coefficient(p) * db;
-  if (skip >= 0) dz += Mat(c.x.array().rowwise() * dtheta[skip].row(0).array());
-  if (gate >= 0) dz += (spec.branch_scale * dtheta[gate](0, 0)) * c.b;
+  if (dcb) {  // the branch term's tangent c·db + λ·da·b, shared with x_d
+    *dcb = branch_coefficient(p) * db;
+    if (gate >= 0) *dcb += (spec.branch_scale * dtheta[gate](0, 0)) * c.b;
+    dz += *dcb;
+    if (skip >= 0) dz += Mat(c.x.array().rowwise() * dtheta[skip].row(0).array());
+  } else {
+    dz += branch_coefficient(p) * db;
+    if (skip >= 0) dz += Mat(c.x.array().rowwise() * dtheta[skip].row(0).array());
+    if (gate >= 0) dz += (spec.branch_scale * dtheta[gate](0, 0)) * c.b;
+  }
   if (spec.add_block_input) {
     if (!dx_block) throw Error("internal: B2T unit JVP called without the block tangent", ErrorKind::Internal);
     dz += *dx_block;
@@ -91,6 +151,15 @@ Jacobian ResidualUnit::jacobian(const ParamStore& p, const UnitCache& c) const {
   }
   if (branch) J = branch->jacobian(p, c.branch) * J;
   J.scale(branch_coefficient(p));
+  if (spec.dual_stream) {  // [[J_post·(diag(s) + A), 0], [A, I]] on the pair
+    const Index n = c.b.rows(), d = c.b.cols();
+    Jacobian Ja = J;
+    if (skip < 0) Ja.add_identity(spec.skip_scale);
+    else Ja.add_diagonal(p[skip].row(0));
+    if (post) Ja = post->jacobian(p, c.post) * Ja;
+    const Jacobian I = Jacobian::identity(n, d);
+    return Jacobian::streams({{&Ja, nullptr}, {&J, &I}}, n, d);
+  }
   if (skip < 0) J.add_identity(spec.skip_scale);
   else J.add_diagonal(p[skip].row(0));
   if (post) J = post->jacobian(p, c.post) * J;

@@ -104,7 +104,8 @@ EngineChoice choose_engine(const ModelConfig& cfg, const AnalysisOptions& opts) 
 }
 
 MemoryEstimate explicit_memory(const ModelConfig& cfg, Index n_tokens) {
-  const double N = static_cast<double>(n_tokens) * static_cast<double>(cfg.d_model);
+  // N: the state's size n·width (two streams: 2n·d; B_l is N × N, P_l is N/2 × N, so this bounds it from above)
+  const double N = static_cast<double>(n_tokens) * static_cast<double>(cfg.d_model * state_streams(cfg));
   MemoryEstimate m;
   // live (N, N) matrices: P, B (dense + structured copy), the product's result, the SVD's copy and workspace; on the
   // CPU, jacobian-norms instead holds copies of B_l and P_l for two layers at once (4 plus P and B_l: 6)
@@ -129,7 +130,7 @@ MemoryEstimate streaming_memory(const ModelConfig& cfg, Index n_tokens, Index pr
 }
 
 MemoryEstimate streamed_memory(const ModelConfig& cfg, Index n_tokens, Index rows) {
-  const Index N = n_tokens * cfg.d_model;
+  const Index N = n_tokens * cfg.d_model * state_streams(cfg);  // the state's size (a row of P_l or B_l)
   const Index k = std::max<Index>(1, std::min(rows, N));
   MemoryEstimate m = streaming_memory(cfg, n_tokens, k);  // trace, parameters, k cotangents through a sublayer
   // the identity chunk, its image under P_l and under B_l, each (k·n, d)

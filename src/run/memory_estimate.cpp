@@ -67,13 +67,19 @@ double body_parameter_count(const ModelConfig& cfg) {
   return static_cast<double>(L) * per_block + 2 * static_cast<double>(cfg.d_model) + 1;  // + the final norm
 }
 
+Index state_streams(const ModelConfig& cfg) {
+  const std::vector<UnitSpec> units = find_placement(cfg.placement).block(cfg, 0);
+  return !units.empty() && units.front().dual_stream ? 2 : 1;
+}
+
 double trace_doubles(const ModelConfig& cfg, Index n_tokens) {
   const double n = static_cast<double>(n_tokens), d = static_cast<double>(cfg.d_model);
   const double ff = static_cast<double>(cfg.ff()), h = static_cast<double>(cfg.heads);
   const double L = static_cast<double>(cfg.layers);
   // per block: h (n, n) attention probabilities, ~12 (n, d) activations and norm caches, 3 (n, d_ff) FFN
-  // activations; and dL/dx_l for l = 0..L
-  return L * (h * n * n + 12 * n * d + 3 * n * ff) + (L + 1) * n * d;
+  // activations; and dL/dx_l for l = 0..L (two streams: x_l and dL/dx_l are (n, 2d), the second stream extra)
+  const double s = static_cast<double>(state_streams(cfg));
+  return L * (h * n * n + 12 * n * d + 3 * n * ff) + (L + 1) * n * d + (s - 1) * 2 * (L + 1) * n * d;
 }
 
 MemoryEstimate checkpoint_load_memory(const CheckpointLoad& load) {

@@ -8,6 +8,7 @@
 #include <cstdlib>
 
 #include "gradflow/core/error.hpp"
+#include "gradflow/run/memory_estimate.hpp"
 
 namespace gradflow {
 
@@ -19,7 +20,9 @@ double block_vjp_flops(const ModelConfig& cfg, Index n_tokens) {
 
 double streamed_flops(const ModelConfig& cfg, Index n_tokens) {
   const double N = static_cast<double>(n_tokens) * static_cast<double>(cfg.d_model);
-  return 2.0 * N * static_cast<double>(cfg.layers) * block_vjp_flops(cfg, n_tokens);
+  // N rows of P_l and the state's rows of B_l (two streams: 2N), each through one block per layer
+  const double rows = N + N * static_cast<double>(state_streams(cfg));
+  return rows * static_cast<double>(cfg.layers) * block_vjp_flops(cfg, n_tokens);
 }
 
 namespace {

@@ -409,13 +409,54 @@ TEST_CASE("init presets: t-fixup, sub-ln gamma and b2t rescaling", "[placements]
   }
 }
 
+TEST_CASE("resi-dual: the two streams and the output match a hand-written forward", "[placements]") {
+  // x_a = x_d = x_0; per sublayer f: x_d <- x_d + f(x_a), x_a <- LN(x_a + f(x_a)); y = x_a + LN_f(x_d)
+  ModelConfig c = small_config("resi-dual", 2);
+  c.residual_scale = 0.7;
+  Model m(c);
+  initialize(m, init_config("xavier"));
+  const ParamStore& p = m.params();
+  const Mat x0 = input(c);
+  Mat xa = x0, xd = x0;
+  for (Index b = 0; b < 2; ++b) {
+    const std::string pre = Model::layer_prefix(b);
+    const Mat fa = 0.7 * linear(p, pre + "self_attn.out_proj", attention_heads(p, pre, xa, 2));
+    xd += fa;
+    xa = layernorm(xa + fa);
+    const Mat ff = 0.7 * ffn(p, pre, xa, false);
+    xd += ff;
+    xa = layernorm(xa + ff);
+  }
+  const Trace t = m.forward(x0);
+  REQUIRE(m.two_streams());
+  REQUIRE(m.state_width() == 2 * c.d_model);
+  CHECK(t.x[0].leftCols(c.d_model) == x0);
+  CHECK(t.x[0].rightCols(c.d_model) == x0);
+  CHECK(rel_err(Mat(t.x[2].leftCols(c.d_model)), xa) < 1e-13);
+  CHECK(rel_err(Mat(t.x[2].rightCols(c.d_model)), xd) < 1e-13);
+  CHECK(rel_err(t.y, Mat(xa + layernorm(xd))) < 1e-13);
+  // the state's Jacobians: B_l is (2N, 2N), the head (N, 2N); the input gradient sums the streams' at depth 0
+  CHECK(m.block_jacobian(0, t.blocks[0]).rows() == 2 * kTokens * c.d_model);
+  CHECK(m.head_jacobian(t.head, kTokens).cols() == 2 * kTokens * c.d_model);
+  std::vector<Mat> dx;
+  const Mat g = random_normal(kSeed, "g", kTokens, c.d_model);
+  const Mat dx0 = m.backward(t, g, nullptr, &dx);
+  CHECK(dx[0].cols() == 2 * c.d_model);
+  CHECK(dx0 == Mat(dx[0].leftCols(c.d_model) + dx[0].rightCols(c.d_model)));
+  // the final norm is the scheme's output: refused without it
+  ModelConfig no_norm = c;
+  no_norm.final_norm = false;
+  REQUIRE_THROWS_WITH(Model(no_norm), Catch::Contains("--no-final-norm") && Catch::Contains("fix"));
+}
+
 // Finite differences on the derivatives the new recipes add: the block Jacobian (B2T's extra path, Sub-LN's inner
 // norm, NormFormer's head scale and d_ff norm, learnable skips) and the gradients of their new parameters.
 TEST_CASE("new recipes: block Jacobian, JVP, VJP and new-parameter gradients vs finite differences",
           "[placements][derivatives]") {
   const double h = kFdStep;
   for (const std::string placement :
-       {"admin", "b2t", "normformer", "sub-ln", "nonorm", "lns", "reorder", "hybridnorm", "hybridnorm-star"})
+       {"admin", "b2t", "normformer", "sub-ln", "nonorm", "lns", "reorder", "hybridnorm", "hybridnorm-star",
+        "resi-dual"})
     for (NormKind norm : {NormKind::LayerNorm, NormKind::RMSNorm, NormKind::DyT}) {
       ModelConfig c = small_config(placement, 2);
       c.norm = norm;
@@ -434,7 +475,7 @@ TEST_CASE("new recipes: block Jacobian, JVP, VJP and new-parameter gradients vs 
             prm.value += 0.2 * random_normal(kSeed, prm.name, prm.value.rows(), prm.value.cols());
       INFO(placement << " / " << to_string(norm));
       const Trace t = m.forward(x0);
-      const Index N = kTokens * c.d_model;
+      const Index w = m.state_width(), N = kTokens * w;  // resi-dual: the pair [x_a | x_d], w = 2d
       for (Index l = 0; l < m.layers(); ++l) {
         const BlockCache& bc = t.blocks[static_cast<size_t>(l)];
         const Mat& x = t.x[static_cast<size_t>(l)];
@@ -442,15 +483,15 @@ TEST_CASE("new recipes: block Jacobian, JVP, VJP and new-parameter gradients vs 
         Mat Jfd(N, N);
         for (Index k = 0; k < N; ++k) {
           Mat xp = x, xm = x;
-          xp(k / c.d_model, k % c.d_model) += h;
-          xm(k / c.d_model, k % c.d_model) -= h;
+          xp(k / w, k % w) += h;
+          xm(k / w, k % w) -= h;
           BlockCache cp, cm;
           const Mat diff = (m.block_forward(l, xp, cp) - m.block_forward(l, xm, cm)) / (2 * h);
           Jfd.col(k) = Eigen::Map<const Eigen::VectorXd>(Mat(diff).data(), N);  // row-major flattening
         }
         INFO("block " << l);
         CHECK(rel_err(J, Jfd) < kFdTol);
-        const Mat v = random_normal(kSeed, "v", kTokens, c.d_model), u = random_normal(kSeed, "u", kTokens, c.d_model);
+        const Mat v = random_normal(kSeed, "v", kTokens, w), u = random_normal(kSeed, "u", kTokens, w);
         const Mat Jv = m.block_jvp(l, bc, v);
         const Eigen::VectorXd Jv_dense = J * Eigen::Map<const Eigen::VectorXd>(v.data(), N);
         CHECK((Eigen::Map<const Eigen::VectorXd>(Jv.data(), N) - Jv_dense).norm() <= kCrossTol * Jv_dense.norm());
@@ -492,7 +533,8 @@ TEST_CASE("new recipes: block Jacobian, JVP, VJP and new-parameter gradients vs 
         }
         ++checked;
       }
-      if (placement != "b2t" && placement != "nonorm" && placement != "lns" && placement != "reorder")
+      if (placement != "b2t" && placement != "nonorm" && placement != "lns" && placement != "reorder" &&
+          placement != "resi-dual")
         CHECK(checked > 0);
     }
 }

@@ -50,6 +50,10 @@ CONFIGS = [
     tr.Spec("hybridnorm", layers=2, d=6, heads=1, d_ff=10, n=3, activation="relu", causal=True, final_norm=True,
             residual_scale=0.7),
     tr.Spec("hybridnorm-star", layers=3, d=8, heads=2, d_ff=12, n=4, activation="gelu", causal=True, final_norm=True),
+    # ResiDual: two streams; the Jacobian is dy/d[x_a,0 | x_d,0], (n*d, n*2d)
+    tr.Spec("resi-dual", layers=3, d=6, heads=2, d_ff=12, n=3, activation="gelu", final_norm=True),
+    tr.Spec("resi-dual", layers=2, d=8, heads=4, d_ff=10, n=4, activation="relu", causal=True, final_norm=True,
+            residual_scale=0.5),
 ]
 
 

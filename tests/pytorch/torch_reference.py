@@ -99,7 +99,7 @@ class Spec:
     def layer_is_post(self, l):
         if self.placement == "mix":
             return l < self.mix_post_layers  # --mix-order post-first: the bottom K layers are Post-LN
-        return self.placement in ("post", "deepnorm", "b2t")
+        return self.placement in ("post", "deepnorm", "b2t", "resi-dual")
 
 
 def build_encoder(spec):
@@ -186,8 +186,26 @@ def layer_forward(spec, l, lay, x, mask):
     return lay.norm2(out)
 
 
+def resi_dual_network(spec, enc, xa, xd, mask, keep=None):
+    """ResiDual (Xie et al. 2023, microsoft/ResiDual): per sublayer f, x_d <- x_d + f(x_a), x_a <- LN(x_a + f(x_a));
+    y = x_a + LN_f(x_d) (enc.norm). Appends the pairs (x_a,l, x_d,l), each retaining its grad, to `keep`."""
+    lam = spec.residual_scale
+    for l, lay in enumerate(enc.layers):
+        if keep is not None:
+            xa.retain_grad()
+            xd.retain_grad()
+            keep.append((xa, xd))
+        f = lam * lay._sa_block(xa, mask, None)
+        xa, xd = lay.norm1(xa + f), xd + f
+        f = lam * lay._ff_block(xa)
+        xa, xd = lay.norm2(xa + f), xd + f
+    return xa + enc.norm(xd)
+
+
 def network(spec, enc, x, mask, keep=None):
     """x: (1, n, d) -> y: (1, n, d); appends x_0 .. x_{L-1} (each retaining its grad) to `keep`."""
+    if spec.placement == "resi-dual":  # both streams start from x (two copies, so each keeps its own gradient)
+        return resi_dual_network(spec, enc, x.clone(), x.clone(), mask, keep)
     h = x
     for l, lay in enumerate(enc.layers):
         if keep is not None:
@@ -212,10 +230,22 @@ def reference(spec, enc, x0, g):
     loss.backward()
     ref = {"loss": loss.item(), "output_grad_norm": g.norm().item()}
     for l, xl in enumerate(xs):
-        ref[f"layers.{l}.grad_norm"] = xl.grad.norm().item()
+        if isinstance(xl, tuple):  # two streams: the pair's gradient and each stream's
+            ga, gd = xl[0].grad.norm().item(), xl[1].grad.norm().item()
+            ref[f"layers.{l}.grad_norm"] = math.hypot(ga, gd)
+            ref[f"layers.{l}.grad_norm_x_a"], ref[f"layers.{l}.grad_norm_x_d"] = ga, gd
+        else:
+            ref[f"layers.{l}.grad_norm"] = xl.grad.norm().item()
+    if spec.placement == "resi-dual":
+        ref["input_grad_norm"] = x.grad.norm().item()
     for name, p in enc.named_parameters():
         ref[f"param {name}"] = p.grad.norm().item()
     n, d = spec.n, spec.d
+    if spec.placement == "resi-dual":  # dy/d[x_a,0 | x_d,0]: (n*d, n*2d), columns token*2d + stream*d + feature
+        J = torch.autograd.functional.jacobian(
+            lambda s: resi_dual_network(spec, enc, s[:, :d].unsqueeze(0), s[:, d:].unsqueeze(0), mask)[0],
+            torch.cat([x0, x0], dim=1).detach())
+        return ref, J.reshape(n * d, n * 2 * d)
     J = torch.autograd.functional.jacobian(lambda v: network(spec, enc, v.unsqueeze(0), mask)[0], x0.detach())
     return ref, J.reshape(n * d, n * d)
 
@@ -271,8 +301,13 @@ def gradflow_quantities(report):
     got = {"loss": report["loss"], "output_grad_norm": report["output_grad_norm"]}
     for l, layer in enumerate(report["layers"]):
         got[f"layers.{l}.grad_norm"] = layer["grad_norm"]
+        for k in ("grad_norm_x_a", "grad_norm_x_d"):  # two-stream schemes (resi-dual)
+            if k in layer:
+                got[f"layers.{l}.{k}"] = layer[k]
         for k, v in layer["param_grad_norms"].items():
             got[f"param layers.{l}.{k}"] = v
+    if "input_grad_norm" in report.get("summary", {}):
+        got["input_grad_norm"] = report["summary"]["input_grad_norm"]
     for k, v in report.get("head_param_grad_norms", {}).items():
         got[f"param {k}"] = v
     return got

@@ -183,7 +183,7 @@ TEST_CASE("train: bad options name the option and the fix", "[train][quick]") {
 
 TEST_CASE("train: every placement trains (loss falls, nothing diverges)", "[train][quick]") {
   for (const std::string p : {"post", "pre", "sandwich", "deepnorm", "rezero", "mix", "admin", "b2t", "normformer",
-                              "sub-ln", "nonorm", "lns", "reorder", "hybridnorm", "hybridnorm-star"}) {
+                              "sub-ln", "nonorm", "lns", "reorder", "hybridnorm", "hybridnorm-star", "resi-dual"}) {
     INFO(p);
     TrainConfig c = small(p, 30);
     c.model.layers = 3;

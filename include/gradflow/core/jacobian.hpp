@@ -15,6 +15,9 @@ class Jacobian {
   static Jacobian tokenwise(std::vector<Mat> blocks);      // n blocks, all (d_out, d_in)
   static Jacobian dense(Mat m, Index n_tokens);            // (n*d_out, n*d_in)
   static Jacobian identity(Index n_tokens, Index d);       // tokenwise I
+  // A map between states made of streams of width d side by side (ResiDual's pair [x_a | x_d], per token):
+  // quadrant q[r][c] (n tokens, d → d, nullptr = 0) maps stream c to stream r. Token-wise when every quadrant is.
+  static Jacobian streams(const std::vector<std::vector<const Jacobian*>>& q, Index n_tokens, Index d);
 
   bool is_tokenwise() const { return tokenwise_; }
   Index tokens() const { return n_; }

@@ -26,14 +26,18 @@ class JacobianChain {
   Index from() const { return from_; }
   Index to() const { return to_; }
   Index tokens() const { return trace_.x[0].rows(); }  // n
-  Index width() const { return trace_.x[0].cols(); }   // d
-  Index size() const { return tokens() * width(); }    // N = n·d (square)
+  Index width() const { return trace_.x[0].cols(); }   // the input's: the state width (d; 2d for two streams)
+  // the output's: the state width, or the output y's (d) when to = L
+  Index out_width() const { return to_ == model_.layers() ? trace_.y.cols() : width(); }
+  Index size() const { return tokens() * width(); }              // columns: n·width
+  Index out_size() const { return tokens() * out_width(); }      // rows: n·out_width
+  bool square() const { return out_width() == width(); }
   Index length() const { return to_ - from_; }                 // blocks applied per product
   const std::string& what() const { return what_; }
 
-  // J·V for V (k·n, d): blocks from..to−1, then the head when to = L.
+  // J·V for V (k·n, width): blocks from..to−1, then the head when to = L.
   Scaled jvp(Scaled v) const;
-  // Jᵀ·U for U (k·n, d): the head when to = L, then blocks to−1..from.
+  // Jᵀ·U for U (k·n, out_width): the head when to = L, then blocks to−1..from.
   Scaled vjp(Scaled u) const;
 
  private:

@@ -28,10 +28,11 @@ struct SquareSum {
 struct ExactNorm {
   double value = 0;             // ‖A‖_F (Inf when beyond a double; log10_value stays finite)
   double log10_value = 0;       // log10 ‖A‖_F (−Inf for A = 0)
-  double mean_sq_singular = 0;  // ‖A‖_F²/N: the exact mean of σ_i² over the N singular values
-  double rms_gain = 0;          // ‖A‖_F/√N
+  double mean_sq_singular = 0;  // ‖A‖_F²/N: the exact mean of σ_i² over the N = min(rows, cols) singular values
+  double rms_gain = 0;          // ‖A‖_F/√cols: the RMS gain of a random input direction (= √mean σ² when square)
 };
-ExactNorm exact_norm_from(const SquareSum& s, Index N);
+// N: the number of singular values min(rows, cols); cols: the input's size (0: N, a square A).
+ExactNorm exact_norm_from(const SquareSum& s, Index N, Index cols = 0);
 
 struct StreamedSweep {
   std::vector<ExactNorm> product;  // ‖P_l‖_F, l = 0..L−1

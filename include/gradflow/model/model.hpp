@@ -17,9 +17,11 @@ struct BlockCache {
   std::vector<UnitCache> units;
 };
 
-// Everything one forward pass saves: x[l] is the input of block l (x[L] the last block's output).
+// Everything one forward pass saves: x[l] is the input of block l (x[L] the last block's output), the model's
+// state at depth l: (n, d), or for a two-stream scheme (ResiDual) the pair [x_a | x_d], (n, 2d), with
+// x[0] = [x_0 | x_0] (Model::state_width()).
 struct Trace {
-  std::vector<Mat> x;              // L + 1 entries, each (n, d)
+  std::vector<Mat> x;              // L + 1 entries, each (n, state_width)
   std::vector<BlockCache> blocks;  // L entries
   NormCache head;                  // final norm, when there is one
   Mat y;                           // (n, d) network output
@@ -35,6 +37,15 @@ class Model {
   Index layers() const { return static_cast<Index>(blocks_.size()); }
   Index d_model() const { return cfg_.d_model; }
   bool has_final_norm() const { return head_.has_value(); }
+  // The width of the state between blocks: d, or 2d for a two-stream scheme (ResiDual: [x_a | x_d], the head
+  // y = x_a + FinalNorm(x_d)). Every x_l, dL/dx_l, B_l (state → state) and P_l (state → output) is in it.
+  bool two_streams() const { return two_streams_; }
+  Index state_width() const { return two_streams_ ? 2 * cfg_.d_model : cfg_.d_model; }
+  // The stream the sublayers read (x_a for a two-stream state; the state itself otherwise): token geometry and
+  // the branch ratios are of this stream.
+  Mat read_stream(const Mat& state) const { return two_streams_ ? Mat(state.leftCols(cfg_.d_model)) : state; }
+  // The state at depth 0 for an input x_0 (n, d): x_0, or [x_0 | x_0] (k stacked copies allowed).
+  Mat initial_state(const Mat& x0) const;
   static std::string layer_prefix(Index l) { return "layers." + std::to_string(l) + "."; }
   // The block l whose parameter params()[i] is (its name starts with layer_prefix(l)), or -1 outside the blocks.
   Index block_of_param(int i) const { return param_block_[static_cast<size_t>(i)]; }
@@ -43,7 +54,8 @@ class Model {
 
   // Whole network.
   Trace forward(const Mat& x0) const;
-  // Backward from dL/dy: returns dL/dx_0; fills dx_layers[l] = dL/dx_l (l = 0..L, the last = dL/dx_L)
+  // Backward from dL/dy: returns dL/dx_0 (n, d), the input's gradient (for two streams the sum of the two
+  // streams' gradients at depth 0); fills dx_layers[l] = dL/dx_l, the state's (l = 0..L, the last = dL/dx_L)
   // when given, and accumulates parameter gradients into g when given.
   // hook (optional) is called as hook(l, false) before and hook(l, true) after the VJP of block l, from the top
   // block down; the head's VJP comes first and is not hooked.
@@ -81,7 +93,8 @@ class Model {
   ParamStore params_;
   std::vector<std::vector<ResidualUnit>> blocks_;
   std::optional<NormLayer> head_;
-  std::vector<Index> param_block_;  // block_of_param, recorded as the constructor adds each block's parameters
+  std::vector<Index> param_block_;
+  bool two_streams_ = false;  // block_of_param, recorded as the constructor adds each block's parameters
 };
 
 }  // namespace gradflow

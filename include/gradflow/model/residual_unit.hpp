@@ -6,6 +6,9 @@
 // added only by B2T's bottom-to-top connection (Takase et al. 2022).
 //   Post-LN: PostNorm only.  Pre-LN: PreNorm only.  Sandwich: PreNorm + BranchNorm.  ReZero: gate, no norm.
 // Its Jacobian: J = J_post · (diag(s) + c · J_branch · J_G · κ J_pre)  (and ∂y/∂x_block = J_post for B2T).
+// Dual stream (ResiDual, Xie et al. 2023): the state is the pair [x_a | x_d] (n, 2d); the unit above runs on x_a
+// and its branch term c·b is also added to x_d: y_a = PostNorm(s ⊙ x_a + c·b), y_d = x_d + c·b. Its Jacobian on
+// the pair is [[J_post·(diag(s) + A), 0], [A, I]] with A = c · J_branch · J_G · κ J_pre.
 #pragma once
 #include <memory>
 #include <optional>
@@ -27,6 +30,7 @@ struct UnitSpec {
   double branch_scale = 1.0;  // λ
   bool gate = false;          // ReZero: multiply the branch by the learnable scalar "resweight"
   bool add_block_input = false;  // B2T: z also adds the block's input x_l
+  bool dual_stream = false;      // ResiDual: the state is [x_a | x_d]; the unit runs on x_a and adds c·b to x_d
   // Inside G (see sublayer.hpp): names of the extra parameters ("" = none).
   std::string head_scale;  // attention: NormFormer's per-head gain (h), e.g. "c_attn"
   std::string inner_norm;  // attention: Sub-LN's norm of the concatenated heads, e.g. "self_attn.inner_attn_ln"
@@ -61,6 +65,16 @@ struct ResidualUnit {
   // ∂y/∂x_block through the B2T connection: J_post (identity without a post norm).
   Jacobian block_input_jacobian(const ParamStore& p, const UnitCache& c) const;
   Mat apply_skip(const ParamStore& p, const Mat& x) const;  // s ⊙ x (stacked copies allowed)
+
+ private:
+  // The single-stream unit. extra_dcb: a cotangent on the branch term c·b besides dz (ResiDual's x_d);
+  // dcb: receives the branch term's tangent c·db (+ λ·da·b).
+  Mat forward_stream(const ParamStore& p, const Mat& x, UnitCache& c, const Mat* block_input) const;
+  Mat vjp_stream(const ParamStore& p, const UnitCache& c, const Mat& dy, ParamGrads* g, Mat* d_block_input,
+                 const Mat* extra_dcb) const;
+  Mat jvp_stream(const ParamStore& p, const UnitCache& c, const Mat& dx, const Mat* dx_block, Mat* dcb) const;
+  Mat jvp_with_params_stream(const ParamStore& p, const UnitCache& c, const Mat& dx, const ParamGrads& dtheta,
+                             const Mat* dx_block, Mat* dcb) const;
 };
 
 }  // namespace gradflow

@@ -18,6 +18,10 @@ inline constexpr const char* kLoss = "loss";  // top level: the loss value; conf
 
 inline constexpr const char* kIndex = "index";
 inline constexpr const char* kGradNorm = "grad_norm";
+// two-stream schemes (ResiDual): ‖dL/dx_a,l‖ and ‖dL/dx_d,l‖ beside grad_norm, the pair's; input_grad_norm ‖dL/dx_0‖
+inline constexpr const char* kGradNormStreamA = "grad_norm_x_a";
+inline constexpr const char* kGradNormStreamD = "grad_norm_x_d";
+inline constexpr const char* kInputGradNorm = "input_grad_norm";
 inline constexpr const char* kParamGradNorms = "param_grad_norms";
 inline constexpr const char* kActivationRms = "activation_rms";
 inline constexpr const char* kBlockJacobian = "block_jacobian";

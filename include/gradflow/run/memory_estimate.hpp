@@ -28,6 +28,8 @@ struct MemoryEstimate {
 // Parameters of the Transformer body (the blocks and the final norm): counted from the placement's recipe
 // without building the model; at least Model(cfg).params().numel() and within a few d per block of it.
 double body_parameter_count(const ModelConfig& cfg);
+// The streams of the state between blocks: 2 for a two-stream scheme (ResiDual's [x_a | x_d]), else 1.
+Index state_streams(const ModelConfig& cfg);
 // Doubles of one forward trace of the body at n tokens plus its dL/dx_l (what a forward + backward keeps).
 double trace_doubles(const ModelConfig& cfg, Index n_tokens);
 

@@ -22,6 +22,7 @@ std::unique_ptr<Placement> make_reorder_placement();
 std::unique_ptr<Placement> make_peri_placement();
 std::unique_ptr<Placement> make_hybridnorm_placement();
 std::unique_ptr<Placement> make_hybridnorm_star_placement();
+std::unique_ptr<Placement> make_resi_dual_placement();
 
 const std::vector<std::unique_ptr<Placement>>& placements() {
   static const std::vector<std::unique_ptr<Placement>> table = [] {
@@ -30,7 +31,7 @@ const std::vector<std::unique_ptr<Placement>>& placements() {
                        make_rezero_placement, make_mix_placement, make_admin_placement, make_b2t_placement,
                        make_normformer_placement, make_sub_ln_placement, make_nonorm_placement, make_lns_placement,
                        make_reorder_placement, make_peri_placement, make_hybridnorm_placement,
-                       make_hybridnorm_star_placement})
+                       make_hybridnorm_star_placement, make_resi_dual_placement})
       t.push_back(make());
     return t;
   }();
