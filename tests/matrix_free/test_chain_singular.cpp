@@ -29,7 +29,8 @@ void require_top3(const JacobianChain& J, const Mat& dense) {
 }  // namespace
 
 TEST_CASE("Lanczos top-3 of every P_l and B_l equals the explicit SVD", "[matrix_free]") {
-  for (const std::string placement : {"post", "pre", "sandwich"}) {
+  // resi-dual: rectangular operators (P_l and B_{L-1} are N × 2N)
+  for (const std::string placement : {"post", "pre", "sandwich", "resi-dual"}) {
     auto s = make_small_context(placement, 5);
     const AnalysisContext& ctx = *s.ctx;
     const Index L = ctx.model.layers();

@@ -19,16 +19,19 @@ Mat flat_col(const Mat& m) { return Eigen::Map<const Mat>(m.data(), m.size(), 1)
 }  // namespace
 
 TEST_CASE("chain J·V and Jᵀ·U equal the explicit Jacobians, for every (from, to)", "[matrix_free]") {
-  for (const std::string placement : {"post", "pre"}) {
+  for (const std::string placement : {"post", "pre", "resi-dual"}) {
     auto s = make_small_context(placement);
     const AnalysisContext& ctx = *s.ctx;
     const Index L = ctx.model.layers(), n = ctx.tokens(), d = ctx.width();
     const Index k = 3;  // stacked copies
-    const Mat V = random_normal(11, "v", k * n, d), U = random_normal(12, "u", k * n, d);
+    const Mat V = random_normal(11, "v", k * n, d);
     for (Index from = 0; from < L; ++from)
       for (Index to = from + 1; to <= L; ++to) {
-        const Mat J = ctx.jacobian_between(from, to);  // (N, N)
+        const Mat J = ctx.jacobian_between(from, to);  // (N_out, N): resi-dual's is (n·d, n·2d) when to = L
         const JacobianChain chain(ctx.model, ctx.trace, from, to, "test");
+        REQUIRE(chain.out_size() == J.rows());
+        REQUIRE(chain.size() == J.cols());
+        const Mat U = random_normal(12, "u", k * n, chain.out_width());
         const Scaled jv = chain.jvp({V, 0}), ju = chain.vjp({U, 0});
         INFO(placement << " from " << from << " to " << to);
         REQUIRE(jv.exp2 == 0);
