@@ -1,7 +1,8 @@
 // grad_by_depth.cpp — `--kind grad-by-depth`: ||dL/dx_l|| against layer l (x_l the input of block l, l = 0 the
 // network input), or ||dL/dW|| of one parameter (--param linear2.weight) of block l; log y. Analyze reports
 // give one line each; compare reports one line per (placement, depth) group with a band mean ± std over seeds
-// (clipped at a tenth of the mean so it stays on the log axis).
+// (clipped at a tenth of the mean so it stays on the log axis). A two-stream report (resi-dual) adds each stream's
+// line, ‖dL/dx_a,l‖ and ‖dL/dx_d,l‖, beside the pair's.
 #include <algorithm>
 #include <cmath>
 
@@ -19,6 +20,11 @@ std::string param_names(const PlotJson& layer) {
   if (layer.contains(kParamGradNorms))
     for (const auto& [k, v] : layer[kParamGradNorms].items()) s += (s.empty() ? "" : ", ") + k;
   return s;
+}
+
+// The legend's suffix of a two-stream scheme's per-stream line.
+std::string stream_suffix(const char* field) {
+  return std::string(field) == kGradNormStreamA ? " (x_a)" : " (x_d)";
 }
 
 }  // namespace
@@ -55,7 +61,20 @@ Figure plot_grad_by_depth(const std::vector<PlotInput>& in, const PlotOptions& o
         s.x.push_back(json_number(layer, kIndex));
         s.y.push_back(y);
       }
+      const bool streams = o.param.empty() && !i.json[kLayers].empty() && i.json[kLayers][0].contains(kGradNormStreamA);
+      const std::string base = s.title;
+      if (streams) s.title += " (pair)";
       f.series.push_back(std::move(s));
+      if (streams)
+        for (const char* k : {kGradNormStreamA, kGradNormStreamD}) {
+          Series st;
+          st.title = base + stream_suffix(k);
+          for (const auto& layer : i.json[kLayers]) {
+            st.x.push_back(json_number(layer, kIndex));
+            st.y.push_back(json_number(layer, k));
+          }
+          f.series.push_back(std::move(st));
+        }
       continue;
     }
     const std::string metric = o.param.empty() ? std::string(kGradNorm) : kParamGradNorms + ("." + o.param);
@@ -77,7 +96,23 @@ Figure plot_grad_by_depth(const std::vector<PlotInput>& in, const PlotOptions& o
       }
       const bool any = std::any_of(s.y.begin(), s.y.end(), [](double v) { return !std::isnan(v); });
       require(any, "'" + metric + "' is not in " + i.path + "; fix: check --param against the report's per_layer metrics");
+      const bool streams = o.param.empty() && !group[kPerLayer].empty() && group[kPerLayer][0].contains(kGradNormStreamA);
+      const std::string base = s.title;
+      if (streams) s.title += " (pair)";
       f.series.push_back(std::move(s));
+      if (streams)
+        for (const char* k : {kGradNormStreamA, kGradNormStreamD}) {
+          Series st;
+          st.title = base + stream_suffix(k);
+          for (const auto& layer : group[kPerLayer]) {
+            const auto [mean, sd] = json_stat(layer, k);
+            st.x.push_back(json_number(layer, kIndex));
+            st.y.push_back(mean);
+            st.lo.push_back(std::max(mean - (std::isnan(sd) ? 0 : sd), 0.1 * mean));
+            st.hi.push_back(mean + (std::isnan(sd) ? 0 : sd));
+          }
+          f.series.push_back(std::move(st));
+        }
     }
   }
   // Many lines that differ in two factors (placement x depth, placement x init scale): colour by the first,

@@ -141,9 +141,11 @@ Mat AnalysisContext::jacobian_between(Index from, Index to) const {
                                       "; fix: choose a layer index between 0 and --layers");
   require(to >= from && to <= L, "--to " + std::to_string(to) + " must lie in " + std::to_string(from) + ".." +
                                      std::to_string(L) + "; fix: choose --to >= --from (and --to L for the output y)");
-  Jacobian J = Jacobian::identity(n, width());
-  for (Index l = from; l < to; ++l) J = layer_jacobian(l) * J;
-  return J.to_dense();
+  if (from == to) return Jacobian::identity(n, width()).to_dense();
+  // B_from first, not I·B_from: the product with the identity was an (N, N) GEMM that changed nothing
+  Jacobian J = layer_jacobian(from);
+  for (Index l = from + 1; l < to; ++l) J = layer_jacobian(l) * J;
+  return std::move(J).to_dense();  // a dense J gives up its matrix (no (N, N) copy)
 }
 
 }  // namespace gradflow

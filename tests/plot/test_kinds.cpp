@@ -2,6 +2,7 @@
 // holding the series names), PNG (the requested pixel size), with the script and data left beside it.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <filesystem>
 
 #include "gradflow/io/npy.hpp"
@@ -113,6 +114,25 @@ TEST_CASE("the data file holds each series as a block, the script reads it by in
   REQUIRE(script.find("set terminal svg") != std::string::npos);
   REQUIRE(script.find("font 'serif") != std::string::npos);
   REQUIRE(script.find("size 252,189") != std::string::npos);  // 3.5 in × 0.75, in points
+}
+
+TEST_CASE("grad-by-depth of a two-stream report (resi-dual) draws the pair and each stream") {
+  TempDir dir;
+  J r = analyze_report("resi-dual", 3, 1.0, 0.5);
+  for (auto& layer : r["layers"]) {  // the pair's norm from the two streams' (x_d's: the same at every depth)
+    layer["grad_norm_x_d"] = 0.2;
+    layer["grad_norm_x_a"] = std::sqrt(std::pow(layer["grad_norm"].get<double>(), 2) - 0.04);
+  }
+  PlotOptions o;
+  o.kind = "grad-by-depth";
+  o.inputs = {write_json(dir, "a.json", r)};
+  o.output = dir.file("fig.svg");
+  o.render = false;
+  make_plot(o, "test");
+  const std::string data = read_bytes(dir.file("fig.dat"));
+  REQUIRE(data.find("# resi-dual (pair)\n# x y\n0 0.25\n") == 0);
+  REQUIRE(data.find("# resi-dual (x_a)\n") != std::string::npos);
+  REQUIRE(data.find("# resi-dual (x_d)\n# x y\n0 0.2\n1 0.2\n2 0.2\n") != std::string::npos);
 }
 
 TEST_CASE("inputs the kinds cannot use give one-line errors naming the fix") {
