@@ -14,7 +14,7 @@ for spec in "$here"/examples/claims/*.json; do
   $g run "$spec" --reduced -q --json "$out/claims_$stem.json" > /dev/null
 done
 small="--layers 3 --d-model 16 --heads 2 --seq-len 4 -q"
-for p in post pre sandwich deepnorm rezero mix admin b2t normformer sub-ln nonorm; do
+for p in post pre sandwich deepnorm rezero mix admin b2t normformer sub-ln nonorm lns reorder hybridnorm hybridnorm-star resi-dual; do
   $g analyze --placement $p $small --spectrum --json "$out/explicit_$p.json" > /dev/null
   $g analyze --placement $p $small --mode matrix-free --top-k 2 --json "$out/mf_$p.json" > /dev/null
   own=""; [ $p = rezero ] && own="--rezero-alpha 0.3"  # an option of another placement is refused (issue 13 item 11)
