@@ -3,6 +3,7 @@ count as gradflow. gradflow may choose both at start-up (src/process/runtime_env
 when they are imported, so call use_gradflow_kernels() before importing either."""
 import os
 import subprocess
+import sys
 
 
 def gradflow_openblas_core(exe):
@@ -13,12 +14,17 @@ def gradflow_openblas_core(exe):
 
 
 def use_gradflow_kernels(exe):
-    """Sets OPENBLAS_CORETYPE and GOMP_SPINCOUNT for this process as gradflow sets them for itself; returns
+    """Sets OPENBLAS_CORETYPE, GOMP_SPINCOUNT and GLIBC_TUNABLES (transparent huge pages for malloc's heap; this
+    re-executes the script once) for this process as gradflow sets them for itself; returns
     {"openblas_core": ..., "omp_wait_policy": ...} to record beside the results."""
+    if "GLIBC_TUNABLES" not in os.environ:  # read by the dynamic loader: only a re-execution applies it
+        os.environ["GLIBC_TUNABLES"] = "glibc.malloc.hugetlb=1"  # gradflow's heap setting, for PyTorch's allocations too
+        os.execv(sys.executable, [sys.executable] + sys.argv)
     core = gradflow_openblas_core(exe)
     if core and "OPENBLAS_CORETYPE" not in os.environ:
         os.environ["OPENBLAS_CORETYPE"] = core
     if "OMP_WAIT_POLICY" not in os.environ:
         os.environ.setdefault("GOMP_SPINCOUNT", "3000")
     return {"openblas_core": os.environ.get("OPENBLAS_CORETYPE", core),
-            "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY", "default, GOMP_SPINCOUNT=" + os.environ.get("GOMP_SPINCOUNT", "?"))}
+            "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY", "default, GOMP_SPINCOUNT=" + os.environ.get("GOMP_SPINCOUNT", "?")),
+            "glibc_tunables": os.environ.get("GLIBC_TUNABLES")}

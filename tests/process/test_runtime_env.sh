@@ -23,6 +23,32 @@ for la, lb in zip(a["layers"], b["layers"]):
 print(f"tuned vs GRADFLOW_NO_TUNE=1: worst relative difference {worst:.2e}")
 sys.exit(0 if worst <= 1e-12 else 1)
 PY
+# the heap's transparent huge pages (glibc.malloc.hugetlb=1) are set by the start-up re-execution, and a user's own
+# GLIBC_TUNABLES is kept: read from /proc/PID/environ of a run long enough to be caught (polled until re-executed)
+env_of_run() {  # prints the GLIBC_TUNABLES a run ended up with
+  "$gf" analyze --placement post --layers 12 --d-model 64 --heads 4 --seq-len 32 --mode explicit -q \
+    --json "$tmp/env.json" >/dev/null 2>&1 &
+  pid=$!
+  found=""
+  for i in $(seq 1 200); do
+    e=$(tr '\0' '\n' < /proc/$pid/environ 2>/dev/null)
+    case "$e" in *GOMP_SPINCOUNT=*) found=$(printf '%s\n' "$e" | sed -n 's/^GLIBC_TUNABLES=//p'); break ;; esac
+    sleep 0.01
+  done
+  wait $pid
+  printf '%s' "$found"
+}
+got=$(unset GLIBC_TUNABLES GOMP_SPINCOUNT OMP_WAIT_POLICY; env_of_run)
+if [ "$got" != "glibc.malloc.hugetlb=1" ]; then
+  echo "FAIL: the re-executed run has GLIBC_TUNABLES='$got', expected glibc.malloc.hugetlb=1"
+  exit 1
+fi
+got=$(unset GOMP_SPINCOUNT OMP_WAIT_POLICY; GLIBC_TUNABLES=glibc.malloc.check=0; export GLIBC_TUNABLES; env_of_run)
+if [ "$got" != "glibc.malloc.check=0" ]; then
+  echo "FAIL: a user's GLIBC_TUNABLES=glibc.malloc.check=0 became '$got'"
+  exit 1
+fi
+echo "ok: huge pages for the heap set at start-up; a user's GLIBC_TUNABLES kept"
 if [ "$blas" != openblas ]; then
   echo "ok: not an OpenBLAS build ($blas): no core to check"
   exit 0
