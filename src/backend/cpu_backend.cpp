@@ -2,6 +2,7 @@
 // values, Spectra's Lanczos for spectral norms; exactly the computations the explicit engine always ran.
 #include "backend/cpu_backend.hpp"
 
+#include "gradflow/core/finite.hpp"
 #include "gradflow/core/error.hpp"
 #include "gradflow/linalg/svd.hpp"
 #include "gradflow/linalg/top_singular.hpp"
@@ -22,7 +23,7 @@ class CpuBackend final : public Backend {
     return upload((Jacobian::dense(std::move(p.mat()), B.tokens()) * B).to_dense());
   }
   std::unique_ptr<DenseBuffer> densify(Jacobian&& B) const override { return upload(std::move(B).to_dense()); }
-  bool all_finite(const DenseBuffer& A) const override { return host(A).allFinite(); }
+  bool all_finite(const DenseBuffer& A) const override { return gradflow::all_finite(host(A)); }
   double frobenius_norm(const DenseBuffer& A) const override { return gradflow::frobenius_norm(host(A)); }
   double spectral_norm(const DenseBuffer& A) const override { return gradflow::spectral_norm(host(A)); }
   double spectral_norm_minus_identity(const DenseBuffer& A) const override {

@@ -3,6 +3,7 @@
 // the state is the pair [x_a | x_d], so (n*2d, n*2d) between blocks and (n*d, n*2d) to the output; docs/math.md §12).
 #include "cli/commands.hpp"
 #include "cli/model_options.hpp"
+#include "gradflow/core/finite.hpp"
 #include "gradflow/run/engine.hpp"
 #include "gradflow/run/context.hpp"
 #include "gradflow/run/numeric_fix.hpp"
@@ -36,7 +37,7 @@ void run_jacobian(const JacobianOptions& o) {
     const AnalysisContext ctx(model, in.x0, rc.analysis, in.cotangent_or_null(), rc.init.seed,
                                 in.lm_loss_or_null());
     Mat j = ctx.jacobian_between(o.from, o.to.value_or(model.layers()));
-    if (!j.allFinite())
+    if (!all_finite(j))
       throw Error("NaN/Inf in the Jacobian dx_" + std::to_string(o.to.value_or(model.layers())) + "/dx_" +
                       std::to_string(o.from) + "; fix: " + std::string(kNonFiniteFix), ErrorKind::Numeric);
     return j;

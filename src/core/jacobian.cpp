@@ -156,4 +156,45 @@ Jacobian operator*(const Jacobian& a, const Jacobian& b) {
   return Jacobian::dense(std::move(m), n);
 }
 
+// token-wise a (square blocks) times a dense b given up: block row i of b becomes A_i · (block row i of b)
+Jacobian operator*(const Jacobian& a, Jacobian&& b) {
+  const bool in_place = a.tokenwise_ && !b.tokenwise_ && a.n_ == b.n_ && a.n_ > 0 && a.cols() == b.rows() &&
+                        a.blocks_[0].rows() == a.blocks_[0].cols();
+  if (!in_place) return a * static_cast<const Jacobian&>(b);
+  const Index n = a.n_, d = a.blocks_[0].rows();
+#pragma omp parallel
+  {
+    Mat row(d, b.cols());
+#pragma omp for schedule(static)
+    for (Index i = 0; i < n; ++i) {
+      row.noalias() = a.blocks_[static_cast<size_t>(i)] * b.dense_.middleRows(i * d, d);
+      b.dense_.middleRows(i * d, d) = row;
+    }
+  }
+  return std::move(b);
+}
+
+// a dense a given up times a token-wise b (square blocks): block column j of a becomes (block column j of a) · B_j
+Jacobian operator*(Jacobian&& a, const Jacobian& b) {
+  const bool in_place = !a.tokenwise_ && b.tokenwise_ && a.n_ == b.n_ && b.n_ > 0 && a.cols() == b.rows() &&
+                        b.blocks_[0].rows() == b.blocks_[0].cols();
+  if (!in_place) return static_cast<const Jacobian&>(a) * b;
+  const Index n = b.n_, d = b.blocks_[0].rows();
+#pragma omp parallel
+  {
+    Mat col(a.rows(), d);
+#pragma omp for schedule(static)
+    for (Index j = 0; j < n; ++j) {
+      col.noalias() = a.dense_.middleCols(j * d, d) * b.blocks_[static_cast<size_t>(j)];
+      a.dense_.middleCols(j * d, d) = col;
+    }
+  }
+  return std::move(a);
+}
+
+Jacobian operator*(Jacobian&& a, Jacobian&& b) {
+  if (!b.tokenwise_) return static_cast<const Jacobian&>(a) * std::move(b);
+  return std::move(a) * static_cast<const Jacobian&>(b);
+}
+
 }  // namespace gradflow

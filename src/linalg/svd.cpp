@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "gradflow/core/error.hpp"
+#include "gradflow/core/finite.hpp"
 
 #ifdef GRADFLOW_HAVE_LAPACK
 extern "C" {
@@ -36,7 +37,7 @@ namespace gradflow {
 namespace {
 
 void require_finite(const Mat& A) {
-  if (!A.allFinite()) throw Error("singular values requested of a matrix holding NaN or Inf", ErrorKind::Numeric);
+  if (!all_finite(A)) throw Error("singular values requested of a matrix holding NaN or Inf", ErrorKind::Numeric);
 }
 
 #ifdef GRADFLOW_HAVE_LAPACK

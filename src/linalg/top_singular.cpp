@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "gradflow/core/error.hpp"
+#include "gradflow/core/finite.hpp"
 #include "gradflow/linalg/svd.hpp"
 
 namespace gradflow {
@@ -80,7 +81,7 @@ TopSingular top_singular_values(const LinearMap& A, const LinearMap& At, Index r
 
 double spectral_norm(const Mat& A) {
   if (A.size() == 0) return 0.0;
-  if (!A.allFinite())
+  if (!all_finite(A))
     throw Error("internal: spectral norm of a matrix holding NaN/Inf (its caller locates them first)", ErrorKind::Internal);
   const double amax = A.cwiseAbs().maxCoeff();
   if (amax == 0.0) return 0.0;

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "gradflow/core/error.hpp"
+#include "gradflow/core/finite.hpp"
 #include "gradflow/model/init.hpp"
 
 namespace gradflow {
@@ -19,7 +20,7 @@ void unscale_into(const Scaled& r, long c, double* out, const std::string& what)
   // two steps keep each factor a representable power of two
   y *= std::ldexp(1.0, static_cast<int>(e / 2));
   y *= std::ldexp(1.0, static_cast<int>(e - e / 2));
-  if (!y.allFinite())
+  if (!all_finite(y))
     throw Error("the rescaled Lanczos operator of " + what + " overflowed (scale 2^" + std::to_string(c) +
                     "); fix: " + std::string(kNonFiniteFix), ErrorKind::Numeric);
 }

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "gradflow/core/error.hpp"
+#include "gradflow/core/finite.hpp"
 
 namespace gradflow {
 
@@ -28,7 +29,7 @@ JacobianChain::JacobianChain(const Model& model, const Trace& trace, Index from,
 }
 
 void JacobianChain::keep_in_range(Scaled& s, const char* dir, Index block) const {
-  if (!s.m.allFinite())
+  if (!all_finite(s.m))
     throw Error(std::string("NaN/Inf in the ") + dir + " of " + what_ + " at " +
                     (block < 0 ? std::string("the final norm") : "block " + std::to_string(block)) +
                     "; fix: " + std::string(kNonFiniteFix), ErrorKind::Numeric);

@@ -125,7 +125,7 @@ Jacobian AttentionSublayer::jacobian(const ParamStore& p, const SublayerCache& c
     J = (ops::linear_jacobian(p[out_w_], n) * inner->jacobian(p, c.inner)) * ops::attention_jacobian(heads_only(p), c.attn);
   }
   if (head_scale < 0) return J;  // moved out (a conditional expression would copy the (N, N) matrix)
-  return diagonal_jacobian(head_gains(p[head_scale]), n) * J;
+  return diagonal_jacobian(head_gains(p[head_scale]), n) * std::move(J);
 }
 
 // --- QKV norms (HybridNorm) -----------------------------------------------------------------------------

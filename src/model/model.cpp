@@ -220,7 +220,7 @@ Jacobian Model::block_jacobian(Index l, const BlockCache& c) const {
   Jacobian J = units[0].jacobian(params_, c.units[0]);
   if (units[0].spec.add_block_input) J.add(units[0].block_input_jacobian(params_, c.units[0]));
   for (size_t u = 1; u < units.size(); ++u) {
-    J = units[u].jacobian(params_, c.units[u]) * J;
+    J = units[u].jacobian(params_, c.units[u]) * std::move(J);
     if (units[u].spec.add_block_input) J.add(units[u].block_input_jacobian(params_, c.units[u]));
   }
   return J;

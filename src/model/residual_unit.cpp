@@ -147,22 +147,22 @@ Jacobian ResidualUnit::jacobian(const ParamStore& p, const UnitCache& c) const {
   if (pre) {
     Jacobian Jpre = pre->jacobian(p, c.pre);
     if (spec.pre_norm_scale != 1.0) Jpre.scale(spec.pre_norm_scale);
-    J = J * Jpre;
+    J = std::move(J) * Jpre;
   }
-  if (branch) J = branch->jacobian(p, c.branch) * J;
+  if (branch) J = branch->jacobian(p, c.branch) * std::move(J);
   J.scale(branch_coefficient(p));
   if (spec.dual_stream) {  // [[J_post·(diag(s) + A), 0], [A, I]] on the pair
     const Index n = c.b.rows(), d = c.b.cols();
     Jacobian Ja = J;
     if (skip < 0) Ja.add_identity(spec.skip_scale);
     else Ja.add_diagonal(p[skip].row(0));
-    if (post) Ja = post->jacobian(p, c.post) * Ja;
+    if (post) Ja = post->jacobian(p, c.post) * std::move(Ja);
     const Jacobian I = Jacobian::identity(n, d);
     return Jacobian::streams({{&Ja, nullptr}, {&J, &I}}, n, d);
   }
   if (skip < 0) J.add_identity(spec.skip_scale);
   else J.add_diagonal(p[skip].row(0));
-  if (post) J = post->jacobian(p, c.post) * J;
+  if (post) J = post->jacobian(p, c.post) * std::move(J);
   return J;
 }
 

@@ -2,6 +2,7 @@
 #include "gradflow/run/context.hpp"
 
 #include "backend/cpu_backend.hpp"
+#include "gradflow/core/finite.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -16,9 +17,9 @@ AnalysisContext::AnalysisContext(const Model& m, Mat x0, const AnalysisOptions& 
                                  const std::function<double(const Mat& y, Mat& dL_dy)>* output_loss)
     : model(m), opts(o), grads(m.params(), o.keep_param_grads), backend_(make_backend(o.backend)) {
   trace = model.forward(x0);
-  if (!trace.y.allFinite()) {
+  if (!all_finite(trace.y)) {
     for (Index l = 1; l < static_cast<Index>(trace.x.size()); ++l)
-      if (!trace.x[static_cast<size_t>(l)].allFinite())
+      if (!all_finite(trace.x[static_cast<size_t>(l)]))
         throw Error("forward pass produced NaN/Inf at the output of layer " + std::to_string(l - 1) +
                         "; fix: " + std::string(kNonFiniteFix), ErrorKind::Numeric);
     throw Error("forward pass produced NaN/Inf in the final norm; fix: " + std::string(kNonFiniteFix), ErrorKind::Numeric);
@@ -44,7 +45,7 @@ AnalysisContext::AnalysisContext(const Model& m, Mat x0, const AnalysisOptions& 
   }
   backward_with_param_norms();
   for (Index l = model.layers(); l >= 0; --l)
-    if (!dx[static_cast<size_t>(l)].allFinite())
+    if (!all_finite(dx[static_cast<size_t>(l)]))
       throw Error("backward pass produced NaN/Inf in dL/dx at layer " + std::to_string(l) +
                       "; fix: " + std::string(kNonFiniteFix), ErrorKind::Numeric);
   const auto& params = model.params().all();
@@ -101,7 +102,7 @@ void AnalysisContext::backward_with_param_norms() {
 
 Jacobian AnalysisContext::layer_jacobian(Index l) const {
   Jacobian B = model.block_jacobian(l, trace.blocks[static_cast<size_t>(l)]);
-  if (l == model.layers() - 1 && model.has_final_norm()) B = model.head_jacobian(trace.head, tokens()) * B;
+  if (l == model.layers() - 1 && model.has_final_norm()) B = model.head_jacobian(trace.head, tokens()) * std::move(B);
   return B;
 }
 

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "gradflow/core/error.hpp"
+#include "gradflow/core/finite.hpp"
 #include "gradflow/model/init.hpp"
 #include "gradflow/core/rng.hpp"
 
@@ -127,16 +128,16 @@ SeqLoss LanguageModel::forward_backward(const Sequence& s, double scale, LmGrads
     probe->bad_forward_finite = false;
     for (Index l = 1; l <= L && probe->bad_forward_layer == -2; ++l) {
       const Mat& xl = t.x[static_cast<size_t>(l)];
-      if (!xl.allFinite() || xl.cwiseAbs().maxCoeff() > probe->activation_bound ||
+      if (!all_finite(xl) || xl.cwiseAbs().maxCoeff() > probe->activation_bound ||
           norm_input_above(t.blocks[static_cast<size_t>(l - 1)], l - 1, probe->activation_bound)) {
         probe->bad_forward_layer = static_cast<int>(l - 1);
-        probe->bad_forward_finite = xl.allFinite();
+        probe->bad_forward_finite = all_finite(xl);
       }
     }
-    if (probe->bad_forward_layer == -2 && !(t.y.allFinite() && z.allFinite())) probe->bad_forward_layer = -1;
+    if (probe->bad_forward_layer == -2 && !(all_finite(t.y) && all_finite(z))) probe->bad_forward_layer = -1;
     probe->bad_backward_layer = -2;
     for (Index l = L; l >= 0 && probe->bad_backward_layer == -2; --l)
-      if (!dx[static_cast<size_t>(l)].allFinite()) probe->bad_backward_layer = static_cast<int>(std::min(l, L - 1));
+      if (!all_finite(dx[static_cast<size_t>(l)])) probe->bad_backward_layer = static_cast<int>(std::min(l, L - 1));
     probe_norms(t, *probe);
   }
   if (trace_out) *trace_out = std::move(t);

@@ -12,6 +12,7 @@
 #include <map>
 
 #include "gradflow/core/error.hpp"
+#include "gradflow/core/finite.hpp"
 #include "gradflow/io/npy.hpp"
 #include "gradflow/io/safetensors.hpp"
 #include "gradflow/model/init.hpp"
@@ -239,7 +240,7 @@ Json train(const TrainConfig& c0) {
       if (p.bad_backward_layer != -2 && p.bad_backward_layer > bad_bwd) bad_bwd = p.bad_backward_layer;
     }
     bool grads_finite = true;
-    for (const Mat* g : grad_cptrs) grads_finite = grads_finite && g->allFinite();
+    for (const Mat* g : grad_cptrs) grads_finite = grads_finite && all_finite(*g);
     if (bad_fwd != -2) {
       diverged = Json{{"step", s}, {"layer", bad_fwd >= 0 ? Json(bad_fwd) : Json(L - 1)},
                       {"quantity", bad_fwd >= 0 ? "activation" : "output"}};

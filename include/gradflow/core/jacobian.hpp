@@ -37,6 +37,12 @@ class Jacobian {
 
   // Composition: (a * b) is the Jacobian of a ∘ b, i.e. the matrix product a·b.
   friend Jacobian operator*(const Jacobian& a, const Jacobian& b);
+  // The same product, written over a dense factor that is given up (square token blocks: a norm or an FFN times an
+  // attention Jacobian), one token block at a time through a (d, N) buffer instead of a new (N, N) matrix: the
+  // same numbers bit for bit (each block is the same GEMM), without touching fresh pages for every product.
+  friend Jacobian operator*(const Jacobian& a, Jacobian&& b);
+  friend Jacobian operator*(Jacobian&& a, const Jacobian& b);
+  friend Jacobian operator*(Jacobian&& a, Jacobian&& b);
 
  private:
   bool tokenwise_ = true;
