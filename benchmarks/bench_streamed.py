@@ -60,7 +60,7 @@ def main():
             n, d, L = m["seq-len"], m["d-model"], m["layers"]
             N = n * d
             rep = os.path.join(tmp, name + ".json")
-            wall, peak, _ = run([exe, "analyze", *args(m), "--mode", "streamed", "--max-memory", "20GiB", "-q",
+            wall, peak, _ = run([exe, "analyze", *args(m), "--mode", "streamed", "--max-memory", "20G", "-q",
                                  "--json", rep])
             with open(rep) as f:
                 r = json.load(f)
