@@ -137,7 +137,11 @@ Figure grid_figure(const GridAxis& ax, const GridAxis& ay, const std::vector<Gri
                                                         "colour scale; fix: give positive levels, or --logy off");
 
   // layout (inches): panels side by side (rows of `cols`), the colour box at the right
-  const double W = o.width, cbw = 0.95, left = 0.6, right = 0.12, top = 0.24, bottom = 0.5;
+  // the left margin holds the y tics' names and the rotated y label (about 0.1 in a character of a tic name)
+  size_t ytic_chars = 0;
+  for (const auto& v : ay.values) ytic_chars = std::max(ytic_chars, tic_name(v).size());
+  const double W = o.width, cbw = 1.05, right = 0.12, top = 0.24, bottom = 0.5;
+  const double left = std::max(0.6, 0.1 * static_cast<double>(ytic_chars) + 0.38);
   const int n = static_cast<int>(panels.size());
   require(n > 0, "nothing to plot: no panel; fix: check the report files");
   const int cols = std::max(1, std::min(n, static_cast<int>((W - cbw) / 1.45)));
@@ -146,8 +150,10 @@ Figure grid_figure(const GridAxis& ax, const GridAxis& ay, const std::vector<Gri
   require(aw > 0.3, "--width " + number_text(W) + " leaves no room for " + std::to_string(n) +
                         " panels; fix: a larger --width");
   double ah = aw * st.aspect;
-  // the colour box spans the rows' axes: tall enough for its label
+  // the colour box spans the rows' axes: tall enough for its label; each panel tall enough for the y label (letters
+  // of words run wider than the colour box's symbols: 1.5 times label_inches, measured on "residual weight λ")
   ah = std::max(ah, (label_inches(st.cblabel) + 0.1 + top + bottom) / rows - top - bottom);
+  ah = std::max(ah, 1.5 * label_inches(ay.label) + 0.1);
   if (o.height > 0) ah = (o.height - rows * (top + bottom)) / rows;
   require(ah > 0.3, "--height " + number_text(o.height) + " leaves no room for the panels; fix: a larger --height");
   const double H = rows * (top + ah + bottom);

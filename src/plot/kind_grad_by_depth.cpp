@@ -32,6 +32,7 @@ std::string stream_suffix(const char* field) {
 Figure plot_grad_by_depth(const std::vector<PlotInput>& in, const PlotOptions& o) {
   LineFigure f;
   f.integer_x = true;
+  f.point_interval = 0;  // deep models (L = 96): a marker every few layers, shallower lines visible under them
   f.logy = o.logy == "auto" ? "on" : o.logy;
   f.xlabel = "layer {/:Italic l}";
   f.ylabel = o.param.empty() ? metrics::kLayerGradNorm.plot : "‖∂{/:Italic L}/∂{/:Italic W}‖  (" + o.param + ")";

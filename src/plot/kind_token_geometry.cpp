@@ -15,6 +15,17 @@
 
 namespace gradflow {
 using namespace fields;
+namespace {
+
+// A panel's y label: the metric's own label ("distance of x_l to rank one") is longer than a panel is high in a
+// one-column figure, where it was cut off; the panels share x_l (the x label says which layer), so it is left out.
+std::string panel_label(const Metric& m) {
+  if (&m == &metrics::kLayerTokenCosine) return "mean token cosine";
+  if (&m == &metrics::kLayerRankOneDistance) return "rank-one distance";
+  return "stable rank";
+}
+
+}  // namespace
 
 Figure plot_token_geometry(const std::vector<PlotInput>& in, const PlotOptions& o) {
   for (const auto& i : in)
@@ -75,8 +86,9 @@ Figure plot_token_geometry(const std::vector<PlotInput>& in, const PlotOptions& 
     // a cosine can be 0 or negative (random tokens): linear unless asked for
     f.logy = m == &metrics::kLayerTokenCosine && o.logy == "auto" ? "off" : o.logy;
     f.xlabel = "layer {/:Italic l}";
-    f.ylabel = m->plot;
+    f.ylabel = panel_label(*m);
     f.key = "none";
+    f.point_interval = 0;  // deep models: a marker every few layers, the shallower lines visible under them
     for (size_t r = 0; r < lines.size(); ++r) {
       Series s = curve(lines[r], *m);
       s.style_spec = t.colour.empty() ? series_style(static_cast<int>(r)) : two_way_style(t, r);

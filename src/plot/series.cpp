@@ -281,7 +281,13 @@ Figure line_figure(const LineFigure& f, int first_block) {
     b += "set key " + where + "\n";
   }
   b += f.extra;
-  const std::string pi = f.point_interval > 1 ? " pointinterval " + std::to_string(f.point_interval) : "";
+  // markers every k points: the figure's k, or (0) per series: a series longer than 12 points (a deep model) keeps
+  // about 8 markers, so the markers of shallower models under it stay visible
+  const auto pi_of = [&f](const Series& s) {
+    const size_t m = s.x.size();
+    const size_t k = f.point_interval > 0 ? static_cast<size_t>(f.point_interval) : m > 12 ? (m + 7) / 8 : 1;
+    return k > 1 ? " pointinterval " + std::to_string(k) : std::string();
+  };
   b += "plot \\\n";
   std::vector<std::string> parts;
   auto lt_of = [&](const Series& s, size_t k) {
@@ -306,7 +312,7 @@ Figure line_figure(const LineFigure& f, int first_block) {
       parts.push_back("  " + idx + " using 1:2:3:4 with yerrorlines " + lt_of(s, k) + title_of(s));
     else
       parts.push_back("  " + idx + " using 1:2 with " + (s.with.empty() ? "linespoints" : s.with) + " " + lt_of(s, k) +
-                      (s.with.empty() ? pi : "") + title_of(s));
+                      (s.with.empty() ? pi_of(s) : "") + title_of(s));
   }
   for (size_t i = 0; i < parts.size(); ++i) b += parts[i] + (i + 1 < parts.size() ? ", \\\n" : "\n");
   return fig;
@@ -322,7 +328,7 @@ Figure panel_figure(std::vector<LineFigure> panels, const std::vector<Series>& l
   cols = std::max(1, std::min(cols, static_cast<int>(panels.size())));
   const int rows = (static_cast<int>(panels.size()) + cols - 1) / cols;
   const double cell = width / cols;
-  constexpr double left = 0.78, right = 0.15, bottom = 0.52;  // inches: y tics and label, x tics and label
+  constexpr double left = 0.86, right = 0.15, bottom = 0.52;  // inches: y tics and label, x tics and label
   std::vector<Figure> built;
   std::vector<double> rotated;  // inches the rotated x tic labels of each panel take beyond the usual
   std::vector<double> key_pad(static_cast<size_t>(rows), 0.0), top(static_cast<size_t>(rows), 0.1);

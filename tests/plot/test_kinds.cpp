@@ -136,6 +136,23 @@ TEST_CASE("grad-by-depth of a two-stream report (resi-dual) draws the pair and e
   REQUIRE(data.find("# resi-dual (x_d)\n# x y\n0 0.20000000000000001\n1 0.20000000000000001\n") != std::string::npos);
 }
 
+TEST_CASE("grad-by-depth: a deep model's line keeps about 8 markers, a shallow one all of them") {
+  TempDir dir;
+  PlotOptions o;
+  o.kind = "grad-by-depth";
+  o.inputs = {write_json(dir, "deep.json", analyze_report("post", 96, 1.0, 0.99)),
+              write_json(dir, "shallow.json", analyze_report("pre", 6, 1.0, 1.0))};
+  o.output = dir.file("fig.svg");
+  o.render = false;
+  make_plot(o, "test");
+  const std::string script = read_bytes(dir.file("fig.gp"));
+  const size_t deep = script.find("data index 0 using 1:2"), shallow = script.find("data index 1 using 1:2");
+  REQUIRE(deep != std::string::npos);
+  REQUIRE(shallow != std::string::npos);
+  REQUIRE(script.substr(deep, script.find('\n', deep) - deep).find("pointinterval 12") != std::string::npos);
+  REQUIRE(script.substr(shallow, script.find('\n', shallow) - shallow).find("pointinterval") == std::string::npos);
+}
+
 TEST_CASE("inputs the kinds cannot use give one-line errors naming the fix") {
   TempDir dir;
   PlotOptions o;

@@ -33,7 +33,8 @@ struct LineFigure {
   bool integer_x = false;                          // x is a layer index: integer tics only
   bool categorical = false;                        // x is 0, 1, ... naming the xtics' categories
   bool ylabel_plain = false;                       // ylabel is a metric name: no enhanced-text markup
-  int point_interval = 1;                          // a marker every k points (long series: spectra)
+  int point_interval = 1;                          // a marker every k points (long series: spectra); 0: per
+                                                   // series, every point up to 12, else about 8 markers
   std::string extra;                               // more gnuplot commands before `plot`
   double aspect = 0.75;
   double width = 3.5;         // inches across the figure (a panel: across the panel): the legend's columns
