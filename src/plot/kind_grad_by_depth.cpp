@@ -27,6 +27,21 @@ std::string stream_suffix(const char* field) {
   return std::string(field) == kGradNormStreamA ? " (x_a)" : " (x_d)";
 }
 
+// A compare group's line: the mean of `metric` over seeds per layer, with a band mean ± std (clipped at a tenth of
+// the mean so it stays on the log axis).
+Series group_series(const PlotJson& per_layer, const std::string& metric, const std::string& title) {
+  Series s;
+  s.title = title;
+  for (const auto& layer : per_layer) {
+    const auto [mean, sd] = json_stat(layer, metric);
+    s.x.push_back(json_number(layer, kIndex));
+    s.y.push_back(mean);
+    s.lo.push_back(std::max(mean - (std::isnan(sd) ? 0 : sd), 0.1 * mean));
+    s.hi.push_back(mean + (std::isnan(sd) ? 0 : sd));
+  }
+  return s;
+}
+
 }  // namespace
 
 Figure plot_grad_by_depth(const std::vector<PlotInput>& in, const PlotOptions& o) {
@@ -86,34 +101,16 @@ Figure plot_grad_by_depth(const std::vector<PlotInput>& in, const PlotOptions& o
     }
     for (size_t g = 0; g < i.json[kGroups].size(); ++g) {
       const auto& group = i.json[kGroups][g];
-      Series s;
-      s.title = (many_files ? i.stem + ": " : "") + glabels[g];
-      for (const auto& layer : group[kPerLayer]) {
-        const auto [mean, sd] = json_stat(layer, metric);
-        s.x.push_back(json_number(layer, kIndex));
-        s.y.push_back(mean);
-        s.lo.push_back(std::max(mean - (std::isnan(sd) ? 0 : sd), 0.1 * mean));
-        s.hi.push_back(mean + (std::isnan(sd) ? 0 : sd));
-      }
+      const std::string title = (many_files ? i.stem + ": " : "") + glabels[g];
+      Series s = group_series(group[kPerLayer], metric, title);
       const bool any = std::any_of(s.y.begin(), s.y.end(), [](double v) { return !std::isnan(v); });
       require(any, "'" + metric + "' is not in " + i.path + "; fix: check --param against the report's per_layer metrics");
       const bool streams = o.param.empty() && !group[kPerLayer].empty() && group[kPerLayer][0].contains(kGradNormStreamA);
-      const std::string base = s.title;
       if (streams) s.title += " (pair)";
       f.series.push_back(std::move(s));
       if (streams)
-        for (const char* k : {kGradNormStreamA, kGradNormStreamD}) {
-          Series st;
-          st.title = base + stream_suffix(k);
-          for (const auto& layer : group[kPerLayer]) {
-            const auto [mean, sd] = json_stat(layer, k);
-            st.x.push_back(json_number(layer, kIndex));
-            st.y.push_back(mean);
-            st.lo.push_back(std::max(mean - (std::isnan(sd) ? 0 : sd), 0.1 * mean));
-            st.hi.push_back(mean + (std::isnan(sd) ? 0 : sd));
-          }
-          f.series.push_back(std::move(st));
-        }
+        for (const char* k : {kGradNormStreamA, kGradNormStreamD})
+          f.series.push_back(group_series(group[kPerLayer], k, title + stream_suffix(k)));
     }
   }
   // Many lines that differ in two factors (placement x depth, placement x init scale): colour by the first,
