@@ -38,23 +38,29 @@ class StreamedNorms final : public Analysis {
     // N: the state's size n·width (the columns of B_l and P_l); P_l's singular values: min(N, n·d)
     const Index L = ctx.model.layers(), N = ctx.tokens() * ctx.width();
     const Index P_size = std::min(N, ctx.tokens() * ctx.trace.y.cols());
+    const bool blocks = ctx.opts.stream_blocks;  // --stream-blocks off: ‖P_l‖_F only, half the work
     // progress in units of one cotangent through one block (each row goes through block l twice: P_l and B_l)
-    Progress progress("streamed exact Jacobian norms", 2 * N * L, ctx.opts.progress);
-    const StreamedSweep s = streamed_frobenius(ctx.model, ctx.trace, ctx.opts.stream_rows, true,
-                                               [&](Index, Index k) { progress.step(2 * k); });
+    const Index per_row = blocks ? 2 : 1;
+    Progress progress("streamed exact Jacobian norms", per_row * N * L, ctx.opts.progress);
+    const StreamedSweep s = streamed_frobenius(ctx.model, ctx.trace, ctx.opts.stream_rows, blocks,
+                                               [&](Index, Index k) { progress.step(per_row * k); });
     double log_gain_product = 0;
     for (Index l = 0; l < L; ++l) {
       Json& layer = report[fields::kLayers][static_cast<size_t>(l)];
-      const ExactNorm& b = s.block[static_cast<size_t>(l)];
-      layer[fields::kBlockJacobian] = norms_json(b);
+      if (blocks) {
+        const ExactNorm& b = s.block[static_cast<size_t>(l)];
+        layer[fields::kBlockJacobian] = norms_json(b);
+        log_gain_product += (b.log10_value - 0.5 * std::log10(static_cast<double>(N))) * std::log(10.0);
+      } else {
+        layer[fields::kBlockJacobian] = Json{{"frobenius_norm", nullptr}, {"method", "not computed (--stream-blocks off)"}};
+      }
       Json p = norms_json(s.product[static_cast<size_t>(l)]);
       p["size"] = P_size;
       layer[fields::kProductJacobian] = std::move(p);
-      log_gain_product += (b.log10_value - 0.5 * std::log10(static_cast<double>(N))) * std::log(10.0);
     }
     Json& sum = report[fields::kSummary];
     // the per-layer estimate (product of the blocks' RMS gains) beside the true product's RMS gain
-    sum[fields::kPerLayerRmsGainProduct] = number_or_null(std::exp(log_gain_product));
+    sum[fields::kPerLayerRmsGainProduct] = blocks ? number_or_null(std::exp(log_gain_product)) : Json(nullptr);
     sum[fields::kBottomProductRmsGain] = report[fields::kLayers][0][fields::kProductJacobian]["rms_gain"];
     sum["rms_gain_method"] = kStreamedMethod;
     sum["stream_rows"] = s.rows_per_chunk;

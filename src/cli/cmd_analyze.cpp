@@ -52,6 +52,7 @@ void check_engine_options(const AnalyzeOptions& o, const EngineChoice& choice) {
                    to_string(choice.engine), mode);
   };
   check("--stream-rows", Engine::Streamed, "streamed");
+  check("--stream-blocks", Engine::Streamed, "streamed");
   for (const char* name : {"--top-k", "--spectral-layers", "--hutchinson-probes"})
     check(name, Engine::MatrixFree, "matrix-free");
 }
@@ -90,6 +91,10 @@ void setup_analyze(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--stream-rows", an.stream_rows, "streamed: identity rows per chunk K (>= 1; memory grows like K*n*(d+d_ff))")
       ->capture_default_str();
+  sub->add_option_function<std::string>(
+         "--stream-blocks", [&an](const std::string& v) { an.stream_blocks = v == "on"; },
+         "streamed: on (default) | off: also the exact ||B_l||_F of every layer (as much work again as the ||P_l||_F)")
+      ->check(CLI::IsMember({"on", "off"}))->type_name("on|off");
   add_sensitivity_options(*sub, an);
   sub->add_option("--device", opts->device, "where the explicit products, their norms and SVDs run: cpu | cuda "
                                            "(a CUDA build and a visible GPU; docs/cuda.md)")
@@ -102,7 +107,7 @@ void setup_analyze(CLI::App& app) {
   sub->add_flag("-q,--quiet", opts->quiet, "no table, no progress");
   sub->callback([opts, sub] {
     for (const char* name : {"--mode", "--spectrum", "--top-k", "--spectral-layers", "--hutchinson-probes", "--stream-rows",
-                             "--max-time"})
+                             "--stream-blocks", "--max-time"})
       if (sub->count(name) > 0) opts->given.insert(name);
     check_sensitivity_options(*sub, opts->model.rc.analysis);
     run_analyze(*opts);

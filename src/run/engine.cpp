@@ -65,7 +65,7 @@ EngineChoice choose_engine(const ModelConfig& cfg, const AnalysisOptions& opts) 
       const double streamed_bytes = streamed_memory(cfg, opts.seq_len, opts.stream_rows).total();
       c.streamed_considered = true;
       c.dgemm_rate = measured_dgemm_rate();
-      c.streamed_seconds = streamed_seconds_estimate(cfg, opts.seq_len, c.dgemm_rate);
+      c.streamed_seconds = streamed_seconds_estimate(cfg, opts.seq_len, c.dgemm_rate, opts.stream_blocks);
       const bool time_fits = c.streamed_seconds <= opts.max_time_seconds;
       const bool memory_fits = streamed_bytes <= c.budget_bytes;
       c.engine = time_fits && memory_fits ? Engine::Streamed : Engine::MatrixFree;

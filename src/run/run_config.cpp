@@ -28,7 +28,10 @@ nlohmann::ordered_json run_config_json(const Model& model, const RunConfig& rc, 
     j["spectral_layers"] = opts.spectral_layers;
     j["hutchinson_probes"] = opts.hutchinson_probes;
   }
-  if (choice->engine == Engine::Streamed) j["stream_rows"] = opts.stream_rows;
+  if (choice->engine == Engine::Streamed) {
+    j["stream_rows"] = opts.stream_rows;
+    j["stream_blocks"] = opts.stream_blocks;
+  }
   if (opts.sensitivity_probes > 0) {
     j[fields::kSensitivityProbes] = opts.sensitivity_probes;
     j[fields::kSensitivitySize] = opts.sensitivity_size;

@@ -18,10 +18,10 @@ double block_vjp_flops(const ModelConfig& cfg, Index n_tokens) {
   return 2.0 * n * (4.0 * d * d + 2.0 * d * ff) + 8.0 * n * n * d;
 }
 
-double streamed_flops(const ModelConfig& cfg, Index n_tokens) {
+double streamed_flops(const ModelConfig& cfg, Index n_tokens, bool with_blocks) {
   const double N = static_cast<double>(n_tokens) * static_cast<double>(cfg.d_model);
-  // N rows of P_l and the state's rows of B_l (two streams: 2N), each through one block per layer
-  const double rows = N + N * static_cast<double>(state_streams(cfg));
+  // N rows of P_l and (with_blocks) the state's rows of B_l (two streams: 2N), each through one block per layer
+  const double rows = N + (with_blocks ? N * static_cast<double>(state_streams(cfg)) : 0.0);
   return rows * static_cast<double>(cfg.layers) * block_vjp_flops(cfg, n_tokens);
 }
 
@@ -46,8 +46,8 @@ double measured_dgemm_rate() {
   return rate;
 }
 
-double streamed_seconds_estimate(const ModelConfig& cfg, Index n_tokens, double dgemm_rate) {
-  return streamed_flops(cfg, n_tokens) / (kStreamedDgemmFraction * dgemm_rate);
+double streamed_seconds_estimate(const ModelConfig& cfg, Index n_tokens, double dgemm_rate, bool with_blocks) {
+  return streamed_flops(cfg, n_tokens, with_blocks) / (kStreamedDgemmFraction * dgemm_rate);
 }
 
 double parse_duration(const std::string& text, const std::string& option) {

@@ -24,6 +24,17 @@ for a, b in zip(s["layers"], e["layers"]):
         x, y = a[g]["frobenius_norm"], b[g]["frobenius_norm"]
         assert abs(x - y) <= 1e-12 * y, (g, x, y)
 PY
+# --stream-blocks off: the same ‖P_l‖_F bit for bit, ‖B_l‖_F not computed (null, and the method says why)
+"$gf" analyze $args --mode streamed --stream-rows 5 --stream-blocks off --json "$tmp/p.json" || fail "P-only exit $?"
+python3 - "$tmp/p.json" "$tmp/s.json" <<'PY' || fail "--stream-blocks off: P_l differs or B_l was computed"
+import json, sys
+p, s = (json.load(open(f)) for f in sys.argv[1:3])
+assert p["config"]["stream_blocks"] is False and s["config"]["stream_blocks"] is True
+for a, b in zip(p["layers"], s["layers"]):
+    assert a["product_jacobian"]["frobenius_norm"] == b["product_jacobian"]["frobenius_norm"]
+    assert a["block_jacobian"]["frobenius_norm"] is None and "stream-blocks off" in a["block_jacobian"]["method"]
+assert p["summary"]["per_layer_rms_gain_product"] is None
+PY
 # auto (no -q: the notes go to stderr): here explicit needs ~286 KiB, streamed with 2 rows per chunk ~100 KiB, so a
 # 200 KiB budget leaves streamed (its estimate fits --max-time 1h) or matrix-free (it does not fit 1e-9 s)
 auto="--layers 3 --d-model 8 --heads 2 --seq-len 8 --placement pre"
@@ -55,6 +66,7 @@ OMP_NUM_THREADS=2 "$gf" analyze $big --json "$tmp/t2.json" || fail "2 threads ex
 /usr/bin/python3 "$(dirname "$0")/../../scripts/compare_reports.py" "$tmp/t1.json" "$tmp/t2.json" >/dev/null ||
   fail "streamed results differ between 1 and 2 threads"
 for bad in "--mode streamed --stream-rows 0" "--mode streamed --stream-rows -2" "--mode explicit --stream-rows 8" \
+           "--mode explicit --stream-blocks off" "--mode streamed --stream-blocks no" \
            "--mode streamed --spectrum" "--mode streamed --top-k 2" "--mode streamed --max-time 1h" \
            "--gradients-only --max-time 1h" "--max-time 0" "--max-time 5x" "--max-time -3m"; do
   "$gf" analyze $args $bad >/dev/null 2>"$tmp/err"

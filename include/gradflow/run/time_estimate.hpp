@@ -14,8 +14,9 @@ namespace gradflow {
 // Floating-point operations of one cotangent through one block's input-VJP: the linear layers
 // (2·n·(4·d² + 2·d·d_ff)) and attention's four (n, n)·(n, d/h) products per head (8·n²·d).
 double block_vjp_flops(const ModelConfig& cfg, Index n_tokens);
-// Floating-point operations of --mode streamed: N = n·d cotangents through every block twice (P_l and B_l).
-double streamed_flops(const ModelConfig& cfg, Index n_tokens);
+// Floating-point operations of --mode streamed: N = n·d cotangents through every block for P_l, and (with_blocks,
+// --stream-blocks on) the state's n·width for B_l.
+double streamed_flops(const ModelConfig& cfg, Index n_tokens, bool with_blocks = true);
 
 // This machine's double-precision GEMM rate (flop/s) at the current thread count: the best of a few (512, 512)
 // products, measured on the first call (~30 ms) and remembered for the rest of the process.
@@ -24,7 +25,7 @@ double measured_dgemm_rate();
 // The fraction of the DGEMM rate the streamed engine reaches (measured, docs/scaling.md), used by the estimate.
 inline constexpr double kStreamedDgemmFraction = 0.4;
 // Estimated seconds of --mode streamed on this machine: streamed_flops / (kStreamedDgemmFraction · rate).
-double streamed_seconds_estimate(const ModelConfig& cfg, Index n_tokens, double dgemm_rate);
+double streamed_seconds_estimate(const ModelConfig& cfg, Index n_tokens, double dgemm_rate, bool with_blocks = true);
 
 // Parses durations like "600", "90s", "10m", "1.5h" (seconds); Error naming the option on anything else.
 double parse_duration(const std::string& text, const std::string& option);
