@@ -2,7 +2,10 @@
 """bench_streamed.py — issue 12's CPU benchmark: exact Frobenius norms of every P_l and B_l by streamed identity rows
 (`--mode streamed`) against what explicit mode would need, side by side in one run with this run's DGEMM rate.
 
-  /usr/bin/python3 benchmarks/bench_streamed.py BUILD [--large-only | --small-only]
+  /usr/bin/python3 benchmarks/bench_streamed.py BUILD [--large-only | --small-only] [--p-only]
+
+--p-only: `--stream-blocks off`, the ‖P_l‖_F alone (half the work), the like-for-like comparison with the explicit
+products' bound (which does not count building the B_l either).
 
 1. N = 16384 (d = 128, h = 4, n = 128, L = 4, d_ff = 4d): `gradflow analyze --mode streamed` end to end (wall time, peak
    memory of the process) against the explicit products' DGEMM bound, 2·N³·L flops at this run's DGEMM rate (a lower
@@ -49,7 +52,8 @@ def run(cmd):
 
 
 def main():
-    which = sys.argv[2] if len(sys.argv) > 2 else ""
+    which = next((a for a in sys.argv[2:] if a in ("--large-only", "--small-only")), "")
+    p_only = "--p-only" in sys.argv[2:]
     res = {"loadavg_at_start": os.getloadavg()}
     rates = [dgemm_rate()]
     with tempfile.TemporaryDirectory() as tmp:
@@ -60,7 +64,8 @@ def main():
             n, d, L = m["seq-len"], m["d-model"], m["layers"]
             N = n * d
             rep = os.path.join(tmp, name + ".json")
-            wall, peak, _ = run([exe, "analyze", *args(m), "--mode", "streamed", "--max-memory", "20G", "-q",
+            blocks = ["--stream-blocks", "off"] if p_only else []
+            wall, peak, _ = run([exe, "analyze", *args(m), "--mode", "streamed", *blocks, "--max-memory", "20G", "-q",
                                  "--json", rep])
             with open(rep) as f:
                 r = json.load(f)
@@ -69,6 +74,7 @@ def main():
                    "streamed_peak_bytes": peak, "explicit_product_flops": 2.0 * N ** 3 * L,
                    "explicit_products_bytes": 3 * N * N * 8, "explicit_estimate_bytes": 7 * N * N * 8,
                    "P0_frobenius": p0, "stream_rows": r["summary"].get("stream_rows")}
+            row["stream_blocks"] = not p_only
             if name == "headline":
                 ew, epeak, grew = run([exe, "analyze", *args(m), "--mode", "explicit", "-q",
                                        "--json", os.path.join(tmp, "e.json")])
@@ -93,7 +99,7 @@ def main():
         if name not in res:
             continue
         r = res[name]
-        model = " ".join(f"--{k} {v}" for k, v in m.items())
+        model = " ".join(f"--{k} {v}" for k, v in m.items()) + (" --stream-blocks off" if p_only else "")
         extra = f"; explicit mode itself {r['explicit_seconds']:.2f} s" if "explicit_seconds" in r else ""
         print(f"| `{model}` | {r['N']} | {r['streamed_seconds']:.1f} s | {r['explicit_bound_seconds']:.1f} s{extra} | "
               f"{r['explicit_bound_seconds'] / r['streamed_seconds']:.2f}× | {r['streamed_peak_bytes'] / 2**20:.0f} MiB | "
