@@ -83,7 +83,7 @@ class MatrixFreeNorms final : public Analysis {
     // N: the state's size n·width (the columns of B_l and P_l; RMS gains per input direction); P_l has
     // min(N, n·d) singular values (ResiDual: P_l is N/2 × N)
     const Index L = ctx.model.layers(), N = ctx.tokens() * ctx.width();
-    const Index P_size = std::min(N, ctx.tokens() * ctx.trace.y.cols());
+    const Index P_size = ctx.product_size();
     const double sqrtN = std::sqrt(static_cast<double>(N));
     const std::vector<Index> spectral = parse_spectral_layers(o.spectral_layers, L);
     const Index K = o.hutchinson_probes, k = std::min<Index>(o.top_k, P_size);

@@ -3,7 +3,6 @@
 // (matrix_free/streamed.hpp), in the fields explicit mode uses, each with method "exact (streamed)"; plus the exact
 // mean of σ² (‖·‖_F²/N, the dynamical isometry statistic). Spectral norms, σ_min and the rank need singular values:
 // null here (explicit or matrix-free mode).
-#include <algorithm>
 #include <cmath>
 
 #include "gradflow/matrix_free/streamed.hpp"
@@ -37,7 +36,7 @@ class StreamedNorms final : public Analysis {
   void run(const AnalysisContext& ctx, Json& report) const override {
     // N: the state's size n·width (the columns of B_l and P_l); P_l's singular values: min(N, n·d)
     const Index L = ctx.model.layers(), N = ctx.tokens() * ctx.width();
-    const Index P_size = std::min(N, ctx.tokens() * ctx.trace.y.cols());
+    const Index P_size = ctx.product_size();
     const bool blocks = ctx.opts.stream_blocks;  // --stream-blocks off: ‖P_l‖_F only, half the work
     // progress in units of one cotangent through one block (each row goes through block l twice: P_l and B_l)
     const Index per_row = blocks ? 2 : 1;

@@ -123,13 +123,7 @@ Mat Model::backward(const Trace& t, const Mat& dy, ParamGrads* g, std::vector<Ma
   return dx;
 }
 
-Mat Model::initial_state(const Mat& x0) const {
-  if (!two_streams_) return x0;
-  Mat s(x0.rows(), 2 * x0.cols());
-  s.leftCols(x0.cols()) = x0;
-  s.rightCols(x0.cols()) = x0;
-  return s;
-}
+Mat Model::initial_state(const Mat& x0) const { return two_streams_ ? stream_pair(x0, x0) : x0; }
 
 Mat Model::jvp_from(const Trace& t, Index l, const Mat& v) const {
   Mat dx = v;
@@ -185,12 +179,7 @@ std::vector<Mat> Model::unit_inputs(const Trace& trace, Index l) const {
       NormCache scratch;
       z = unit.post->forward(params_, z, scratch);
     }
-    if (two_streams_) {  // y_d = x_d + c·b
-      Mat y(z.rows(), 2 * d);
-      y.leftCols(d) = z;
-      y.rightCols(d) = x.rightCols(d) + unit.branch_coefficient(params_) * caches[u].b;
-      z = std::move(y);
-    }
+    if (two_streams_) z = stream_pair(z, x.rightCols(d) + unit.branch_coefficient(params_) * caches[u].b);  // y_d = x_d + c·b
     in.push_back(std::move(z));
   }
   return in;
@@ -234,12 +223,7 @@ Mat Model::head_forward(const Mat& x, NormCache& c) const {
 }
 
 Mat Model::head_vjp(const NormCache& c, const Mat& dy, ParamGrads* g) const {
-  if (two_streams_) {
-    Mat dx(dy.rows(), 2 * dy.cols());
-    dx.leftCols(dy.cols()) = dy;
-    dx.rightCols(dy.cols()) = head_->vjp(params_, c, dy, g);
-    return dx;
-  }
+  if (two_streams_) return stream_pair(dy, head_->vjp(params_, c, dy, g));
   return head_ ? head_->vjp(params_, c, dy, g) : dy;
 }
 

@@ -22,22 +22,19 @@ Mat ResidualUnit::apply_skip(const ParamStore& p, const Mat& x) const {
   return x.array().rowwise() * p[skip].row(0).array();
 }
 
-// ResiDual's pair: x_a the left d columns, x_d the right d columns of every row (stacked copies allowed).
-namespace {
-Mat pair(const Mat& a, const Mat& d) {
+Mat stream_pair(const Mat& a, const Mat& d) {
   Mat y(a.rows(), a.cols() + d.cols());
   y.leftCols(a.cols()) = a;
   y.rightCols(d.cols()) = d;
   return y;
 }
-}  // namespace
 
 Mat ResidualUnit::forward(const ParamStore& p, const Mat& x, UnitCache& c, const Mat* block_input) const {
   if (!spec.dual_stream) return forward_stream(p, x, c, block_input);
   // y_a = PostNorm(s ⊙ x_a + c·b), y_d = x_d + c·b
   const Index d = x.cols() / 2;
   const Mat ya = forward_stream(p, x.leftCols(d), c, nullptr);
-  return pair(ya, x.rightCols(d) + branch_coefficient(p) * c.b);
+  return stream_pair(ya, x.rightCols(d) + branch_coefficient(p) * c.b);
 }
 
 Mat ResidualUnit::vjp(const ParamStore& p, const UnitCache& c, const Mat& dy, ParamGrads* g, Mat* d_block_input) const {
@@ -45,7 +42,7 @@ Mat ResidualUnit::vjp(const ParamStore& p, const UnitCache& c, const Mat& dy, Pa
   // in the forward pass this was: y_a = PostNorm(s ⊙ x_a + c·b), y_d = x_d + c·b
   const Index d = dy.cols() / 2;
   const Mat dyd = dy.rightCols(d);
-  return pair(vjp_stream(p, c, dy.leftCols(d), g, nullptr, &dyd), dyd);
+  return stream_pair(vjp_stream(p, c, dy.leftCols(d), g, nullptr, &dyd), dyd);
 }
 
 Mat ResidualUnit::jvp(const ParamStore& p, const UnitCache& c, const Mat& dx, const Mat* dx_block) const {
@@ -53,7 +50,7 @@ Mat ResidualUnit::jvp(const ParamStore& p, const UnitCache& c, const Mat& dx, co
   const Index d = dx.cols() / 2;
   Mat dcb;
   const Mat dya = jvp_stream(p, c, dx.leftCols(d), nullptr, &dcb);
-  return pair(dya, dx.rightCols(d) + dcb);
+  return stream_pair(dya, dx.rightCols(d) + dcb);
 }
 
 Mat ResidualUnit::jvp_with_params(const ParamStore& p, const UnitCache& c, const Mat& dx, const ParamGrads& dtheta,
@@ -62,7 +59,7 @@ Mat ResidualUnit::jvp_with_params(const ParamStore& p, const UnitCache& c, const
   const Index d = dx.cols() / 2;
   Mat dcb;
   const Mat dya = jvp_with_params_stream(p, c, dx.leftCols(d), dtheta, nullptr, &dcb);
-  return pair(dya, dx.rightCols(d) + dcb);
+  return stream_pair(dya, dx.rightCols(d) + dcb);
 }
 
 Mat ResidualUnit::forward_stream(const ParamStore& p, const Mat& x, UnitCache& c, const Mat* block_input) const {
@@ -124,16 +121,15 @@ Mat ResidualUnit::jvp_with_params_stream(const ParamStore& p, const UnitCache& c
   const Mat dgx = G->jvp_with_params(p, c.g, du, dtheta);
   const Mat db = branch ? branch->jvp_with_params(p, c.branch, dgx, dtheta) : dgx;
   Mat dz = apply_skip(p, dx);
-  if (dcb) {  // the branch term's tangent c·db + λ·da·b, shared with x_d
-    *dcb = branch_coefficient(p) * db;
-    if (gate >= 0) *dcb += (spec.branch_scale * dtheta[gate](0, 0)) * c.b;
-    dz += *dcb;
-    if (skip >= 0) dz += Mat(c.x.array().rowwise() * dtheta[skip].row(0).array());
-  } else {
-    dz += branch_coefficient(p) * db;
-    if (skip >= 0) dz += Mat(c.x.array().rowwise() * dtheta[skip].row(0).array());
-    if (gate >= 0) dz += (spec.branch_scale * dtheta[gate](0, 0)) * c.b;
+  Mat cdb = branch_coefficient(p) * db;  // the branch term's tangent c·db + λ·da·b (shared with x_d: dcb)
+  dz += cdb;
+  if (skip >= 0) dz += Mat(c.x.array().rowwise() * dtheta[skip].row(0).array());
+  if (gate >= 0) {
+    const Mat gate_term = (spec.branch_scale * dtheta[gate](0, 0)) * c.b;
+    dz += gate_term;
+    if (dcb) cdb += gate_term;
   }
+  if (dcb) *dcb = std::move(cdb);
   if (spec.add_block_input) {
     if (!dx_block) throw Error("internal: B2T unit JVP called without the block tangent", ErrorKind::Internal);
     dz += *dx_block;

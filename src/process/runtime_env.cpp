@@ -123,8 +123,8 @@ void tune_runtime_environment(char** argv) {
   if (off != nullptr && *off != '\0' && *off != '0') return;
   bool changed = false;
   if (std::getenv("OMP_WAIT_POLICY") == nullptr && std::getenv("GOMP_SPINCOUNT") == nullptr)
-    changed |= ::setenv("GOMP_SPINCOUNT", "3000", 1) == 0;
-  if (std::getenv("GLIBC_TUNABLES") == nullptr) changed |= ::setenv("GLIBC_TUNABLES", "glibc.malloc.hugetlb=1", 1) == 0;
+    changed |= ::putenv(const_cast<char*>(kSpinCount)) == 0;  // the same entries as the re-execution above
+  if (std::getenv("GLIBC_TUNABLES") == nullptr) changed |= ::putenv(const_cast<char*>(kHugePages)) == 0;
   if (std::getenv("OPENBLAS_CORETYPE") == nullptr)
     if (const char* core = better_openblas_core()) changed |= ::setenv("OPENBLAS_CORETYPE", core, 1) == 0;
   if (changed) ::execv("/proc/self/exe", argv);  // returns only if it failed: carry on unchanged

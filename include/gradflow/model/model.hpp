@@ -93,8 +93,8 @@ class Model {
   ParamStore params_;
   std::vector<std::vector<ResidualUnit>> blocks_;
   std::optional<NormLayer> head_;
-  std::vector<Index> param_block_;
-  bool two_streams_ = false;  // block_of_param, recorded as the constructor adds each block's parameters
+  std::vector<Index> param_block_;  // block_of_param, recorded as the constructor adds each block's parameters
+  bool two_streams_ = false;        // every unit is dual-stream (UnitSpec::dual_stream): the state is [x_a | x_d]
 };
 
 }  // namespace gradflow

@@ -38,6 +38,9 @@ struct UnitSpec {
   std::string mid_norm;    // feed-forward: norm (width d_ff) between activation and linear2, e.g. "ffn_layernorm"
 };
 
+// ResiDual's pair [a | d]: a in the left columns, d in the right ones of every row (stacked copies allowed).
+Mat stream_pair(const Mat& a, const Mat& d);
+
 struct UnitCache {
   NormCache pre, branch, post;
   SublayerCache g;

@@ -3,6 +3,7 @@
 // "half-sq" L = ½ Σ y² (so dL/dy = y), or "lm" (the `output_loss` given: GPT-2's next-token cross-entropy,
 // lm_loss.hpp).
 #pragma once
+#include <algorithm>
 #include <functional>
 #include <string>
 #include <vector>
@@ -33,6 +34,8 @@ struct AnalysisContext {
   Index tokens() const { return trace.x[0].rows(); }
   // the backward pass: dx, dL/dθ (kept or not, opts.keep_param_grads) and param_grad_norms
   Index width() const { return trace.x[0].cols(); }
+  // The singular values of each P_l: min(its rows n·d, its columns n·width) (resi-dual's P_l is N × 2N).
+  Index product_size() const { return tokens() * std::min(width(), trace.y.cols()); }
 
   // B_l = dx_{l+1}/dx_l, where x_L is the network output y: the top block's Jacobian includes the
   // final norm (so P_l = B_{L-1} ··· B_l and `jacobian --from l --to l+1` is always B_l).
