@@ -65,6 +65,13 @@ OMP_NUM_THREADS=1 "$gf" analyze $big --json "$tmp/t1.json" || fail "1 thread exi
 OMP_NUM_THREADS=2 "$gf" analyze $big --json "$tmp/t2.json" || fail "2 threads exit $?"
 /usr/bin/python3 "$(dirname "$0")/../../scripts/compare_reports.py" "$tmp/t1.json" "$tmp/t2.json" >/dev/null ||
   fail "streamed results differ between 1 and 2 threads"
+# the token geometry's SVDs at a size where a multithreaded LAPACK call would move last bits (n = 128, d = 512): one
+# layer per thread, single-threaded calls, the same report on 1 and 2 threads
+wide="--layers 3 --d-model 512 --heads 8 --d-ff 512 --seq-len 128 --gradients-only -q"
+OMP_NUM_THREADS=1 "$gf" analyze $wide --json "$tmp/w1.json" || fail "1 thread (wide) exit $?"
+OMP_NUM_THREADS=2 "$gf" analyze $wide --json "$tmp/w2.json" || fail "2 threads (wide) exit $?"
+/usr/bin/python3 "$(dirname "$0")/../../scripts/compare_reports.py" "$tmp/w1.json" "$tmp/w2.json" >/dev/null ||
+  fail "token geometry differs between 1 and 2 threads"
 for bad in "--mode streamed --stream-rows 0" "--mode streamed --stream-rows -2" "--mode explicit --stream-rows 8" \
            "--mode explicit --stream-blocks off" "--mode streamed --stream-blocks no" \
            "--mode streamed --spectrum" "--mode streamed --top-k 2" "--mode streamed --max-time 1h" \
