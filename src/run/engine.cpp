@@ -30,7 +30,7 @@ EngineChoice choose_engine(const ModelConfig& cfg, const AnalysisOptions& opts) 
                               opts.engine_request == EngineRequest::Streamed)),
           "--spectrum needs the full spectra of explicit mode; fix: drop --spectrum or use --mode explicit/auto");
   EngineChoice c;
-  MemoryEstimate explicit_need = explicit_memory(cfg, opts.seq_len);
+  MemoryEstimate explicit_need = explicit_memory(cfg, opts.seq_len, opts.backend);
   add_checkpoint_kept(explicit_need, opts.checkpoint_bytes);
   c.explicit_bytes = explicit_need.total();
   c.budget_bytes = opts.max_memory_bytes > 0 ? opts.max_memory_bytes : default_max_memory();
@@ -103,13 +103,19 @@ EngineChoice choose_engine(const ModelConfig& cfg, const AnalysisOptions& opts) 
   return c;
 }
 
-MemoryEstimate explicit_memory(const ModelConfig& cfg, Index n_tokens) {
+MemoryEstimate explicit_memory(const ModelConfig& cfg, Index n_tokens, BackendKind backend) {
   // N: the state's size n·width (two streams: 2n·d; B_l is N × N, P_l is N/2 × N, so this bounds it from above)
   const double N = static_cast<double>(n_tokens) * static_cast<double>(cfg.d_model * state_streams(cfg));
   MemoryEstimate m;
-  // live (N, N) matrices: P, B (dense + structured copy), the product's result, the SVD's copy and workspace; on the
-  // CPU, jacobian-norms instead holds copies of B_l and P_l for two layers at once (4 plus P and B_l: 6)
-  m.add("explicit Jacobians", 7.0 * N * N * sizeof(double));
+  if (backend == BackendKind::Cpu) {
+    // live (N, N) matrices: P, B (dense + structured copy), the product's result, the SVD's copy and workspace;
+    // jacobian-norms instead holds copies of B_l and P_l for two layers at once (4 plus P and B_l: 6)
+    m.add("explicit Jacobians", 7.0 * N * N * sizeof(double));
+  } else {
+    // the host builds each B_l (the attention sublayer's dense Jacobian, composed in place with the token-wise
+    // factors) and hands it to the device; P_l, the products and the norms' copies stay there
+    m.add("B_l built on the host", 2.0 * N * N * sizeof(double));
+  }
   m.add("parameters", body_parameter_count(cfg) * sizeof(double));
   m.add("forward trace", trace_doubles(cfg, n_tokens) * sizeof(double));
   return m;

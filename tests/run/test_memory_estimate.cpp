@@ -51,3 +51,21 @@ TEST_CASE("memory: a billion layers is refused by every engine with the paramete
   const double N = 16.0 * 8.0;
   CHECK(explicit_memory_estimate(deep, 16) > 7 * N * N * 8 + body_parameter_count(deep) * 8);
 }
+
+TEST_CASE("memory: with a device backend the host counts the B_l it builds, not the products on the device",
+          "[memory]") {
+  ModelConfig cfg = small_model("post", 2);
+  cfg.d_model = 64;
+  cfg.heads = 4;
+  const Index n = 64;
+  const double N = static_cast<double>(n) * 64.0, square = N * N * 8;  // one (N, N) matrix: 128 MiB
+  const double cpu = explicit_memory(cfg, n).total(), cuda = explicit_memory(cfg, n, BackendKind::Cuda).total();
+  CHECK(cpu - cuda == Approx(5 * square));
+  AnalysisOptions o;
+  o.engine_request = EngineRequest::Explicit;
+  o.seq_len = n;
+  o.max_memory_bytes = 4 * square;  // between the device run's 2 (N, N) and the CPU's 7
+  CHECK_THROWS_AS(choose_engine(cfg, o), Error);
+  o.backend = BackendKind::Cuda;
+  CHECK(choose_engine(cfg, o).engine == Engine::Explicit);
+}

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "gradflow/backend/backend.hpp"
 #include "gradflow/run/memory_estimate.hpp"
 #include "gradflow/run/options.hpp"
 #include "gradflow/model/config.hpp"
@@ -33,9 +34,11 @@ struct EngineChoice {
 // streamed_seconds_estimate <= --max-time (this measures the DGEMM rate once: ~30 ms); otherwise matrix-free.
 EngineChoice choose_engine(const ModelConfig& cfg, const AnalysisOptions& opts);
 
-// Estimated peak memory of the explicit Jacobian analysis of this model at n tokens: 7 (N, N) matrices, the
-// parameters and the forward trace (memory_estimate.hpp); the _estimate functions return its total in bytes.
-MemoryEstimate explicit_memory(const ModelConfig& cfg, Index n_tokens);
+// Estimated peak host memory of the explicit Jacobian analysis of this model at n tokens: the parameters, the
+// forward trace (memory_estimate.hpp) and the (N, N) matrices the host holds: 7 on the CPU; with a device backend 2
+// (each B_l is built on the host, then copied; the products and their copies live on the device, which checks its
+// own memory: Backend::require_memory). The _estimate functions return the CPU total in bytes.
+MemoryEstimate explicit_memory(const ModelConfig& cfg, Index n_tokens, BackendKind backend = BackendKind::Cpu);
 double explicit_memory_estimate(const ModelConfig& cfg, Index n_tokens);
 // Estimated peak memory (bytes) of the engines that never form an (N, N) matrix (matrix-free, gradients-only):
 // the forward trace (dominated by h·n² attention probabilities per block) plus `probes` stacked probe vectors.
