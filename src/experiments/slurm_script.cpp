@@ -41,12 +41,14 @@ std::string shell_quote(const std::string& s) {
 
 namespace {
 
-// The #SBATCH lines both jobs share: the account, partition and time limit, and the log file.
-void common_lines(std::ostream& os, const SlurmSettings& s, const std::string& name, const std::string& log) {
+// The #SBATCH lines both jobs write: the job name, the account and partition they share, the job's own time limit,
+// and the log file.
+void common_lines(std::ostream& os, const SlurmSettings& s, const std::string& name, const std::string& time,
+                  const std::string& log) {
   os << "#SBATCH --job-name=" << name << "\n";
   if (!s.partition.empty()) os << "#SBATCH --partition=" << s.partition << "\n";
   if (!s.account.empty()) os << "#SBATCH --account=" << s.account << "\n";
-  if (!s.time.empty()) os << "#SBATCH --time=" << s.time << "\n";
+  if (!time.empty()) os << "#SBATCH --time=" << time << "\n";
   os << "#SBATCH --output=" << s.dir << "/slurm/" << log << "\n";
 }
 
@@ -58,7 +60,7 @@ std::string slurm_array_script(const SlurmSettings& s, const ArrayLayout& a) {
      << "# Written by `gradflow slurm` (docs/cluster.md): the tasks of the plan in " << s.dir << "\n"
      << "# that had no result when it was written, as a job array; `gradflow slurm --submit` again writes and submits\n"
      << "# a new one for the tasks still missing.\n";
-  common_lines(os, s, s.name, "task-%A_%a.out");
+  common_lines(os, s, s.name, s.time, "task-%A_%a.out");
   os << "#SBATCH --array=" << index_ranges(a.elements) << (s.max_running > 0 ? "%" + std::to_string(s.max_running) : "")
      << "\n";
   os << "#SBATCH --ntasks=1\n#SBATCH --cpus-per-task=" << s.cpus_per_task << "\n";
@@ -79,9 +81,11 @@ std::string slurm_merge_script(const SlurmSettings& s) {
   os << "#!/bin/bash\n"
      << "# Written by `gradflow slurm` (docs/cluster.md): merges the results of the plan in " << s.dir << "\n"
      << "# once the array has ended (--dependency=afterany); exit 2 and the missing tasks listed when some failed.\n";
-  common_lines(os, s, s.name + "-merge", "merge-%j.out");
+  // its own limits: it reads the reports and writes one, so the array's per-element --time/--mem would only make it
+  // wait longer in the queue
+  common_lines(os, s, s.name + "-merge", s.merge_time, "merge-%j.out");
   os << "#SBATCH --ntasks=1\n#SBATCH --cpus-per-task=1\n";
-  if (!s.mem.empty()) os << "#SBATCH --mem=" << s.mem << "\n";
+  if (!s.merge_mem.empty()) os << "#SBATCH --mem=" << s.merge_mem << "\n";
   os << "exec " << shell_quote(s.gradflow) << " merge " << shell_quote(s.dir);
   if (!s.json.empty()) os << " --json " << shell_quote(s.json);
   if (!s.csv.empty()) os << " --csv " << shell_quote(s.csv);

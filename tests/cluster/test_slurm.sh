@@ -102,10 +102,13 @@ C="compare --placements post,pre,sandwich --layers 2,3 --seeds 1 --d-model 8 --h
 P="$W/runs/compare"
 "$gf" $C -q --json "$W/compare-local.json" --csv "$W/compare-local.csv" || fail "local compare"
 "$gf" $C --plan "$P" -q || fail "compare --plan"
-GRADFLOW_TASK_FAULT=3 "$gf" slurm "$P" --submit --max-running 2 --csv "$P/report.csv" >"$W/submit1.out" 2>"$W/submit1.err" ||
+GRADFLOW_TASK_FAULT=3 "$gf" slurm "$P" --submit --max-running 2 --time 00:10:00 --merge-time 00:05:00 --merge-mem 200M \
+  --csv "$P/report.csv" >"$W/submit1.out" 2>"$W/submit1.err" ||
   fail "gradflow slurm --submit: $(cat "$W/submit1.err")"
 ! grep -q "MaxArraySize unknown" "$W/submit1.err" || fail "MaxArraySize not read from scontrol: $(cat "$W/submit1.err")"
 grep -q '^#SBATCH --array=0-5%2$' "$P/slurm/array.sbatch" || fail "array line: $(grep array "$P/slurm/array.sbatch")"
+grep -q '^#SBATCH --time=00:05:00$' "$P/slurm/merge.sbatch" && grep -q '^#SBATCH --mem=200M$' "$P/slurm/merge.sbatch" &&
+  ! grep -q -- '--time=00:10:00' "$P/slurm/merge.sbatch" || fail "merge limits: $(grep SBATCH "$P/slurm/merge.sbatch")"
 aid=$(job_id array "$W/submit1.out")
 mid=$(job_id merge "$W/submit1.out")
 [ -n "$aid" ] && [ -n "$mid" ] || fail "no job IDs printed: $(cat "$W/submit1.out")"

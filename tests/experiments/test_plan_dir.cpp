@@ -155,6 +155,16 @@ TEST_CASE("slurm: array layout, packing past MaxArraySize, scripts") {
   REQUIRE_THAT(array, Catch::Contains("if [ \"$last\" -gt 2499 ]; then last=2499; fi"));
   REQUIRE_THAT(array, Catch::Contains("exec '/opt/gradflow' task '/scratch/plan' \"$first-$last\""));
   REQUIRE_THAT(array, !Catch::Contains("--partition"));
-  const std::string merge = slurm_merge_script(s);
+  s.time = "02:00:00";
+  s.mem = "64G";
+  std::string merge = slurm_merge_script(s);
   REQUIRE_THAT(merge, Catch::Contains("exec '/opt/gradflow' merge '/scratch/plan' --json '/scratch/plan/report.json' -q"));
+  // the array's per-element limits are not the merge job's: it has its own, else the cluster's defaults
+  REQUIRE_THAT(slurm_array_script(s, array_layout(4, {0}, 1001)), Catch::Contains("#SBATCH --time=02:00:00\n"));
+  REQUIRE_THAT(slurm_array_script(s, array_layout(4, {0}, 1001)), Catch::Contains("#SBATCH --mem=64G\n"));
+  REQUIRE_THAT(merge, !Catch::Contains("--time") && !Catch::Contains("--mem"));
+  s.merge_time = "00:10:00";
+  s.merge_mem = "2G";
+  merge = slurm_merge_script(s);
+  REQUIRE_THAT(merge, Catch::Contains("#SBATCH --time=00:10:00\n") && Catch::Contains("#SBATCH --mem=2G\n"));
 }
