@@ -2,6 +2,8 @@
 // values, Spectra's Lanczos for spectral norms; exactly the computations the explicit engine always ran.
 #include "backend/cpu_backend.hpp"
 
+#include "backend/cpu_kernel_ops.hpp"
+
 #include "gradflow/core/finite.hpp"
 #include "gradflow/core/error.hpp"
 #include "gradflow/linalg/svd.hpp"
@@ -32,6 +34,7 @@ class CpuBackend final : public Backend {
     return gradflow::spectral_norm(AmI);
   }
   Vec singular_values(const DenseBuffer& A) const override { return gradflow::singular_values(host(A)); }
+  const KernelOps& kernels() const override { return cpu_kernel_ops(); }
 };
 
 }  // namespace

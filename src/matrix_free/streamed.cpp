@@ -54,52 +54,78 @@ ExactNorm exact_norm_from(const SquareSum& s, Index N, Index cols) {
   return r;
 }
 
+namespace {
+
+// The model's own VJPs (JacobianChain (l, l+1) is B_l, the head included for l = L−1) on host matrices.
+class HostStacks final : public CotangentStacks {
+ public:
+  HostStacks(const Model& model, const Trace& trace) : model_(model), trace_(trace) {
+    const Index L = model.layers();
+    chains_.reserve(static_cast<size_t>(L));
+    for (Index l = 0; l < L; ++l)
+      chains_.emplace_back(model, trace, l, l + 1,
+                           "B_" + std::to_string(l) + " = dx_" + std::to_string(l + 1) + "/dx_" + std::to_string(l) +
+                               " (streamed identity rows)");
+  }
+  Index layers() const override { return model_.layers(); }
+  Index tokens() const override { return trace_.x[0].rows(); }
+  Index state_width() const override { return trace_.x[0].cols(); }
+  Index out_width(Index l) const override { return chains_[static_cast<size_t>(l)].out_width(); }
+  void set_identity(int stack, Index start, Index k, Index w) override {
+    // row r is the (n, w) cotangent with a 1 at ((start + r) / w, (start + r) % w)
+    Scaled& s = stacks_[stack];
+    const Index n = tokens();
+    s.m.setZero(k * n, w);
+    s.exp2 = 0;
+    for (Index r = 0; r < k; ++r) s.m(r * n + (start + r) / w, (start + r) % w) = 1.0;
+  }
+  void vjp(int stack, Index l) override {
+    stacks_[stack] = chains_[static_cast<size_t>(l)].vjp(std::move(stacks_[stack]));
+  }
+  void add_squares(int stack, SquareSum& sum) const override {
+    sum.add(stacks_[stack].m.squaredNorm(), 2 * stacks_[stack].exp2);
+  }
+
+ private:
+  const Model& model_;
+  const Trace& trace_;
+  std::vector<JacobianChain> chains_;
+  Scaled stacks_[2];
+};
+
+}  // namespace
+
 StreamedSweep streamed_frobenius(const Model& model, const Trace& trace, Index K, bool with_blocks,
+                                 const std::function<void(Index, Index)>& after_block) {
+  HostStacks stacks(model, trace);
+  return streamed_frobenius(stacks, K, with_blocks, after_block);
+}
+
+StreamedSweep streamed_frobenius(CotangentStacks& e, Index K, bool with_blocks,
                                  const std::function<void(Index, Index)>& after_block) {
   if (K < 1) throw Error("internal: streamed_frobenius with K = " + std::to_string(K), ErrorKind::Internal);
   // P_l has N_out = n·d rows, B_l the state's n·width (ResiDual: 2n·d) except B_{L−1}, which ends in the head
-  const Index L = model.layers(), n = trace.x[0].rows(), width = trace.x[0].cols(), d_out = trace.y.cols();
+  const Index L = e.layers(), n = e.tokens(), width = e.state_width(), d_out = e.out_width(L - 1);
   const Index N_out = n * d_out, N_state = n * width;
   std::vector<SquareSum> prod(static_cast<size_t>(L)), block(with_blocks ? static_cast<size_t>(L) : 0);
-  std::vector<JacobianChain> chains;
-  chains.reserve(static_cast<size_t>(L));
-  for (Index l = 0; l < L; ++l)  // chain (l, l+1) is B_l, which for l = L−1 includes the head
-    chains.emplace_back(model, trace, l, l + 1,
-                        "B_" + std::to_string(l) + " = dx_" + std::to_string(l + 1) + "/dx_" + std::to_string(l) +
-                            " (streamed identity rows)");
   const Index total = with_blocks ? std::max(N_out, N_state) : N_out;
   StreamedSweep out;
   out.rows_per_chunk = std::min(K, total);
-  // rows start..start+k−1 of an identity of width w: row r is the (n, w) cotangent with a 1 at (i / w, i % w)
-  const auto identity_rows = [n](Index start, Index k, Index w, Mat& U) {
-    U.setZero(k * n, w);
-    for (Index r = 0; r < k; ++r) U(r * n + (start + r) / w, (start + r) % w) = 1.0;
-  };
-  Mat U, V;
   for (Index start = 0; start < total; start += out.rows_per_chunk) {
     const Index k = std::min(out.rows_per_chunk, total - start);
     const Index kp = std::max<Index>(0, std::min(k, N_out - start));  // this chunk's rows of P_l
-    Scaled W;
-    if (kp > 0) {
-      identity_rows(start, kp, d_out, U);
-      W = Scaled{U, 0};
-    }
+    if (kp > 0) e.set_identity(CotangentStacks::kPStack, start, kp, d_out);
     for (Index l = L - 1; l >= 0; --l) {
-      const JacobianChain& B = chains[static_cast<size_t>(l)];
       if (kp > 0) {
-        W = B.vjp(std::move(W));  // rows start.. of P_l (as P_lᵀe_i)
-        prod[static_cast<size_t>(l)].add(W.m.squaredNorm(), 2 * W.exp2);
+        e.vjp(CotangentStacks::kPStack, l);  // rows start.. of P_l (as P_lᵀe_i)
+        e.add_squares(CotangentStacks::kPStack, prod[static_cast<size_t>(l)]);
       }
       if (with_blocks) {
-        const Index kb = std::max<Index>(0, std::min(k, B.out_size() - start));  // this chunk's rows of B_l
+        const Index kb = std::max<Index>(0, std::min(k, n * e.out_width(l) - start));  // this chunk's rows of B_l
         if (kb > 0) {
-          const Mat* rows = &U;
-          if (kb != kp || B.out_width() != d_out) {
-            identity_rows(start, kb, B.out_width(), V);
-            rows = &V;
-          }
-          const Scaled Y = B.vjp(Scaled{*rows, 0});  // rows start.. of B_l
-          block[static_cast<size_t>(l)].add(Y.m.squaredNorm(), 2 * Y.exp2);
+          e.set_identity(CotangentStacks::kBStack, start, kb, e.out_width(l));
+          e.vjp(CotangentStacks::kBStack, l);  // rows start.. of B_l
+          e.add_squares(CotangentStacks::kBStack, block[static_cast<size_t>(l)]);
         }
       }
       if (after_block) after_block(l, k);
@@ -108,8 +134,7 @@ StreamedSweep streamed_frobenius(const Model& model, const Trace& trace, Index K
   }
   for (const SquareSum& s : prod) out.product.push_back(exact_norm_from(s, std::min(N_out, N_state), N_state));
   for (Index l = 0; l < static_cast<Index>(block.size()); ++l)
-    out.block.push_back(exact_norm_from(block[static_cast<size_t>(l)],
-                                        std::min(chains[static_cast<size_t>(l)].out_size(), N_state), N_state));
+    out.block.push_back(exact_norm_from(block[static_cast<size_t>(l)], std::min(n * e.out_width(l), N_state), N_state));
   return out;
 }
 

@@ -6,11 +6,13 @@
 // (Frobenius and spectral norms, ‖B_l − I‖₂, all singular values). The CPU backend is OpenBLAS/LAPACK/Eigen
 // (src/backend/cpu_backend.cpp) with the results the engine always had. The CUDA backend (src/backend/cuda/,
 // -DGRADFLOW_CUDA, --device cuda: cuBLAS DGEMM, cuSOLVER eigen/singular values; docs/cuda.md) implements the same
-// operations; the forward/VJP/JVP kernels and the matrix-free operators are the next to move behind this interface.
+// operations, and the primitive kernels (kernel_ops.hpp) the streamed engine's VJP chain is written in
+// (matrix_free/device_chain.hpp); the forward pass and the matrix-free operators are the next to move behind it.
 #pragma once
 #include <memory>
 #include <string>
 
+#include "gradflow/backend/kernel_ops.hpp"
 #include "gradflow/core/jacobian.hpp"
 #include "gradflow/core/types.hpp"
 
@@ -47,6 +49,8 @@ class Backend {
   virtual double spectral_norm(const DenseBuffer& A) const = 0;   // σ_max by Lanczos (linalg/top_singular.hpp)
   virtual double spectral_norm_minus_identity(const DenseBuffer& A) const = 0;  // ‖A − I‖₂ (square A)
   virtual Vec singular_values(const DenseBuffer& A) const = 0;    // all, descending
+  // The primitive kernels the device engines are written in (kernel_ops.hpp), on this backend's memory.
+  virtual const KernelOps& kernels() const = 0;
 };
 
 // The backend of that kind; Error (exit code 2) naming the build option when it was not built.

@@ -41,8 +41,30 @@ struct StreamedSweep {
   Index chunks = 0;
 };
 
+// What the sweep pushes its identity rows through: two stacks of cotangents (kPStack carries rows of P_l down the
+// whole chain, kBStack rows of one B_l at a time), each kept as 2^exp2 · m in the engine's memory. The CPU's is the
+// model's own VJPs (JacobianChain, in streamed.cpp); the device engines' run the same chain on a backend's kernels
+// (matrix_free/device_chain.hpp).
+class CotangentStacks {
+ public:
+  static constexpr int kPStack = 0, kBStack = 1;
+  virtual ~CotangentStacks() = default;
+  virtual Index layers() const = 0;
+  virtual Index tokens() const = 0;          // n
+  virtual Index state_width() const = 0;     // the state's width (2d for two streams)
+  virtual Index out_width(Index l) const = 0;  // B_l's output width: the state's, y's (d) for l = L−1
+  // The stack becomes rows start .. start+k−1 of the identity of size n·width (scale 2^0).
+  virtual void set_identity(int stack, Index start, Index k, Index width) = 0;
+  // The stack becomes B_lᵀ·stack (for l = L−1 the head's VJP first); NaN/Inf: Error(Numeric) naming the block.
+  virtual void vjp(int stack, Index l) = 0;
+  virtual void add_squares(int stack, SquareSum& sum) const = 0;  // Σ of the stack's squares, its scale included
+};
+
 // K ≥ 1 identity rows per chunk (clamped to N). after_block(l, k) is called as a chunk of k rows leaves block l.
 // NaN/Inf stops with Error(Numeric) naming the block (jacobian_chain.hpp).
+StreamedSweep streamed_frobenius(CotangentStacks& stacks, Index K, bool with_blocks,
+                                 const std::function<void(Index, Index)>& after_block = {});
+// The CPU engine: the model's own VJPs on host matrices.
 StreamedSweep streamed_frobenius(const Model& model, const Trace& trace, Index K, bool with_blocks,
                                  const std::function<void(Index, Index)>& after_block = {});
 

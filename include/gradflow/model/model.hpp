@@ -37,6 +37,7 @@ class Model {
   Index layers() const { return static_cast<Index>(blocks_.size()); }
   Index d_model() const { return cfg_.d_model; }
   bool has_final_norm() const { return head_.has_value(); }
+  const NormLayer& head_norm() const { return *head_; }  // the final norm (has_final_norm() must hold)
   // The width of the state between blocks: d, or 2d for a two-stream scheme (ResiDual: [x_a | x_d], the head
   // y = x_a + FinalNorm(x_d)). Every x_l, dL/dx_l, B_l (state → state) and P_l (state → output) is in it.
   bool two_streams() const { return two_streams_; }

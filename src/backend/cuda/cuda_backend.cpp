@@ -25,6 +25,8 @@
 
 #include "backend/cuda/cuda_api.hpp"
 #include "backend/cuda/cuda_check.hpp"
+#include "backend/cuda/cuda_kernel_ops.hpp"
+#include "backend/cuda/device_memory.hpp"
 #include "backend/cuda/kernels.hpp"
 #include "gradflow/core/error.hpp"
 #include "gradflow/run/options.hpp"
@@ -33,44 +35,12 @@ namespace gradflow {
 namespace {
 
 using cuda::check;
+using cuda::device_alloc;
+using cuda::DevicePtr;
+using cuda::fetch;
+using cuda::refuse_memory;
 
 constexpr double kUnscaledMin = 1e-100, kUnscaledMax = 1e100;  // as linalg/top_singular.cpp
-
-struct DeviceFree {
-  void operator()(void* p) const noexcept { cudaFree(p); }
-};
-template <class T>
-using DevicePtr = std::unique_ptr<T, DeviceFree>;
-
-[[noreturn]] void refuse_memory(const std::string& what, double bytes, size_t free_b, size_t total_b) {
-  throw Error("--device cuda: " + what + " needs " + format_bytes(bytes) + " of device memory, " +
-              format_bytes(static_cast<double>(free_b)) + " of " + format_bytes(static_cast<double>(total_b)) +
-              " is free; fix: lower --seq-len or --d-model, or use --device cpu");
-}
-
-// Device memory for `count` T (at least one, so the pointer is never null), after checking it is free.
-template <class T>
-DevicePtr<T> device_alloc(size_t count, const std::string& what) {
-  const size_t bytes = std::max<size_t>(count, 1) * sizeof(T);
-  size_t free_b = 0, total_b = 0;
-  check(cudaMemGetInfo(&free_b, &total_b), "cudaMemGetInfo");
-  if (bytes > free_b) refuse_memory(what, static_cast<double>(bytes), free_b, total_b);
-  void* p = nullptr;
-  const cudaError_t s = cudaMalloc(&p, bytes);
-  if (s == cudaErrorMemoryAllocation) {
-    (void)cudaGetLastError();  // clears the (non-sticky) error
-    refuse_memory(what, static_cast<double>(bytes), free_b, total_b);
-  }
-  check(s, "cudaMalloc");
-  return DevicePtr<T>(static_cast<T*>(p));
-}
-
-template <class T>
-T fetch(const T* device_value) {
-  T v{};
-  check(cudaMemcpy(&v, device_value, sizeof(T), cudaMemcpyDeviceToHost), "cudaMemcpy (device to host)");
-  return v;
-}
 
 // A row-major (rows, cols) matrix in device memory.
 class CudaBuffer final : public DenseBuffer {
@@ -132,7 +102,10 @@ class CudaBackend final : public Backend {
     cusolverDnParams_t p = nullptr;
     check(cuda::api().cusolverDnCreateParams(&p), "cusolverDnCreateParams");
     params_.reset(p);
+    kernels_ = make_cuda_kernel_ops(b);
   }
+
+  const KernelOps& kernels() const override { return *kernels_; }
 
   BackendKind kind() const override { return BackendKind::Cuda; }
 
@@ -369,6 +342,7 @@ class CudaBackend final : public Backend {
   std::unique_ptr<std::remove_pointer_t<cublasHandle_t>, BlasDestroy> blas_;
   std::unique_ptr<std::remove_pointer_t<cusolverDnHandle_t>, SolverDestroy> solver_;
   std::unique_ptr<std::remove_pointer_t<cusolverDnParams_t>, ParamsDestroy> params_;
+  std::unique_ptr<KernelOps> kernels_;  // uses blas_: declared after it, destroyed before it
 };
 
 }  // namespace

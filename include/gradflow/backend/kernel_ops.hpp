@@ -1,0 +1,67 @@
+// kernel_ops.hpp — the few primitive operations the device engines are written in (matrix_free/device_chain.hpp):
+// strided-batched GEMM, the row-wise norm and softmax VJPs, element-wise products and sums, reductions. A backend
+// provides them on its own memory (Backend::kernels()): the CPU's run on host memory with Eigen/OpenBLAS and
+// row_math.hpp (src/backend/cpu_kernel_ops.cpp), the CUDA backend's on the GPU with cuBLAS and small kernels over the
+// same row_math.hpp (src/backend/cuda/cuda_kernel_ops.cpp, stack_kernels.cu). Tests run the device engines on the CPU
+// ops against the model's own VJPs, and the same tests on every backend built (test-backend-ops style).
+// Every matrix is row-major: element (i, j) of a matrix with leading dimension ld is at data[i·ld + j]. Pointers are
+// into the backend's memory (device pointers for CUDA). Calls are ordered (CUDA: the default stream); the reductions
+// and download() return when their result is on the host.
+#pragma once
+#include <memory>
+#include <string>
+
+#include "gradflow/core/types.hpp"
+
+namespace gradflow {
+
+// Memory of the backend's: `size()` doubles at data() (uninitialized).
+class KernelArray {
+ public:
+  virtual ~KernelArray() = default;
+  virtual double* data() = 0;
+  virtual Index size() const = 0;
+};
+
+// One operand of a batched GEMM: problem b reads the matrix at data + b·stride (stride 0: the same matrix for all).
+struct GemmOperand {
+  const double* data;
+  Index ld;
+  Index stride = 0;
+  bool transposed = false;  // op(X) = Xᵀ
+};
+
+class KernelOps {
+ public:
+  virtual ~KernelOps() = default;
+  // `count` doubles; Error (exit code 2) naming `what`, the size and the fix when the memory is not there.
+  virtual std::unique_ptr<KernelArray> alloc(Index count, const std::string& what) const = 0;
+  virtual void upload(const double* host, double* dst, Index count) const = 0;
+  virtual void download(const double* src, double* host, Index count) const = 0;
+  // For b in [0, batch): C_b = alpha·op(A_b)·op(B_b) + beta·C_b with op(A_b) (m, k), op(B_b) (k, n), C_b (m, n) at
+  // c + b·c_stride (leading dimension ldc). beta = 0 ignores C's old contents (NaN included).
+  virtual void gemm(Index m, Index n, Index k, double alpha, const GemmOperand& A, const GemmOperand& B, double beta,
+                    double* c, Index ldc, Index c_stride, Index batch) const = 0;
+  // dx = J_normᵀ·dy for `rows` stacked rows of width d (row r uses the cache's row r mod n: xhat (n, d), rstd (n));
+  // kind as rows::NormCode; rstd unused (may be null) for DyT, alpha used only by DyT. dx may not alias dy.
+  virtual void norm_vjp(int kind, const double* xhat, const double* rstd, const double* gamma, double alpha, Index n,
+                        Index d, const double* dy, double* dx, Index rows) const = 0;
+  // In place, for `copies` stacked (n, n) blocks dp (contiguous): each row of each block becomes
+  // scale · p ⊙ (dp − Σ p ⊙ dp) with p the same row of P (n, n).
+  virtual void softmax_vjp(const double* P, Index n, double* dp, Index copies, double scale) const = 0;
+  // x (rows, cols) ⊙= f tiled: x(r, j) *= f(r mod n, j), f (n, cols).
+  virtual void multiply_tiled(double* x, const double* f, Index n, Index cols, Index rows) const = 0;
+  // y = a·x + b·y over `count` doubles (b = 0 ignores y's old contents).
+  virtual void axpby(Index count, double a, const double* x, double b, double* y) const = 0;
+  // y(r, j) = s_j · x(r, j) for (rows, cols) x and y (may alias), s (cols).
+  virtual void scale_columns(const double* x, const double* s, double* y, Index rows, Index cols) const = 0;
+  // u (k·n, w) = rows start .. start+k−1 of the (n·w)-identity: block r is zero but for a 1 at ((start+r) / w,
+  // (start+r) mod w).
+  virtual void identity_rows(double* u, Index start, Index k, Index n, Index w) const = 0;
+  // max |x_i|, or NaN when any x_i is NaN or ±Inf.
+  virtual double max_abs(const double* x, Index count) const = 0;
+  // Σ x_i² (the caller keeps max|x| in range: no rescaling here).
+  virtual double sum_squares(const double* x, Index count) const = 0;
+};
+
+}  // namespace gradflow

@@ -1,0 +1,76 @@
+// device_chain.hpp — the model's VJP chain for stacks of cotangents written as a program of a backend's kernels
+// (backend/kernel_ops.hpp), so the streamed engine runs where the backend's memory is (--mode streamed --device cuda):
+// the weights and the forward trace's caches are uploaded once, the cotangent stacks stay on the device, and only
+// each stack's sum of squares and largest entry come back. The forward pass itself stays on the CPU (Model::forward).
+// Per unit (residual_unit.hpp), for k stacked cotangents of (n, d):
+//   dz = J_postᵀ dy;  dx = s ⊙ dz;  db = c·dz;  dg = J_branchᵀ db;  du = J_Gᵀ dg;  dx += J_preᵀ (κ·du)  [d_block += dz]
+//   J_Gᵀ (attention): dO = dg W_out;  per head, batched over the k copies: dP = dO_h V_hᵀ, dV_h = P_hᵀ dO_h,
+//                     dS = P_h ⊙ (dP − rowsum(P_h ⊙ dP))/√e, dQ_h = dS K_h, dK_h = dSᵀ Q_h;  du = [dQ | dK | dV] W_in
+//   J_Gᵀ (feed-forward): da = dg W2 ⊙ act'(z1) (tiled over the copies);  du = da W1
+// and B2T's block-input cotangent added at the block's input; the head's norm first for B_{L−1}. Every GEMM is one
+// (k·n × ·) product or one strided batch over the copies (the cache's operand shared: stride 0).
+// Covered: every single-stream unit (pre, branch and post norms of any kind, κ, scalar or learnable skip, λ and
+// ReZero's gate, B2T, causal masks, any activation). Not yet: ResiDual's two streams, NormFormer's head scale and mid
+// norm, Sub-LN's inner norm, HybridNorm's QKV norms: unsupported() names the first one a model uses.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gradflow/backend/kernel_ops.hpp"
+#include "gradflow/matrix_free/streamed.hpp"
+#include "gradflow/model/model.hpp"
+
+namespace gradflow {
+
+class DeviceChain final : public CotangentStacks {
+ public:
+  // "" when the chain covers every unit of `model`; else what it lacks, e.g. "ResiDual's two streams".
+  static std::string unsupported(const Model& model);
+  // Uploads the weights and trace (Error naming the part when the backend's memory is short) and allocates stacks
+  // and work buffers for up to `max_copies` cotangents. The model and trace must outlive the chain.
+  DeviceChain(const KernelOps& ops, const Model& model, const Trace& trace, Index max_copies);
+  ~DeviceChain() override;
+
+  Index layers() const override;
+  Index tokens() const override { return n_; }
+  Index state_width() const override { return d_; }
+  Index out_width(Index) const override { return d_; }
+  void set_identity(int stack, Index start, Index k, Index width) override;
+  void vjp(int stack, Index l) override;
+  void add_squares(int stack, SquareSum& sum) const override;
+
+  // The stack's current value as a host matrix (k·n, d), its scale 2^exp2 (tests).
+  Mat stack_to_host(int stack, long* exp2) const;
+  // Sets the stack from a host matrix (k·n, d), scale 2^0 (tests).
+  void set_stack(int stack, const Mat& m);
+
+  struct Norm;
+  struct Unit;
+
+ private:
+  struct Stack {
+    std::unique_ptr<KernelArray> m;
+    Index copies = 0;
+    long exp2 = 0;
+  };
+  const double* put(const Mat& host, const std::string& what);  // uploads and keeps it
+  Norm norm(const NormLayer& layer, const NormCache& c, const std::string& what);
+  void unit_vjp(const Unit& u, const double* dy, double* dx, double* d_block, Index copies);
+  void norm_vjp(const Norm& nm, const double* dy, double* dx, Index copies) const;
+  void attention_vjp(const Unit& u, const double* dg, double* du, Index copies);
+  void feed_forward_vjp(const Unit& u, const double* dg, double* du, Index copies);
+  void keep_in_range(Stack& s, Index block) const;  // NaN/Inf: Error naming the block; rescale by 2^e
+  double* work(int i) { return work_[static_cast<size_t>(i)]->data(); }
+
+  const KernelOps& ops_;
+  const Model& model_;
+  Index n_, d_, ff_, max_copies_;
+  std::vector<std::unique_ptr<KernelArray>> kept_;  // the uploaded weights and caches
+  std::vector<std::vector<Unit>> blocks_;
+  std::unique_ptr<Norm> head_;
+  Stack stacks_[2];
+  std::vector<std::unique_ptr<KernelArray>> work_;
+};
+
+}  // namespace gradflow

@@ -1,0 +1,25 @@
+// stack_kernels.hpp — the CUDA kernels behind the device engines' KernelOps (cuda_kernel_ops.cpp; kernel_ops.hpp says
+// what each computes), callable from host C++ without nvcc. The row-wise ones run one thread block per row over
+// row_math.hpp's per-element functions, the same arithmetic as the CPU's (cpu_kernel_ops.cpp). Every launcher
+// returns the launch's cudaError_t; all run on the default stream.
+#pragma once
+#include <cstdint>
+
+#include <cuda_runtime_api.h>
+
+namespace gradflow::cuda {
+
+cudaError_t launch_norm_vjp(int kind, const double* xhat, const double* rstd, const double* gamma, double alpha,
+                            int64_t n, int64_t d, const double* dy, double* dx, int64_t rows);
+cudaError_t launch_softmax_vjp(const double* P, int64_t n, double* dp, int64_t copies, double scale);
+cudaError_t launch_multiply_tiled(double* x, const double* f, int64_t n, int64_t cols, int64_t rows);
+cudaError_t launch_axpby(int64_t count, double a, const double* x, double b, double* y);
+cudaError_t launch_scale_columns(const double* x, const double* s, double* y, int64_t rows, int64_t cols);
+// u must be zero already (cudaMemsetAsync): sets the k ones of identity_rows.
+cudaError_t launch_identity_ones(double* u, int64_t start, int64_t k, int64_t n, int64_t w);
+// Per-block partial results into partial[0 .. reduce_blocks(count)): max |x| (NaN when any x is NaN/±Inf), Σ x².
+int reduce_blocks(int64_t count);
+cudaError_t launch_max_abs_partial(const double* x, int64_t count, double* partial);
+cudaError_t launch_sum_squares_partial(const double* x, int64_t count, double* partial);
+
+}  // namespace gradflow::cuda

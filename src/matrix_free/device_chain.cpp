@@ -1,0 +1,272 @@
+// device_chain.cpp — the VJP chain as a program of KernelOps (see device_chain.hpp for the equations).
+#include "gradflow/matrix_free/device_chain.hpp"
+
+#include <cmath>
+#include <optional>
+#include <utility>
+
+#include "gradflow/backend/row_math.hpp"
+#include "gradflow/core/error.hpp"
+
+namespace gradflow {
+
+// A norm's VJP data in the backend's memory.
+struct DeviceChain::Norm {
+  int kind = rows::kLayerNorm;
+  const double* xhat = nullptr;  // (n, d)
+  const double* rstd = nullptr;  // (n); null for DyT
+  const double* gamma = nullptr;  // (d)
+  double alpha = 0;               // DyT's α
+};
+
+// One residual unit's VJP data in the backend's memory.
+struct DeviceChain::Unit {
+  SublayerKind kind = SublayerKind::Attention;
+  std::optional<Norm> pre, branch, post;
+  double kappa = 1, coefficient = 1, skip = 1;  // κ, c = λ·gate, s (scalar form)
+  const double* skip_vector = nullptr;          // (d) learnable s, or null
+  bool add_block_input = false;
+  const double *qkv = nullptr, *P = nullptr, *w_in = nullptr, *w_out = nullptr;  // attention
+  Index heads = 0;
+  const double *fprime = nullptr, *w1 = nullptr, *w2 = nullptr;  // feed-forward
+};
+
+namespace {
+
+enum Work : int { kSwap, kDz, kDb, kDg, kDu, kDpre, kDblock, kDo, kDqkv, kDp, kDa, kWorkCount };
+
+std::string block_name(Index l) {
+  return "B_" + std::to_string(l) + " = dx_" + std::to_string(l + 1) + "/dx_" + std::to_string(l) +
+         " (streamed identity rows)";
+}
+
+}  // namespace
+
+std::string DeviceChain::unsupported(const Model& model) {
+  if (model.two_streams()) return "ResiDual's two streams";
+  for (Index l = 0; l < model.layers(); ++l)
+    for (const ResidualUnit& u : model.block(l)) {
+      if (const auto* a = dynamic_cast<const AttentionSublayer*>(u.G.get())) {
+        if (a->head_scale >= 0) return "NormFormer's per-head attention gain (" + u.spec.head_scale + ")";
+        if (a->inner) return "Sub-LN's inner attention norm (" + u.spec.inner_norm + ")";
+        if (a->qkv_norm[0]) return "HybridNorm's Q/K/V norms";
+      } else if (const auto* f = dynamic_cast<const FeedForwardSublayer*>(u.G.get())) {
+        if (f->mid) return "the feed-forward mid norm (" + u.spec.mid_norm + ")";
+      } else {
+        return "an unknown sublayer";
+      }
+    }
+  return "";
+}
+
+DeviceChain::DeviceChain(const KernelOps& ops, const Model& model, const Trace& trace, Index max_copies)
+    : ops_(ops), model_(model), n_(trace.x[0].rows()), d_(model.d_model()), ff_(model.config().ff()),
+      max_copies_(max_copies) {
+  const std::string why = unsupported(model);
+  if (!why.empty()) throw Error("internal: DeviceChain cannot run a model with " + why, ErrorKind::Internal);
+  if (max_copies < 1) throw Error("internal: DeviceChain with max_copies < 1", ErrorKind::Internal);
+  const ParamStore& p = model.params();
+  for (Index l = 0; l < model.layers(); ++l) {
+    const std::string at = "block " + std::to_string(l);
+    std::vector<Unit> units;
+    const auto& cache = trace.blocks[static_cast<size_t>(l)].units;
+    for (size_t i = 0; i < model.block(l).size(); ++i) {
+      const ResidualUnit& ru = model.block(l)[i];
+      const UnitCache& c = cache[i];
+      Unit u;
+      u.kind = ru.G->kind();
+      if (ru.pre) u.pre = norm(*ru.pre, c.pre, at);
+      if (ru.branch) u.branch = norm(*ru.branch, c.branch, at);
+      if (ru.post) u.post = norm(*ru.post, c.post, at);
+      u.kappa = ru.spec.pre_norm_scale;
+      u.coefficient = ru.branch_coefficient(p);
+      u.skip = ru.spec.skip_scale;
+      if (ru.skip >= 0) u.skip_vector = put(p[ru.skip], "the skip vector of " + at);
+      u.add_block_input = ru.spec.add_block_input;
+      if (u.kind == SublayerKind::Attention) {
+        const auto& a = static_cast<const AttentionSublayer&>(*ru.G);
+        const auto& ac = std::get<AttentionBranchCache>(c.g).attn;
+        u.heads = a.heads();
+        u.qkv = put(ac.qkv, "the attention cache of " + at);
+        Mat P(u.heads * n_, n_);  // the heads' probabilities stacked: head h in rows h·n ..
+        for (Index h = 0; h < u.heads; ++h) P.middleRows(h * n_, n_) = ac.P[static_cast<size_t>(h)];
+        u.P = put(P, "the attention probabilities of " + at);
+        u.w_in = put(p[a.in_weight()], "the attention weights of " + at);
+        u.w_out = put(p[a.out_weight()], "the attention weights of " + at);
+      } else {
+        const auto& f = static_cast<const FeedForwardSublayer&>(*ru.G);
+        u.fprime = put(std::get<FeedForwardCache>(c.g).fprime, "the feed-forward cache of " + at);
+        u.w1 = put(p[f.linear1_weight()], "the feed-forward weights of " + at);
+        u.w2 = put(p[f.linear2_weight()], "the feed-forward weights of " + at);
+      }
+      units.push_back(std::move(u));
+    }
+    blocks_.push_back(std::move(units));
+  }
+  if (model.has_final_norm()) {
+    // the head's norm is the model's "norm." prefix; its layer comes from the model (Model::head_vjp)
+    head_ = std::make_unique<Norm>(norm(model.head_norm(), trace.head, "the final norm"));
+  }
+  const Index rows = max_copies * n_;
+  for (auto& s : stacks_) s.m = ops_.alloc(rows * d_, "a stack of " + std::to_string(max_copies) + " cotangents");
+  const Index sizes[kWorkCount] = {rows * d_, rows * d_, rows * d_, rows * d_, rows * d_, rows * d_, rows * d_,
+                                   rows * d_, rows * 3 * d_, max_copies * n_ * n_, rows * ff_};
+  for (Index size : sizes)
+    work_.push_back(ops_.alloc(size, "the work buffers of " + std::to_string(max_copies) + " cotangents"));
+}
+
+DeviceChain::~DeviceChain() = default;
+
+Index DeviceChain::layers() const { return model_.layers(); }
+
+const double* DeviceChain::put(const Mat& host, const std::string& what) {
+  kept_.push_back(ops_.alloc(host.size(), what));
+  ops_.upload(host.data(), kept_.back()->data(), host.size());
+  return kept_.back()->data();
+}
+
+DeviceChain::Norm DeviceChain::norm(const NormLayer& layer, const NormCache& c, const std::string& what) {
+  const ParamStore& p = model_.params();
+  Norm nm;
+  nm.kind = layer.kind == NormKind::LayerNorm ? rows::kLayerNorm : layer.kind == NormKind::RMSNorm ? rows::kRMSNorm
+                                                                                                   : rows::kDyT;
+  nm.xhat = put(c.xhat, "the norm caches of " + what);
+  if (nm.kind != rows::kDyT) nm.rstd = put(Mat(c.rstd.transpose()), "the norm caches of " + what);
+  nm.gamma = put(p[layer.weight], "the norm weights of " + what);
+  if (nm.kind == rows::kDyT) nm.alpha = p[layer.alpha](0, 0);
+  return nm;
+}
+
+void DeviceChain::set_identity(int stack, Index start, Index k, Index width) {
+  if (width != d_ || k < 1 || k > max_copies_)
+    throw Error("internal: DeviceChain::set_identity outside its stacks", ErrorKind::Internal);
+  Stack& s = stacks_[stack];
+  ops_.identity_rows(s.m->data(), start, k, n_, d_);
+  s.copies = k;
+  s.exp2 = 0;
+}
+
+void DeviceChain::set_stack(int stack, const Mat& m) {
+  if (m.cols() != d_ || m.rows() % n_ != 0 || m.rows() / n_ > max_copies_ || m.rows() == 0)
+    throw Error("internal: DeviceChain::set_stack outside its stacks", ErrorKind::Internal);
+  Stack& s = stacks_[stack];
+  ops_.upload(m.data(), s.m->data(), m.size());
+  s.copies = m.rows() / n_;
+  s.exp2 = 0;
+}
+
+Mat DeviceChain::stack_to_host(int stack, long* exp2) const {
+  const Stack& s = stacks_[stack];
+  Mat m(s.copies * n_, d_);
+  ops_.download(s.m->data(), m.data(), m.size());
+  if (exp2) *exp2 = s.exp2;
+  return m;
+}
+
+void DeviceChain::add_squares(int stack, SquareSum& sum) const {
+  const Stack& s = stacks_[stack];
+  sum.add(ops_.sum_squares(s.m->data(), s.copies * n_ * d_), 2 * s.exp2);
+}
+
+void DeviceChain::keep_in_range(Stack& s, Index block) const {
+  const Index count = s.copies * n_ * d_;
+  const double amax = ops_.max_abs(s.m->data(), count);
+  const Index l = block < 0 ? model_.layers() - 1 : block;  // the head belongs to B_{L−1}
+  if (!std::isfinite(amax))
+    throw Error("NaN/Inf in the VJP of " + block_name(l) + " at " +
+                    (block < 0 ? std::string("the final norm") : "block " + std::to_string(block)) + "; fix: " +
+                    std::string(kNonFiniteFix),
+                ErrorKind::Numeric);
+  if (!(amax > 0.0)) return;
+  int e = 0;
+  std::frexp(amax, &e);  // as rebalance() (jacobian_chain.cpp): exact power-of-two scaling outside 2^±256
+  if (e > 256 || e < -256) {
+    ops_.axpby(count, std::ldexp(1.0, -e), s.m->data(), 0.0, s.m->data());
+    s.exp2 += e;
+  }
+}
+
+void DeviceChain::vjp(int stack, Index l) {
+  Stack& s = stacks_[stack];
+  const Index k = s.copies, count = k * n_ * d_;
+  if (l == model_.layers() - 1 && head_) {
+    norm_vjp(*head_, s.m->data(), work(kSwap), k);
+    std::swap(s.m, work_[kSwap]);
+    keep_in_range(s, -1);
+  }
+  const std::vector<Unit>& units = blocks_[static_cast<size_t>(l)];
+  bool b2t = false;
+  for (const Unit& u : units) b2t |= u.add_block_input;
+  if (b2t) ops_.axpby(count, 0.0, s.m->data(), 0.0, work(kDblock));  // the stack is finite: 0·x = 0
+  for (size_t i = units.size(); i-- > 0;) {
+    unit_vjp(units[i], s.m->data(), work(kSwap), work(kDblock), k);
+    std::swap(s.m, work_[kSwap]);
+  }
+  if (b2t) ops_.axpby(count, 1.0, work(kDblock), 1.0, s.m->data());
+  keep_in_range(s, l);
+}
+
+void DeviceChain::norm_vjp(const Norm& nm, const double* dy, double* dx, Index copies) const {
+  ops_.norm_vjp(nm.kind, nm.xhat, nm.rstd, nm.gamma, nm.alpha, n_, d_, dy, dx, copies * n_);
+}
+
+void DeviceChain::unit_vjp(const Unit& u, const double* dy, double* dx, double* d_block, Index copies) {
+  const Index rows = copies * n_, count = rows * d_;
+  // in the forward pass this was: y = PostNorm(z), z = s ⊙ x + c·b [+ x_block]
+  const double* dz = dy;
+  if (u.post) {
+    norm_vjp(*u.post, dy, work(kDz), copies);
+    dz = work(kDz);
+  }
+  if (u.add_block_input) ops_.axpby(count, 1.0, dz, 1.0, d_block);
+  if (u.skip_vector) ops_.scale_columns(dz, u.skip_vector, dx, rows, d_);
+  else ops_.axpby(count, u.skip, dz, 0.0, dx);
+  ops_.axpby(count, u.coefficient, dz, 0.0, work(kDb));
+  // b = BranchNorm(G(u)), u = κ·PreNorm(x)
+  const double* dg = work(kDb);
+  if (u.branch) {
+    norm_vjp(*u.branch, work(kDb), work(kDg), copies);
+    dg = work(kDg);
+  }
+  if (u.kind == SublayerKind::Attention) attention_vjp(u, dg, work(kDu), copies);
+  else feed_forward_vjp(u, dg, work(kDu), copies);
+  if (!u.pre) {
+    ops_.axpby(count, 1.0, work(kDu), 1.0, dx);
+    return;
+  }
+  if (u.kappa != 1.0) ops_.axpby(count, u.kappa, work(kDu), 0.0, work(kDu));
+  norm_vjp(*u.pre, work(kDu), work(kDpre), copies);
+  ops_.axpby(count, 1.0, work(kDpre), 1.0, dx);
+}
+
+void DeviceChain::attention_vjp(const Unit& u, const double* dg, double* du, Index copies) {
+  const Index n = n_, d = d_, rows = copies * n, e = d / u.heads;
+  double *dO = work(kDo), *dqkv = work(kDqkv), *dP = work(kDp);
+  // A = O W_outᵀ + b_out  ->  dO = dA W_out
+  ops_.gemm(rows, d, d, 1.0, {dg, d}, {u.w_out, d}, 0.0, dO, d, 0, 1);
+  for (Index h = 0; h < u.heads; ++h) {
+    const double* Ph = u.P + h * n * n;
+    const double *Q = u.qkv + h * e, *K = u.qkv + d + h * e, *V = u.qkv + 2 * d + h * e;
+    const GemmOperand dOh{dO + h * e, d, n * d};  // copy c's (n, e) block of head h
+    // O_h = P V_h  ->  dP = dO_h V_hᵀ, dV_h = Pᵀ dO_h
+    ops_.gemm(n, n, e, 1.0, dOh, {V, 3 * d, 0, true}, 0.0, dP, n, n * n, copies);
+    ops_.gemm(n, e, n, 1.0, {Ph, n, 0, true}, dOh, 0.0, dqkv + 2 * d + h * e, 3 * d, n * 3 * d, copies);
+    // P = softmax(S), S = Q_h K_hᵀ/√e  ->  dS = P ⊙ (dP − rowsum(P ⊙ dP))/√e, dQ_h = dS K_h, dK_h = dSᵀ Q_h
+    ops_.softmax_vjp(Ph, n, dP, copies, 1.0 / std::sqrt(static_cast<double>(e)));
+    ops_.gemm(n, e, n, 1.0, {dP, n, n * n}, {K, 3 * d, 0}, 0.0, dqkv + h * e, 3 * d, n * 3 * d, copies);
+    ops_.gemm(n, e, n, 1.0, {dP, n, n * n, true}, {Q, 3 * d, 0}, 0.0, dqkv + d + h * e, 3 * d, n * 3 * d, copies);
+  }
+  // [Q | K | V] = x W_inᵀ + b_in  ->  dx = d[Q | K | V] W_in
+  ops_.gemm(rows, d, 3 * d, 1.0, {dqkv, 3 * d}, {u.w_in, d}, 0.0, du, d, 0, 1);
+}
+
+void DeviceChain::feed_forward_vjp(const Unit& u, const double* dg, double* du, Index copies) {
+  const Index rows = copies * n_, d = d_, ff = ff_;
+  double* da = work(kDa);
+  // y = act(x W1ᵀ + b1) W2ᵀ + b2  ->  da = dy W2 ⊙ act'(z1), dx = da W1
+  ops_.gemm(rows, ff, d, 1.0, {dg, d}, {u.w2, ff}, 0.0, da, ff, 0, 1);
+  ops_.multiply_tiled(da, u.fprime, n_, ff, rows);
+  ops_.gemm(rows, d, ff, 1.0, {da, ff}, {u.w1, d}, 0.0, du, d, 0, 1);
+}
+
+}  // namespace gradflow
