@@ -2,8 +2,12 @@
 // ‖P_l‖_F and ‖B_l‖_F for every l from chunks of --stream-rows identity rows pushed down the VJP chain
 // (matrix_free/streamed.hpp), in the fields explicit mode uses, each with method "exact (streamed)"; plus the exact
 // mean of σ² (‖·‖_F²/N, the dynamical isometry statistic). Spectral norms, σ_min and the rank need singular values:
-// null here (explicit or matrix-free mode).
+// null here (explicit or matrix-free mode). With --device cuda the chain runs on the GPU's kernels
+// (matrix_free/device_chain.hpp; the forward pass stays on the CPU).
+#include <algorithm>
 #include <cmath>
+
+#include "gradflow/matrix_free/device_chain.hpp"
 
 #include "gradflow/matrix_free/streamed.hpp"
 #include "gradflow/report/fields.hpp"
@@ -41,8 +45,14 @@ class StreamedNorms final : public Analysis {
     // progress in units of one cotangent through one block (each row goes through block l twice: P_l and B_l)
     const Index per_row = blocks ? 2 : 1;
     Progress progress("streamed exact Jacobian norms", per_row * N * L, ctx.opts.progress);
-    const StreamedSweep s = streamed_frobenius(ctx.model, ctx.trace, ctx.opts.stream_rows, blocks,
-                                               [&](Index, Index k) { progress.step(per_row * k); });
+    const auto step = [&](Index, Index k) { progress.step(per_row * k); };
+    StreamedSweep s;
+    if (ctx.backend().kind() == BackendKind::Cpu) {
+      s = streamed_frobenius(ctx.model, ctx.trace, ctx.opts.stream_rows, blocks, step);
+    } else {  // the chain on the device's kernels: the trace uploaded once, the stacks stay there
+      DeviceChain chain(ctx.backend().kernels(), ctx.model, ctx.trace, std::min(ctx.opts.stream_rows, N));
+      s = streamed_frobenius(chain, ctx.opts.stream_rows, blocks, step);
+    }
     double log_gain_product = 0;
     for (Index l = 0; l < L; ++l) {
       Json& layer = report[fields::kLayers][static_cast<size_t>(l)];

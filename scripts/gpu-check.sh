@@ -89,9 +89,57 @@ fi
 
 # --- 2. the backend tests, CPU reference vs CUDA (tests/backend, tags [backend] and [cuda]) -----------------------------
 step "tests: test_backend [cuda] (CUDA vs CPU, kBackendTol = 1e-10)" 180 "$CARRY/bin/test_backend" "[cuda]" -d yes
-step "tests: test_backend [backend] (the CPU bodies)" 60 "$CARRY/bin/test_backend" "[backend]"
 
-# --- 3. the explicit engine at the article's width, CPU vs GPU (agreement and timings) --------------------------------
+# --- 3. streamed exact norms (the VJP chain on the GPU's kernels, matrix_free/device_chain.hpp) --------------------------
+# N = 4096 over 4 layers on both (every ||P_l||_F and ||B_l||_F): agreement to kBackendTol; then the article's full scale
+compare_norms() {  # compare_norms CPU.json CUDA.json LABEL: relative differences of every Frobenius norm
+  python3 - "$@" << 'EOF'
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+worst = 0.0
+for l, (la, lb) in enumerate(zip(a["layers"], b["layers"])):
+    for part in ("block_jacobian", "product_jacobian"):
+        x, y = la[part].get("frobenius_norm"), lb[part].get("frobenius_norm")
+        if x is None or y is None:
+            continue
+        r = abs(x - y) / abs(x)
+        worst = max(worst, r)
+        print(f"{sys.argv[3]} layer {l:2d} {part:16s} frobenius cpu {x:.16g} cuda {y:.16g} rel {r:.2e}")
+print(f"{sys.argv[3]}: worst relative difference {worst:.2e} (kBackendTol 1e-10)")
+for k in ("timing_seconds", "elapsed_seconds"):
+    print(k, "cpu", a.get(k), "cuda", b.get(k))
+sys.exit(0 if worst <= 1e-10 else 1)
+EOF
+}
+step "streamed N=4096 L=4 on the GPU" 60 "$G" analyze $MODEL --seq-len 8 --layers 4 --mode streamed --stream-rows 512 --device cuda -q --json "$OUT/st_cuda_n8_L4.json"
+step "streamed N=4096 L=4 on the CPU" 120 "$G" analyze $MODEL --seq-len 8 --layers 4 --mode streamed --stream-rows 512 --device cpu -q --json "$OUT/st_cpu_n8_L4.json"
+if command -v python3 > /dev/null && [ -f "$OUT/st_cuda_n8_L4.json" ] && [ -f "$OUT/st_cpu_n8_L4.json" ]; then
+  step "agreement table, streamed N=4096" 30 compare_norms "$OUT/st_cpu_n8_L4.json" "$OUT/st_cuda_n8_L4.json" "streamed N=4096"
+fi
+# full scale (d=512, h=8, d_ff=2048, n=128, L=24; N=65536): every exact ||P_l||_F on the GPU (goal: <= 3 minutes),
+# then the CPU's Hutchinson estimates with 64 probes, which every exact value must lie within 4 standard errors of
+step "full scale N=65536 L=24 streamed ||P_l||_F on the GPU" 200 "$G" analyze $MODEL --seq-len 128 --layers 24 --mode streamed --stream-blocks off --stream-rows 1024 --device cuda -q --json "$OUT/st_cuda_full.json"
+step "full scale N=65536 L=24 Hutchinson (64 probes) on the CPU" 150 "$G" analyze $MODEL --seq-len 128 --layers 24 --mode matrix-free --spectral-layers none --hutchinson-probes 64 -q --json "$OUT/mf_cpu_full.json"
+if command -v python3 > /dev/null && [ -f "$OUT/st_cuda_full.json" ] && [ -f "$OUT/mf_cpu_full.json" ]; then
+  step "full scale: exact (GPU) vs Hutchinson (CPU), in standard errors" 30 python3 - "$OUT/st_cuda_full.json" "$OUT/mf_cpu_full.json" << 'EOF'
+import json, sys
+g, c = (json.load(open(p)) for p in sys.argv[1:3])
+zs = []
+for l, (lg, lc) in enumerate(zip(g["layers"], c["layers"])):
+    for part in ("product_jacobian", "block_jacobian"):
+        x, e, se = lg[part].get("frobenius_norm"), lc[part].get("frobenius_norm"), lc[part].get("frobenius_std_error")
+        if x is None or e is None or not se:
+            continue
+        z = abs(e - x) / se
+        zs.append(z)
+        print(f"layer {l:2d} {part:16s} exact {x:.10g} hutchinson {e:.10g} +- {se:.3g}  z {z:.2f}")
+print(f"{len(zs)} comparisons, max z {max(zs) if zs else float('nan'):.2f}, {sum(z > 4 for z in zs)} beyond 4")
+print("timing_seconds gpu", g.get("timing_seconds"), "cpu", c.get("timing_seconds"))
+sys.exit(0 if zs and all(z <= 4 for z in zs) else 1)
+EOF
+fi
+
+# --- 4. the explicit engine at the article's width, CPU vs GPU (agreement and timings) --------------------------------
 # N = n·d = 4096 over 4 layers on both; N = 8192 over 2 layers on the GPU only (the largest N of this run)
 step "explicit N=4096 L=4 on the GPU" 90 "$G" analyze $MODEL --seq-len 8 --layers 4 --mode explicit --device cuda -q --json "$OUT/cuda_n8_L4.json"
 step "explicit N=4096 L=4 on the CPU" 150 "$G" analyze $MODEL --seq-len 8 --layers 4 --mode explicit --device cpu -q --json "$OUT/cpu_n8_L4.json"
@@ -119,9 +167,13 @@ EOF
 fi
 step "explicit N=8192 L=2 on the GPU" 150 "$G" analyze $MODEL --seq-len 16 --layers 2 --mode explicit --device cuda -q --json "$OUT/cuda_n16_L2.json"
 
-# --- 4. full scale (d=512, h=8, d_ff=2048, n=128, L=24; N=65536): the explicit products do not fit one GPU ----------
+# --- 5. full scale (d=512, h=8, d_ff=2048, n=128, L=24; N=65536): the explicit products do not fit one GPU ----------
 # (5 matrices of N² doubles = 160 GiB > the H200's 139 GiB): the run must refuse with the sizes, before any product
 step "full scale N=65536 L=24 explicit on the GPU: the refusal" 60 "$G" analyze $MODEL --seq-len 128 --layers 24 --mode explicit --device cuda --max-memory 1000G -q
+
+step "tests: test_backend [backend] (the CPU bodies)" 60 "$CARRY/bin/test_backend" "[backend]"
+# with what is left: every ||B_l||_F too at full scale (twice the work)
+step "full scale N=65536 L=24 streamed ||P_l||_F and ||B_l||_F on the GPU" 200 "$G" analyze $MODEL --seq-len 128 --layers 24 --mode streamed --stream-rows 1024 --device cuda -q --json "$OUT/st_cuda_full_blocks.json"
 
 log "gpu-check: done in $(($(date +%s) - START)) s, ${FAILED} step(s) with a non-zero exit (the full-scale refusal is expected: exit 2)"
 ls -la "$OUT" >> "$RESULTS"

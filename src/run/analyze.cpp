@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 
+#include "gradflow/matrix_free/device_chain.hpp"
 #include "gradflow/run/analysis.hpp"
 #include "gradflow/run/context.hpp"
 #include "gradflow/run/engine.hpp"
@@ -19,6 +20,12 @@ nlohmann::ordered_json analyze(const RunConfig& rc) {
   rc.model.validate();
   const EngineChoice choice = choose_engine(rc.model, rc.analysis);  // validates and refuses what does not fit
   Model model(rc.model);
+  if (choice.engine == Engine::Streamed && rc.analysis.backend != BackendKind::Cpu) {
+    const std::string lacks = DeviceChain::unsupported(model);
+    require(lacks.empty(), "--device " + std::string(to_string(rc.analysis.backend)) + " --mode streamed does not cover " +
+                               lacks + " yet (placement " + rc.model.placement +
+                               "); fix: use --device cpu, or --mode explicit on the device");
+  }
   const RunInputs in = prepare_run(rc, model);  // --weights/--input/--cotangent, or --init and seeded draws
   AnalysisOptions opts = rc.analysis;
   opts.engine = choice.engine;
