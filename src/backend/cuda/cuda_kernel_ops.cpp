@@ -33,9 +33,8 @@ class DeviceArray final : public KernelArray {
 class CudaKernelOps final : public KernelOps {
  public:
   explicit CudaKernelOps(cublasHandle_t blas)
-      : blas_(blas), partial_(cuda::device_alloc<double>(static_cast<size_t>(cuda::reduce_blocks(INT64_MAX)),
-                                                          "the reductions' partial sums")),
-        host_partial_(static_cast<size_t>(cuda::reduce_blocks(INT64_MAX))) {}
+      : blas_(blas), partial_(cuda::device_alloc<double>(cuda::kMaxReduceBlocks, "the reductions' partial sums")),
+        host_partial_(cuda::kMaxReduceBlocks) {}
 
   std::unique_ptr<KernelArray> alloc(Index count, const std::string& what) const override {
     return std::make_unique<DeviceArray>(count, what);

@@ -10,11 +10,11 @@ namespace {
 
 constexpr int kThreads = 256;     // element-wise kernels and reductions
 constexpr int kRowThreads = 128;  // row kernels: one block per row
-constexpr int64_t kMaxBlocks = 4096;
+constexpr int64_t kMaxBlocks = kMaxReduceBlocks;
 constexpr int64_t kMaxRowBlocks = 65535;
 
 int blocks_for(int64_t count) {
-  const int64_t b = (count + kThreads - 1) / kThreads;
+  const int64_t b = count / kThreads + (count % kThreads != 0);  // no overflow near INT64_MAX
   return static_cast<int>(b < 1 ? 1 : (b > kMaxBlocks ? kMaxBlocks : b));
 }
 

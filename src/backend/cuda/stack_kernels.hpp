@@ -18,6 +18,8 @@ cudaError_t launch_scale_columns(const double* x, const double* s, double* y, in
 // u must be zero already (cudaMemsetAsync): sets the k ones of identity_rows.
 cudaError_t launch_identity_ones(double* u, int64_t start, int64_t k, int64_t n, int64_t w);
 // Per-block partial results into partial[0 .. reduce_blocks(count)): max |x| (NaN when any x is NaN/±Inf), Σ x².
+// reduce_blocks(count) <= kMaxReduceBlocks for every count.
+inline constexpr int kMaxReduceBlocks = 4096;
 int reduce_blocks(int64_t count);
 cudaError_t launch_max_abs_partial(const double* x, int64_t count, double* partial);
 cudaError_t launch_sum_squares_partial(const double* x, int64_t count, double* partial);
