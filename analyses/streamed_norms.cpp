@@ -47,7 +47,7 @@ class StreamedNorms final : public Analysis {
     Progress progress("streamed exact Jacobian norms", per_row * N * L, ctx.opts.progress);
     const auto step = [&](Index, Index k) { progress.step(per_row * k); };
     StreamedSweep s;
-    if (ctx.backend().kind() == BackendKind::Cpu) {
+    if (ctx.backend().kind() == BackendKind::Cpu && !ctx.opts.kernel_chain) {
       s = streamed_frobenius(ctx.model, ctx.trace, ctx.opts.stream_rows, blocks, step);
     } else {  // the chain on the device's kernels: the trace uploaded once, the stacks stay there
       DeviceChain chain(ctx.backend().kernels(), ctx.model, ctx.trace, std::min(ctx.opts.stream_rows, N));

@@ -20,7 +20,7 @@ nlohmann::ordered_json analyze(const RunConfig& rc) {
   rc.model.validate();
   const EngineChoice choice = choose_engine(rc.model, rc.analysis);  // validates and refuses what does not fit
   Model model(rc.model);
-  if (choice.engine == Engine::Streamed && rc.analysis.backend != BackendKind::Cpu) {
+  if (choice.engine == Engine::Streamed && (rc.analysis.backend != BackendKind::Cpu || rc.analysis.kernel_chain)) {
     const std::string lacks = DeviceChain::unsupported(model);
     require(lacks.empty(), "--device " + std::string(to_string(rc.analysis.backend)) + " --mode streamed does not cover " +
                                lacks + " yet (placement " + rc.model.placement +

@@ -175,6 +175,29 @@ TEST_CASE("analyze --mode streamed: the explicit report's Frobenius norms, exact
   }
 }
 
+TEST_CASE("analyze --mode streamed through the kernels' chain (the --device cuda path, on the CPU's kernels): the "
+          "same report to kCrossTol", "[engine]") {
+  for (const char* placement : {"pre", "post", "b2t"}) {
+    RunConfig rc;
+    rc.model = small_model(placement, 3);
+    rc.analysis.seq_len = 4;
+    rc.analysis.progress = false;
+    rc.analysis.engine_request = EngineRequest::Streamed;
+    rc.analysis.stream_rows = 7;
+    const auto host = analyze(rc);
+    rc.analysis.kernel_chain = true;
+    const auto kern = analyze(rc);
+    INFO(placement);
+    CHECK(kern["summary"]["stream_chunks"] == host["summary"]["stream_chunks"]);
+    for (size_t l = 0; l < 3; ++l)
+      for (const char* grp : {"product_jacobian", "block_jacobian"}) {
+        const double a = host["layers"][l][grp]["frobenius_norm"], b = kern["layers"][l][grp]["frobenius_norm"];
+        CHECK(std::abs(a - b) <= kCrossTol * a);
+        CHECK(kern["layers"][l][grp]["method"] == "exact (streamed)");
+      }
+  }
+}
+
 TEST_CASE("mode: streamed validates --stream-rows, refuses --spectrum and runs over its own budget, auto never "
           "chooses it", "[engine]") {
   AnalysisOptions o;

@@ -41,6 +41,8 @@ struct AnalysisOptions {
   Index hutchinson_probes = 32;     // --hutchinson-probes K (0: no Frobenius estimates)
   Index stream_rows = 256;          // --stream-rows K: identity rows per chunk of streamed mode (>= 1; memory ~K·N)
   bool stream_blocks = true;        // --stream-blocks on|off: streamed mode also gives ‖B_l‖_F (as much work again)
+  bool kernel_chain = false;        // streamed mode through the kernels' chain (matrix_free/device_chain.hpp) even on
+                                    // the CPU backend (tests: the device path end to end); a device backend always is
   Index sensitivity_probes = 0;     // --sensitivity-probes K: output sensitivity to parameters (0: off; each probe
                                     // costs about two forward passes: a parameter JVP and a perturbed forward)
   double sensitivity_size = 1e-3;   // --sensitivity-size r: δ_i = r·|θ_i|·ξ_i, ξ_i ~ N(0, 1) per parameter entry
