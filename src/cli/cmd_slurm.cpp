@@ -1,5 +1,5 @@
 // cmd_slurm.cpp — `gradflow slurm DIR [--partition P] [--time T] [--cpus-per-task C] [--mem M] [--max-running K]
-// [--merge-time T] [--merge-mem M] [--account A] [--max-array-size N] [--json F] [--csv F] [--submit]`: writes DIR/slurm/array.sbatch (a job array
+// [--gres G] [--merge-time T] [--merge-mem M] [--account A] [--max-array-size N] [--json F] [--csv F] [--submit]`: writes DIR/slurm/array.sbatch (a job array
 // over the plan's tasks that have no result, throttled with %K, packed when the plan has more tasks than
 // MaxArraySize allows) and DIR/slurm/merge.sbatch (gradflow merge), and with --submit submits both with sbatch, the
 // merge after the array (--dependency=afterany), printing the job IDs (experiments/slurm_script.hpp,
@@ -121,6 +121,8 @@ void setup_slurm(CLI::App& app) {
       ->check(CLI::Range(1, 4096))
       ->capture_default_str();
   sub->add_option("--mem", opts->s.mem, "#SBATCH --mem per array element, e.g. 4G");
+  sub->add_option("--gres", opts->s.gres,
+                  "#SBATCH --gres per array element, e.g. gpu:1 for a plan written with --device cuda");
   sub->add_option("--merge-time", opts->s.merge_time,
                   "#SBATCH --time of the merge job (default: the cluster's, not --time), e.g. 00:10:00");
   sub->add_option("--merge-mem", opts->s.merge_mem, "#SBATCH --mem of the merge job (default: the cluster's, not --mem)");

@@ -61,6 +61,9 @@ void add_experiment_options(CLI::App& sub, ExperimentOptions& o) {
   sub.add_option("--threads", o.threads, "configurations run at once (default: all cores; results do not depend on it)")
       ->check(CLI::Range(0, process::kMaxThreads));
   sub.add_flag("--gradients-only", o.gradients_only, "skip the explicit Jacobians (gradient norms only, ~100x faster)");
+  sub.add_option("--device", o.device, "where each configuration's explicit products (or streamed chain) run: cpu | "
+                                       "cuda (one configuration at a time; docs/cuda.md)")
+      ->check(CLI::IsMember({"cpu", "cuda"}))->capture_default_str();
   add_sensitivity_options(sub, o.model.rc.analysis);
   sub.add_flag("-q,--quiet", o.quiet, "no table, no progress");
   sub.add_option("--spec-file", o.spec_file, "(set by `gradflow run`) the spec file this run comes from")
@@ -94,6 +97,9 @@ void run_experiment_command(const CLI::App& sub, const std::string& kind, const 
                             const ExperimentOptions& o) {
   const RunConfig& rc = o.model.rc;
   check_sensitivity_options(sub, rc.analysis);
+  require(!(o.gradients_only && o.device != "cpu"),
+          "--device " + o.device + " runs the Jacobian products, which --gradients-only skips (its gradients run on "
+          "the CPU); fix: drop --device or --gradients-only");
   std::vector<NamedPath> inputs = run_input_paths(rc);
   inputs.push_back({"the spec", o.spec_file});
   check_outputs({{"--json", o.json}, {"--csv", o.csv}}, inputs);
@@ -104,6 +110,7 @@ void run_experiment_command(const CLI::App& sub, const std::string& kind, const 
   e.axes.seeds = o.seeds;
   e.axes.base_seed = o.model.rc.init.seed;
   e.gradients_only = o.gradients_only;
+  e.backend = o.device == "cuda" ? BackendKind::Cuda : BackendKind::Cpu;
   e.runner.threads = o.threads;
   e.runner.resume_dir = o.resume;
   e.runner.progress = !o.quiet;

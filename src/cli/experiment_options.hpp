@@ -19,6 +19,7 @@ struct ExperimentOptions {
   int threads = 0;
   std::string json, csv, resume, spec_file;
   bool gradients_only = false, quiet = false;
+  std::string device = "cpu";  // --device cpu | cuda
   PlanFlags plan;
 };
 

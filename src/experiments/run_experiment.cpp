@@ -42,6 +42,7 @@ RunConfig resolve_point(const ExperimentSettings& e, const std::string& placemen
   }
   RunConfig rc = resolve(s);
   rc.analysis.engine_request = parse_engine_request("auto", e.gradients_only);
+  rc.analysis.backend = e.backend;
   rc.analysis.progress = false;
   return rc;
 }
@@ -59,6 +60,13 @@ nlohmann::ordered_json run_experiment(ExperimentSettings e) {
   };
   const std::vector<Configuration> configs = plan_configurations(e.axes, make);
   for (const auto& c : configs) choose_engine(c.rc.model, c.rc.analysis);  // refuses what does not fit, up front
+  if (e.backend != BackendKind::Cpu) {
+    // one configuration at a time on the device (each holds its products there); a run that computes (not the step
+    // that only writes a plan, on a login node) needs the device before the first configuration starts
+    e.runner.threads = 1;
+    if (e.runner.plan.kind != PlanStep::Kind::Write && e.runner.plan.kind != PlanStep::Kind::Merge)
+      (void)make_backend(e.backend);  // Error with the fix when it was not built or no GPU is visible
+  }
   if (e.runner.progress)
     std::fprintf(stderr, "gradflow %s: %zu configurations x %d seeds = %zu runs\n", e.kind.c_str(),
                  configs.size() / static_cast<size_t>(std::max(e.axes.seeds, 1)), e.axes.seeds, configs.size());

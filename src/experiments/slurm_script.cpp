@@ -65,6 +65,7 @@ std::string slurm_array_script(const SlurmSettings& s, const ArrayLayout& a) {
      << "\n";
   os << "#SBATCH --ntasks=1\n#SBATCH --cpus-per-task=" << s.cpus_per_task << "\n";
   if (!s.mem.empty()) os << "#SBATCH --mem=" << s.mem << "\n";
+  if (!s.gres.empty()) os << "#SBATCH --gres=" << s.gres << "\n";
   os << "# Element e runs tasks e*" << a.pack << " to e*" << a.pack << "+" << a.pack - 1 << " (of " << a.tasks
      << "), side by side on its CPUs\n"
      << "# (gradflow task takes its thread count from SLURM_CPUS_PER_TASK); a task with a result is skipped.\n"

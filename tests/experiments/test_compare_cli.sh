@@ -113,4 +113,23 @@ rc=$?
 [ $rc -eq 2 ] && [ "$(grep -c . "$tmp/err")" -eq 1 ] && grep -q "metric 'top.nonsense' is not in" "$tmp/err" &&
   [ ! -e "$tmp/phase2.png" ] || fail "phase-diagram with a bad metric -> exit $rc: $(cat "$tmp/err")"
 
+# --device: cpu gives the report of no --device (bit for bit but timings); cuda without a CUDA build or a GPU stops
+# before any configuration with one line and the fix; with --gradients-only it is refused (its gradients run on the
+# CPU); writing a plan needs no GPU (a login node) and its spec carries the device for the tasks
+"$gf" compare --placements post,pre --layers 2,3 --seeds 3 $small --json "$tmp/cdev.json" --device cpu --threads 1 -q ||
+  fail "compare --device cpu"
+strip_times "$tmp/cdev.json" | grep -v '"device"' >"$tmp/cdev.stripped"
+strip_times "$tmp/c.json" >"$tmp/c1.again"
+cmp -s "$tmp/cdev.stripped" "$tmp/c1.again" || fail "--device cpu changed the report: $(diff "$tmp/cdev.stripped" "$tmp/c1.again" | head -5)"
+"$gf" compare --placements post --layers 2 --seeds 1 $small --device cuda -q --json "$tmp/cuda.json" 2>"$tmp/err"
+rc=$?
+[ $rc -eq 2 ] && [ "$(grep -c . "$tmp/err")" -eq 1 ] && grep -q "device cuda" "$tmp/err" && grep -q "fix:" "$tmp/err" &&
+  [ ! -e "$tmp/cuda.json" ] || fail "compare --device cuda without a GPU -> exit $rc: $(cat "$tmp/err")"
+"$gf" compare --placements post --layers 2 --seeds 1 $small --device cuda --gradients-only -q 2>"$tmp/err"
+rc=$?
+[ $rc -eq 2 ] && grep -q "which --gradients-only skips" "$tmp/err" || fail "--device cuda --gradients-only -> exit $rc: $(cat "$tmp/err")"
+"$gf" compare --placements post --layers 2 --seeds 1 $small --device cuda --plan "$tmp/gpuplan" -q ||
+  fail "writing a --device cuda plan without a GPU"
+grep -q '"device": "cuda"' "$tmp/gpuplan/plan.json" || fail "the plan's spec lacks the device: $(head -c 400 "$tmp/gpuplan/plan.json")"
+
 echo "ok: compare/sweep/run"

@@ -163,6 +163,9 @@ TEST_CASE("slurm: array layout, packing past MaxArraySize, scripts") {
   REQUIRE_THAT(slurm_array_script(s, array_layout(4, {0}, 1001)), Catch::Contains("#SBATCH --time=02:00:00\n"));
   REQUIRE_THAT(slurm_array_script(s, array_layout(4, {0}, 1001)), Catch::Contains("#SBATCH --mem=64G\n"));
   REQUIRE_THAT(merge, !Catch::Contains("--time") && !Catch::Contains("--mem"));
+  s.gres = "gpu:1";  // a plan run with --device cuda: each array element asks for a GPU, the merge job does not
+  REQUIRE_THAT(slurm_array_script(s, array_layout(4, {0}, 1001)), Catch::Contains("#SBATCH --gres=gpu:1\n"));
+  REQUIRE_THAT(slurm_merge_script(s), !Catch::Contains("--gres"));
   s.merge_time = "00:10:00";
   s.merge_mem = "2G";
   merge = slurm_merge_script(s);

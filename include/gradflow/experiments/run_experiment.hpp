@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gradflow/backend/backend.hpp"
 #include "gradflow/run/model_settings.hpp"
 #include "gradflow/experiments/plan.hpp"
 #include "gradflow/experiments/runner.hpp"
@@ -18,6 +19,8 @@ struct ExperimentSettings {
   ModelSettings model;          // the model options given; each point sets its placement, depth or swept value
   PlanAxes axes;
   bool gradients_only = false;  // --gradients-only
+  BackendKind backend = BackendKind::Cpu;  // --device: where each point's explicit products or streamed chain run;
+                                           // a device runs one configuration at a time
   RunnerOptions runner;         // threads, --resume, progress
   nlohmann::ordered_json spec;  // the spec that reproduces the experiment (recorded in the report)
   std::string spec_file;        // the spec file it came from ("" for none): recorded with its content

@@ -14,6 +14,7 @@ inline constexpr int kDefaultMaxArraySize = 1001;  // Slurm's default MaxArraySi
 struct SlurmSettings {
   std::string partition, time, mem, account;  // "" = the cluster's default; time and mem: per array element
   std::string merge_time, merge_mem;           // the merge job's own ("" = the cluster's default, not the array's)
+  std::string gres;                            // per array element, e.g. "gpu:1" for a plan run with --device cuda
   int cpus_per_task = 1;
   int max_running = 0;          // %K: elements running at once (0: no limit)
   std::string gradflow;         // the executable (absolute path, as compute nodes see it)
