@@ -1,13 +1,16 @@
 // matrix_free_norms.cpp — the Jacobian norms of jacobian_norms.cpp without forming a matrix (--mode matrix-free):
 // top-k singular values of B_l and P_l and ‖B_l − I‖₂ by Lanczos through JVP/VJP (matrix_free/chain_singular.hpp), and
 // Frobenius norms ‖P_l‖_F, ‖B_l‖_F by Hutchinson probes in one batched backward sweep (matrix_free/hutchinson.hpp).
-// σ_min and the numerical rank need the whole spectrum: null here (docs/scaling.md says why).
+// σ_min and the numerical rank need the whole spectrum: null here (docs/scaling.md says why). With --device cuda the
+// Lanczos operators run on the GPU's kernels (DeviceChainOperator); the Hutchinson sweep stays on the CPU.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <memory>
 
 #include "gradflow/run/analysis.hpp"
 #include "gradflow/matrix_free/chain_singular.hpp"
+#include "gradflow/matrix_free/device_chain.hpp"
 #include "gradflow/matrix_free/hutchinson.hpp"
 #include "gradflow/run/engine.hpp"
 #include "gradflow/report/progress.hpp"
@@ -21,7 +24,7 @@ Json number_or_null(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr
 // Lanczos expected applications of JᵀJ per operator (for the progress estimate only).
 constexpr Index kExpectedLanczosOps = 40;
 
-void put_lanczos(Json& o, const ChainSingular& s, const JacobianChain& J, Index k) {
+void put_lanczos(Json& o, const ChainSingular& s, const ChainOperator& J, Index k) {
   Json tv = Json::array(), tl = Json::array();
   for (Index i = 0; i < s.values.size(); ++i) {
     tv.push_back(number_or_null(s.values(i)));
@@ -96,11 +99,22 @@ class MatrixFreeNorms final : public Analysis {
     HutchinsonSweep h;
     if (K > 0) h = hutchinson_frobenius(ctx.model, ctx.trace, K, o.probe_seed, true, [&](Index) { progress.step(2 * K); });
 
+    // Lanczos's operators: the model's own JVPs/VJPs, or with a device backend the same chain on its kernels
+    // (matrix_free/device_chain.hpp; one vector at a time); Hutchinson's probes stay on the CPU
+    std::unique_ptr<DeviceChain> device;
+    if (ctx.backend().kind() != BackendKind::Cpu || o.kernel_chain)
+      device = std::make_unique<DeviceChain>(ctx.backend().kernels(), ctx.model, ctx.trace, 1);
+    const auto chain = [&](Index from, Index to, std::string what) -> std::unique_ptr<ChainOperator> {
+      if (device) return std::make_unique<DeviceChainOperator>(*device, from, to, std::move(what));
+      return std::make_unique<JacobianChain>(ctx.model, ctx.trace, from, to, std::move(what));
+    };
+
     // B_l: every layer whenever any spectral layer is asked (all L together cost about one P_0)
     std::vector<Json> blocks(static_cast<size_t>(L), Json::object()), products(static_cast<size_t>(L), Json::object());
     if (!spectral.empty())
       for (Index l = L - 1; l >= 0; --l) {
-        const JacobianChain B(ctx.model, ctx.trace, l, l + 1, block_name(l));
+        const std::unique_ptr<ChainOperator> Bp = chain(l, l + 1, block_name(l));
+        const ChainOperator& B = *Bp;
         Json& b = blocks[static_cast<size_t>(l)];
         put_lanczos(b, chain_top_singular(B, k, o.probe_seed), B, k);
         if (!B.square()) {  // ResiDual's B_{L−1} ends in the head: state (2N) → output (N); no B − I
@@ -116,8 +130,8 @@ class MatrixFreeNorms final : public Analysis {
         progress.step(4 * kExpectedLanczosOps);
       }
     for (Index l : spectral) {
-      const JacobianChain P(ctx.model, ctx.trace, l, L, product_name(l));
-      put_lanczos(products[static_cast<size_t>(l)], chain_top_singular(P, k, o.probe_seed), P, k);
+      const std::unique_ptr<ChainOperator> P = chain(l, L, product_name(l));
+      put_lanczos(products[static_cast<size_t>(l)], chain_top_singular(*P, k, o.probe_seed), *P, k);
       progress.step(2 * kExpectedLanczosOps * (L - l));
     }
     double log_gain_product = 0;

@@ -92,8 +92,8 @@ step "tests: test_backend [cuda] (CUDA vs CPU, kBackendTol = 1e-10)" 180 "$CARRY
 
 # --- 3. streamed exact norms (the VJP chain on the GPU's kernels, matrix_free/device_chain.hpp) --------------------------
 # N = 4096 over 4 layers on both (every ||P_l||_F and ||B_l||_F): agreement to kBackendTol; then the article's full scale
-# agreement.py CPU.json CUDA.json LABEL: every norm (and sigma_min, rank) of both reports side by side (a file, so
-# that `step`'s timeout can run it)
+# agreement.py CPU.json CUDA.json LABEL [TOL]: every norm (and sigma_min, rank) of both reports side by side (a file,
+# so that `step`'s timeout can run it)
 cat > "$OUT/agreement.py" << 'EOF'
 import json, sys
 a, b = (json.load(open(p)) for p in sys.argv[1:3])
@@ -109,10 +109,11 @@ for l, (la, lb) in enumerate(zip(a["layers"], b["layers"])):
             if key not in ("min_singular_value", "numerical_rank"):
                 worst = max(worst, r)
             print(f"{l:5d}  {part:16s}  {key:29s}  {x:<23.16g}  {y:<23.16g}  {r:.2e}")
-print(f"{sys.argv[3]}: worst relative difference of the norms {worst:.2e} (kBackendTol 1e-10)")
+tol = float(sys.argv[4]) if len(sys.argv) > 4 else 1e-10  # kBackendTol; Lanczos: kLanczosTol 1e-8
+print(f"{sys.argv[3]}: worst relative difference of the norms {worst:.2e} (tolerance {tol:g})")
 for k in ("timing_seconds", "elapsed_seconds"):
     print(k, "cpu", a.get(k), "cuda", b.get(k))
-sys.exit(0 if worst <= 1e-10 else 1)
+sys.exit(0 if worst <= tol else 1)
 EOF
 step "streamed N=4096 L=4 on the GPU" 60 "$G" analyze $MODEL --seq-len 8 --layers 4 --mode streamed --stream-rows 512 --device cuda -q --json "$OUT/st_cuda_n8_L4.json"
 step "streamed N=4096 L=4 on the CPU" 120 "$G" analyze $MODEL --seq-len 8 --layers 4 --mode streamed --stream-rows 512 --device cpu -q --json "$OUT/st_cpu_n8_L4.json"
@@ -158,6 +159,18 @@ step "full scale N=65536 L=24 explicit on the GPU: the refusal" 60 "$G" analyze 
 step "tests: test_backend [backend] (the CPU bodies)" 60 "$CARRY/bin/test_backend" "[backend]"
 # with what is left: every ||B_l||_F too at full scale (twice the work)
 step "full scale N=65536 L=24 streamed ||P_l||_F and ||B_l||_F on the GPU" 200 "$G" analyze $MODEL --seq-len 128 --layers 24 --mode streamed --stream-rows 1024 --device cuda -q --json "$OUT/st_cuda_full_blocks.json"
+# matrix-free Lanczos on the GPU's operators (Hutchinson stays on the CPU): N = 4096 L = 4 against the CPU (kLanczosTol),
+# then sigma_max of P_0 and of every B_l at full scale, timed, against the CPU's
+step "matrix-free N=4096 L=4 on the GPU" 60 "$G" analyze $MODEL --seq-len 8 --layers 4 --mode matrix-free --spectral-layers all --hutchinson-probes 0 --device cuda -q --json "$OUT/mf_cuda_n8_L4.json"
+step "matrix-free N=4096 L=4 on the CPU" 60 "$G" analyze $MODEL --seq-len 8 --layers 4 --mode matrix-free --spectral-layers all --hutchinson-probes 0 --device cpu -q --json "$OUT/mf_cpu_n8_L4.json"
+if command -v python3 > /dev/null && [ -f "$OUT/mf_cuda_n8_L4.json" ] && [ -f "$OUT/mf_cpu_n8_L4.json" ]; then
+  step "agreement table, matrix-free N=4096" 30 python3 "$OUT/agreement.py" "$OUT/mf_cpu_n8_L4.json" "$OUT/mf_cuda_n8_L4.json" "matrix-free N=4096" 1e-8
+fi
+step "full scale sigma_max(P_0), every B_l: matrix-free on the GPU" 120 "$G" analyze $MODEL --seq-len 128 --layers 24 --mode matrix-free --spectral-layers bottom --hutchinson-probes 0 --device cuda -q --json "$OUT/mf_cuda_full.json"
+step "full scale sigma_max(P_0), every B_l: matrix-free on the CPU" 150 "$G" analyze $MODEL --seq-len 128 --layers 24 --mode matrix-free --spectral-layers bottom --hutchinson-probes 0 --device cpu -q --json "$OUT/mf_cpu_full_sigma.json"
+if command -v python3 > /dev/null && [ -f "$OUT/mf_cuda_full.json" ] && [ -f "$OUT/mf_cpu_full_sigma.json" ]; then
+  step "agreement table, matrix-free full scale" 30 python3 "$OUT/agreement.py" "$OUT/mf_cpu_full_sigma.json" "$OUT/mf_cuda_full.json" "matrix-free full scale" 1e-8
+fi
 
 log "gpu-check: done in $(($(date +%s) - START)) s, ${FAILED} step(s) with a non-zero exit (the full-scale refusal is expected: exit 2)"
 ls -la "$OUT" >> "$RESULTS"

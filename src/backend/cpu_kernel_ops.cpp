@@ -57,6 +57,14 @@ class CpuKernelOps final : public KernelOps {
     }
   }
 
+  void norm_jvp(int kind, const double* xhat, const double* rstd, const double* gamma, double alpha, Index n, Index d,
+                const double* dx, double* dy, Index rows) const override {
+    for (Index r = 0; r < rows; ++r) {
+      const Index i = r % n;
+      rows::norm_jvp_row(kind, xhat + i * d, kind == rows::kDyT ? 0.0 : rstd[i], gamma, alpha, dx + r * d, dy + r * d, d);
+    }
+  }
+
   void softmax_vjp(const double* P, Index n, double* dp, Index copies, double scale) const override {
     for (Index c = 0; c < copies; ++c)
       for (Index i = 0; i < n; ++i) rows::softmax_vjp_row(P + i * n, dp + (c * n + i) * n, n, scale);

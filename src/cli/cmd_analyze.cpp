@@ -96,8 +96,9 @@ void setup_analyze(CLI::App& app) {
          "streamed: on (default) | off: also the exact ||B_l||_F of every layer (as much work again as the ||P_l||_F)")
       ->check(CLI::IsMember({"on", "off"}))->type_name("on|off");
   add_sensitivity_options(*sub, an);
-  sub->add_option("--device", opts->device, "where explicit mode's products, norms and SVDs, or streamed mode's "
-                                           "VJP chain, run: cpu | cuda (a CUDA build and a visible GPU; docs/cuda.md)")
+  sub->add_option("--device", opts->device, "where explicit mode's products, norms and SVDs, streamed mode's VJP "
+                                           "chain, or matrix-free mode's Lanczos products run: cpu | cuda (a CUDA build "
+                                           "and a visible GPU; docs/cuda.md)")
       ->check(CLI::IsMember({"cpu", "cuda"}))->capture_default_str();
   sub->add_option_function<std::string>(
          "--max-time", [&an](const std::string& v) { an.max_time_seconds = parse_duration(v, "--max-time"); },

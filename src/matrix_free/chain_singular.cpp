@@ -53,7 +53,7 @@ ChainSingular zero_operator(Index k, Index N) {
 
 }  // namespace
 
-ChainSingular chain_top_singular(const JacobianChain& J, Index k, uint64_t seed, double tol) {
+ChainSingular chain_top_singular(const ChainOperator& J, Index k, uint64_t seed, double tol) {
   const Index n = J.tokens(), d = J.width(), N = J.size(), d_out = J.out_width(), M = J.out_size();
   ChainSingular out;
   // Reference scale c = 2^e ≈ ‖J v₀‖ for a random unit v₀.
@@ -78,7 +78,7 @@ ChainSingular chain_top_singular(const JacobianChain& J, Index k, uint64_t seed,
   return out;
 }
 
-ChainSingular chain_top_singular_minus_identity(const JacobianChain& J, Index k, uint64_t seed, double tol) {
+ChainSingular chain_top_singular_minus_identity(const ChainOperator& J, Index k, uint64_t seed, double tol) {
   const Index n = J.tokens(), d = J.width(), N = J.size();
   if (!J.square())
     throw Error("internal: " + J.what() + " - I of a non-square chain", ErrorKind::Internal);

@@ -146,13 +146,13 @@ void DeviceChain::set_identity(int stack, Index start, Index k, Index width) {
   s.exp2 = 0;
 }
 
-void DeviceChain::set_stack(int stack, const Mat& m) {
+void DeviceChain::set_stack(int stack, const Mat& m, long exp2) {
   if (m.cols() != d_ || m.rows() % n_ != 0 || m.rows() / n_ > max_copies_ || m.rows() == 0)
     throw Error("internal: DeviceChain::set_stack outside its stacks", ErrorKind::Internal);
   Stack& s = stacks_[stack];
   ops_.upload(m.data(), s.m->data(), m.size());
   s.copies = m.rows() / n_;
-  s.exp2 = 0;
+  s.exp2 = exp2;
 }
 
 Mat DeviceChain::stack_to_host(int stack, long* exp2) const {
@@ -168,12 +168,11 @@ void DeviceChain::add_squares(int stack, SquareSum& sum) const {
   sum.add(ops_.sum_squares(s.m->data(), s.copies * n_ * d_), 2 * s.exp2);
 }
 
-void DeviceChain::keep_in_range(Stack& s, Index block) const {
+void DeviceChain::keep_in_range(Stack& s, const char* dir, const std::string& what, Index block) const {
   const Index count = s.copies * n_ * d_;
   const double amax = ops_.max_abs(s.m->data(), count);
-  const Index l = block < 0 ? model_.layers() - 1 : block;  // the head belongs to B_{L−1}
-  if (!std::isfinite(amax))
-    throw Error("NaN/Inf in the VJP of " + block_name(l) + " at " +
+  if (!std::isfinite(amax))  // as JacobianChain::keep_in_range
+    throw Error(std::string("NaN/Inf in the ") + dir + " of " + what + " at " +
                     (block < 0 ? std::string("the final norm") : "block " + std::to_string(block)) + "; fix: " +
                     std::string(kNonFiniteFix),
                 ErrorKind::Numeric);
@@ -186,13 +185,15 @@ void DeviceChain::keep_in_range(Stack& s, Index block) const {
   }
 }
 
-void DeviceChain::vjp(int stack, Index l) {
+void DeviceChain::vjp(int stack, Index l) { vjp(stack, l, block_name(l)); }
+
+void DeviceChain::vjp(int stack, Index l, const std::string& what) {
   Stack& s = stacks_[stack];
   const Index k = s.copies, count = k * n_ * d_;
   if (l == model_.layers() - 1 && head_) {
     norm_vjp(*head_, s.m->data(), work(kSwap), k);
     std::swap(s.m, work_[kSwap]);
-    keep_in_range(s, -1);
+    keep_in_range(s, "VJP", what, -1);
   }
   const std::vector<Unit>& units = blocks_[static_cast<size_t>(l)];
   bool b2t = false;
@@ -203,11 +204,61 @@ void DeviceChain::vjp(int stack, Index l) {
     std::swap(s.m, work_[kSwap]);
   }
   if (b2t) ops_.axpby(count, 1.0, work(kDblock), 1.0, s.m->data());
-  keep_in_range(s, l);
+  keep_in_range(s, "VJP", what, l);
+}
+
+void DeviceChain::jvp_block(int stack, Index l, const std::string& what) {
+  Stack& s = stacks_[stack];
+  const Index k = s.copies, count = k * n_ * d_;
+  const std::vector<Unit>& units = blocks_[static_cast<size_t>(l)];
+  bool b2t = false;
+  for (const Unit& u : units) b2t |= u.add_block_input;
+  if (b2t) ops_.axpby(count, 1.0, s.m->data(), 0.0, work(kDblock));  // the block's input tangent, for B2T
+  for (const Unit& u : units) {
+    unit_jvp(u, s.m->data(), work(kSwap), work(kDblock), k);
+    std::swap(s.m, work_[kSwap]);
+  }
+  keep_in_range(s, "JVP", what, l);
+}
+
+void DeviceChain::head_jvp(int stack, const std::string& what) {
+  if (!head_) return;
+  Stack& s = stacks_[stack];
+  norm_jvp(*head_, s.m->data(), work(kSwap), s.copies);
+  std::swap(s.m, work_[kSwap]);
+  keep_in_range(s, "JVP", what, -1);
 }
 
 void DeviceChain::norm_vjp(const Norm& nm, const double* dy, double* dx, Index copies) const {
   ops_.norm_vjp(nm.kind, nm.xhat, nm.rstd, nm.gamma, nm.alpha, n_, d_, dy, dx, copies * n_);
+}
+
+void DeviceChain::norm_jvp(const Norm& nm, const double* dx, double* dy, Index copies) const {
+  ops_.norm_jvp(nm.kind, nm.xhat, nm.rstd, nm.gamma, nm.alpha, n_, d_, dx, dy, copies * n_);
+}
+
+void DeviceChain::unit_jvp(const Unit& u, const double* dx, double* dy, const double* dx_block, Index copies) {
+  const Index rows = copies * n_, count = rows * d_;
+  // u = κ·PreNorm(x), g = G(u), b = BranchNorm(g), z = s ⊙ x + c·b [+ x_block], y = PostNorm(z)
+  const double* du = dx;
+  if (u.pre) {
+    norm_jvp(*u.pre, dx, work(kDpre), copies);
+    if (u.kappa != 1.0) ops_.axpby(count, u.kappa, work(kDpre), 0.0, work(kDpre));
+    du = work(kDpre);
+  }
+  if (u.kind == SublayerKind::Attention) attention_jvp(u, du, work(kDu), copies);
+  else feed_forward_jvp(u, du, work(kDu), copies);
+  const double* db = work(kDu);
+  if (u.branch) {
+    norm_jvp(*u.branch, work(kDu), work(kDg), copies);
+    db = work(kDg);
+  }
+  double* dz = u.post ? work(kDz) : dy;
+  if (u.skip_vector) ops_.scale_columns(dx, u.skip_vector, dz, rows, d_);
+  else ops_.axpby(count, u.skip, dx, 0.0, dz);
+  ops_.axpby(count, u.coefficient, db, 1.0, dz);
+  if (u.add_block_input) ops_.axpby(count, 1.0, dx_block, 1.0, dz);
+  if (u.post) norm_jvp(*u.post, dz, dy, copies);
 }
 
 void DeviceChain::unit_vjp(const Unit& u, const double* dy, double* dx, double* d_block, Index copies) {
@@ -260,6 +311,37 @@ void DeviceChain::attention_vjp(const Unit& u, const double* dg, double* du, Ind
   ops_.gemm(rows, d, 3 * d, 1.0, {dqkv, 3 * d}, {u.w_in, d}, 0.0, du, d, 0, 1);
 }
 
+void DeviceChain::attention_jvp(const Unit& u, const double* du, double* dg, Index copies) {
+  const Index n = n_, d = d_, rows = copies * n, e = d / u.heads;
+  const double inv_sqrt_e = 1.0 / std::sqrt(static_cast<double>(e));
+  double *dO = work(kDo), *dqkv = work(kDqkv), *dS = work(kDp);
+  // [Q | K | V] = x W_inᵀ + b_in  ->  d[Q | K | V] = dx W_inᵀ
+  ops_.gemm(rows, 3 * d, d, 1.0, {du, d}, {u.w_in, d, 0, true}, 0.0, dqkv, 3 * d, 0, 1);
+  for (Index h = 0; h < u.heads; ++h) {
+    const double* Ph = u.P + h * n * n;
+    const double *Q = u.qkv + h * e, *K = u.qkv + d + h * e, *V = u.qkv + 2 * d + h * e;
+    // S = Q_h K_hᵀ/√e  ->  dS = (dQ_h K_hᵀ + Q_h dK_hᵀ)/√e
+    ops_.gemm(n, n, e, inv_sqrt_e, {dqkv + h * e, 3 * d, n * 3 * d}, {K, 3 * d, 0, true}, 0.0, dS, n, n * n, copies);
+    ops_.gemm(n, n, e, inv_sqrt_e, {Q, 3 * d, 0}, {dqkv + d + h * e, 3 * d, n * 3 * d, true}, 1.0, dS, n, n * n, copies);
+    // P = softmax(S)  ->  dP = P ⊙ (dS − rowsum(P ⊙ dS)) (the VJP's row formula, scale 1)
+    ops_.softmax_vjp(Ph, n, dS, copies, 1.0);
+    // O_h = P V_h  ->  dO_h = dP V_h + P dV_h
+    ops_.gemm(n, e, n, 1.0, {dS, n, n * n}, {V, 3 * d, 0}, 0.0, dO + h * e, d, n * d, copies);
+    ops_.gemm(n, e, n, 1.0, {Ph, n, 0}, {dqkv + 2 * d + h * e, 3 * d, n * 3 * d}, 1.0, dO + h * e, d, n * d, copies);
+  }
+  // A = O W_outᵀ + b_out  ->  dA = dO W_outᵀ
+  ops_.gemm(rows, d, d, 1.0, {dO, d}, {u.w_out, d, 0, true}, 0.0, dg, d, 0, 1);
+}
+
+void DeviceChain::feed_forward_jvp(const Unit& u, const double* du, double* dg, Index copies) {
+  const Index rows = copies * n_, d = d_, ff = ff_;
+  double* dz = work(kDa);
+  // z1 = x W1ᵀ + b1, y = act(z1) W2ᵀ + b2  ->  dz1 = dx W1ᵀ, dy = (act'(z1) ⊙ dz1) W2ᵀ
+  ops_.gemm(rows, ff, d, 1.0, {du, d}, {u.w1, d, 0, true}, 0.0, dz, ff, 0, 1);
+  ops_.multiply_tiled(dz, u.fprime, n_, ff, rows);
+  ops_.gemm(rows, d, ff, 1.0, {dz, ff}, {u.w2, ff, 0, true}, 0.0, dg, d, 0, 1);
+}
+
 void DeviceChain::feed_forward_vjp(const Unit& u, const double* dg, double* du, Index copies) {
   const Index rows = copies * n_, d = d_, ff = ff_;
   double* da = work(kDa);
@@ -267,6 +349,29 @@ void DeviceChain::feed_forward_vjp(const Unit& u, const double* dg, double* du, 
   ops_.gemm(rows, ff, d, 1.0, {dg, d}, {u.w2, ff}, 0.0, da, ff, 0, 1);
   ops_.multiply_tiled(da, u.fprime, n_, ff, rows);
   ops_.gemm(rows, d, ff, 1.0, {da, ff}, {u.w1, d}, 0.0, du, d, 0, 1);
+}
+
+DeviceChainOperator::DeviceChainOperator(DeviceChain& chain, Index from, Index to, std::string what)
+    : chain_(&chain), from_(from), to_(to), what_(std::move(what)) {
+  if (from < 0 || to > chain.layers() || from >= to)
+    throw Error("internal: device chain " + std::to_string(from) + ".." + std::to_string(to), ErrorKind::Internal);
+}
+
+Scaled DeviceChainOperator::jvp(Scaled v) const {
+  chain_->set_stack(CotangentStacks::kPStack, v.m, v.exp2);
+  for (Index l = from_; l < to_; ++l) chain_->jvp_block(CotangentStacks::kPStack, l, what_);
+  if (to_ == chain_->layers()) chain_->head_jvp(CotangentStacks::kPStack, what_);
+  Scaled out;
+  out.m = chain_->stack_to_host(CotangentStacks::kPStack, &out.exp2);
+  return out;
+}
+
+Scaled DeviceChainOperator::vjp(Scaled u) const {
+  chain_->set_stack(CotangentStacks::kPStack, u.m, u.exp2);
+  for (Index l = to_ - 1; l >= from_; --l) chain_->vjp(CotangentStacks::kPStack, l, what_);  // the head first at L−1
+  Scaled out;
+  out.m = chain_->stack_to_host(CotangentStacks::kPStack, &out.exp2);
+  return out;
 }
 
 }  // namespace gradflow

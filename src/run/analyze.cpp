@@ -20,11 +20,12 @@ nlohmann::ordered_json analyze(const RunConfig& rc) {
   rc.model.validate();
   const EngineChoice choice = choose_engine(rc.model, rc.analysis);  // validates and refuses what does not fit
   Model model(rc.model);
-  if (choice.engine == Engine::Streamed && (rc.analysis.backend != BackendKind::Cpu || rc.analysis.kernel_chain)) {
+  if ((choice.engine == Engine::Streamed || choice.engine == Engine::MatrixFree) &&
+      (rc.analysis.backend != BackendKind::Cpu || rc.analysis.kernel_chain)) {
     const std::string lacks = DeviceChain::unsupported(model);
-    require(lacks.empty(), "--device " + std::string(to_string(rc.analysis.backend)) + " --mode streamed does not cover " +
-                               lacks + " yet (placement " + rc.model.placement +
-                               "); fix: use --device cpu, or --mode explicit on the device");
+    require(lacks.empty(), "--device " + std::string(to_string(rc.analysis.backend)) + " --mode " +
+                               to_string(choice.engine) + " does not cover " + lacks + " yet (placement " +
+                               rc.model.placement + "); fix: use --device cpu, or --mode explicit on the device");
   }
   const RunInputs in = prepare_run(rc, model);  // --weights/--input/--cotangent, or --init and seeded draws
   AnalysisOptions opts = rc.analysis;

@@ -79,10 +79,10 @@ EngineChoice choose_engine(const ModelConfig& cfg, const AnalysisOptions& opts) 
       break;
     }
   }
-  require(opts.backend == BackendKind::Cpu || c.engine == Engine::Explicit || c.engine == Engine::Streamed,
-          "--device " + std::string(to_string(opts.backend)) + " runs explicit mode's products and streamed mode's "
-              "norms only, not " + to_string(c.engine) + " mode (" + c.reason +
-              "); fix: use --mode explicit or --mode streamed, or drop --device");
+  require(opts.backend == BackendKind::Cpu || c.engine != Engine::GradientsOnly,
+          "--device " + std::string(to_string(opts.backend)) + " runs the Jacobian products of explicit, streamed and "
+              "matrix-free mode, not " + to_string(c.engine) + " mode (" + c.reason +
+              "); fix: drop --gradients-only or --device");
   if (c.engine == Engine::Explicit) {
     require_memory(explicit_need, opts.max_memory_bytes,
                    "explicit mode (Jacobians of (n*d)^2 = (" + std::to_string(opts.seq_len * cfg.d_model) + ")^2 entries)",

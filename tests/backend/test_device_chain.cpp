@@ -2,7 +2,8 @@
 // (matrix_free/device_chain.hpp), on every backend built: each kernel against a direct Eigen computation or the
 // model's own op (the norm VJPs against ops::layernorm_vjp & co., which also checks row_math.hpp, the arithmetic the
 // GPU kernels share); the chain's B_lᵀ·U against the model's VJPs (JacobianChain) for every placement it covers, with
-// the power-of-two rescaling and a NaN named by its block; the streamed sweep on the chain against the CPU engine's.
+// the power-of-two rescaling and a NaN named by its block; B_l·V (the JVP direction) likewise; the streamed sweep on
+// the chain against the CPU engine's; Lanczos on the chain's operators against Lanczos on the model's.
 // The CPU instances (tag [backend]) check the bodies and the CPU kernels themselves to kCrossTol; the CUDA instances
 // (tag [cuda]) compare with the CPU to kBackendTol and skip visibly without a GPU (backends.hpp).
 #include <catch2/catch.hpp>
@@ -15,6 +16,7 @@
 #include "backends.hpp"
 #include "gradflow/backend/row_math.hpp"
 #include "gradflow/core/rng.hpp"
+#include "gradflow/matrix_free/chain_singular.hpp"
 #include "gradflow/matrix_free/device_chain.hpp"
 #include "gradflow/matrix_free/jacobian_chain.hpp"
 #include "gradflow/model/init.hpp"
@@ -212,6 +214,20 @@ void check_chain(BackendKind kind) {
         CHECK(e == want.exp2);
         CHECK(rel_err(got, want.m) < t);
       }
+      // the tangent direction: B_l·V block by block (the head after block L−1), as the model's JVPs
+      for (Index l = 0; l < L; ++l) {
+        const Mat V = random_mat(copies * n, d, "V" + std::to_string(l));
+        const JacobianChain B(tr.model, tr.ctx.trace, l, l + 1, "B");
+        const Scaled want = B.jvp(Scaled{V, 0});
+        chain.set_stack(CotangentStacks::kPStack, V);
+        chain.jvp_block(CotangentStacks::kPStack, l, "B");
+        if (l == L - 1) chain.head_jvp(CotangentStacks::kPStack, "B");
+        long e = 0;
+        const Mat got = chain.stack_to_host(CotangentStacks::kPStack, &e);
+        INFO("JVP B_" << l);
+        CHECK(e == want.exp2);
+        CHECK(rel_err(got, want.m) < t);
+      }
       // the whole sweep: the exact norms of every P_l and B_l as the CPU engine gives them
       const StreamedSweep want = streamed_frobenius(tr.model, tr.ctx.trace, 5, true);
       const StreamedSweep got = streamed_frobenius(chain, 3, true);
@@ -255,6 +271,30 @@ void check_range_and_nan(BackendKind kind) {
   }
 }
 
+// Lanczos (chain_singular.hpp) on the device chain's operators: σ_max of P_0, B_1 and ‖B_1 − I‖₂ as on the model's.
+void check_lanczos(BackendKind kind) {
+  const auto be = backend_or_skip(kind);
+  for (const char* placement : {"post", "pre"}) {
+    const Traced tr(small_model(placement, 3), 4, 11);
+    DeviceChain chain(be->kernels(), tr.model, tr.ctx.trace, 1);
+    INFO(to_string(kind) << " " << placement);
+    for (const auto& [from, to] : {std::pair<Index, Index>{0, 3}, {1, 2}, {2, 3}}) {
+      const JacobianChain host(tr.model, tr.ctx.trace, from, to, "J");
+      const DeviceChainOperator dev(chain, from, to, "J");
+      REQUIRE(dev.size() == host.size());
+      REQUIRE(dev.out_size() == host.out_size());
+      const ChainSingular a = chain_top_singular(host, 2, 5), b = chain_top_singular(dev, 2, 5);
+      REQUIRE(a.values.size() == 2);
+      REQUIRE(b.values.size() == 2);
+      for (Index i = 0; i < 2; ++i) CHECK(std::abs(b.values(i) - a.values(i)) <= kLanczosTol * a.values(0));
+      if (to == from + 1) {
+        const ChainSingular c = chain_top_singular_minus_identity(host, 1, 5), e = chain_top_singular_minus_identity(dev, 1, 5);
+        CHECK(std::abs(e.values(0) - c.values(0)) <= kLanczosTol * c.values(0));
+      }
+    }
+  }
+}
+
 }  // namespace
 
 TEST_CASE("kernels: GEMM, norm and softmax VJPs, element-wise ops and reductions (CPU)", "[backend]") {
@@ -266,6 +306,9 @@ TEST_CASE("device chain: B_l's VJP on the CPU kernels equals the model's for eve
 TEST_CASE("device chain: power-of-two rescaling as the CPU chain, NaN named by its block (CPU)", "[backend]") {
   check_range_and_nan(BackendKind::Cpu);
 }
+TEST_CASE("device chain: Lanczos on its operators equals Lanczos on the model's (CPU)", "[backend]") {
+  check_lanczos(BackendKind::Cpu);
+}
 
 #ifdef GRADFLOW_HAVE_CUDA
 TEST_CASE("kernels cuda: every kernel against the CPU's", "[cuda]") { check_kernels(BackendKind::Cuda); }
@@ -273,4 +316,5 @@ TEST_CASE("device chain cuda: B_l's VJP and the streamed norms against the CPU",
   check_chain(BackendKind::Cuda);
 }
 TEST_CASE("device chain cuda: rescaling and NaN", "[cuda]") { check_range_and_nan(BackendKind::Cuda); }
+TEST_CASE("device chain cuda: Lanczos on the GPU's operators", "[cuda]") { check_lanczos(BackendKind::Cuda); }
 #endif

@@ -198,6 +198,26 @@ TEST_CASE("analyze --mode streamed through the kernels' chain (the --device cuda
   }
 }
 
+TEST_CASE("analyze --mode matrix-free with Lanczos through the kernels' chain (the --device cuda path, on the CPU's "
+          "kernels): the same spectral norms to kLanczosTol, the same Hutchinson estimates", "[engine]") {
+  RunConfig rc;
+  rc.model = small_model("pre", 3);
+  rc.analysis.seq_len = 4;
+  rc.analysis.progress = false;
+  rc.analysis.engine_request = EngineRequest::MatrixFree;
+  rc.analysis.hutchinson_probes = 8;
+  const auto host = analyze(rc);
+  rc.analysis.kernel_chain = true;
+  const auto kern = analyze(rc);
+  for (size_t l = 0; l < 3; ++l)
+    for (const char* grp : {"product_jacobian", "block_jacobian"}) {
+      INFO("layer " << l << " " << grp);
+      const double a = host["layers"][l][grp]["spectral_norm"], b = kern["layers"][l][grp]["spectral_norm"];
+      CHECK(std::abs(a - b) <= kLanczosTol * a);
+      CHECK(host["layers"][l][grp]["frobenius_norm"] == kern["layers"][l][grp]["frobenius_norm"]);  // CPU both
+    }
+}
+
 TEST_CASE("mode: streamed validates --stream-rows, refuses --spectrum and runs over its own budget, auto never "
           "chooses it", "[engine]") {
   AnalysisOptions o;

@@ -46,6 +46,9 @@ class KernelOps {
   // kind as rows::NormCode; rstd unused (may be null) for DyT, alpha used only by DyT. dx may not alias dy.
   virtual void norm_vjp(int kind, const double* xhat, const double* rstd, const double* gamma, double alpha, Index n,
                         Index d, const double* dy, double* dx, Index rows) const = 0;
+  // dy = J_norm·dx (the JVP), rows and arguments as norm_vjp.
+  virtual void norm_jvp(int kind, const double* xhat, const double* rstd, const double* gamma, double alpha, Index n,
+                        Index d, const double* dx, double* dy, Index rows) const = 0;
   // In place, for `copies` stacked (n, n) blocks dp (contiguous): each row of each block becomes
   // scale · p ⊙ (dp − Σ p ⊙ dp) with p the same row of P (n, n).
   virtual void softmax_vjp(const double* P, Index n, double* dp, Index copies, double scale) const = 0;

@@ -19,14 +19,14 @@ struct ChainSingular {
   long scale_exp2 = 0; // Lanczos ran on J / 2^scale_exp2
 };
 
-ChainSingular chain_top_singular(const JacobianChain& J, Index k, uint64_t seed, double tol = kChainLanczosTol);
+ChainSingular chain_top_singular(const ChainOperator& J, Index k, uint64_t seed, double tol = kChainLanczosTol);
 
 // The k largest singular values of J − I (how far a block is from the identity, ‖B_l − I‖₂), by Lanczos on
 // (J − I)ᵀ(J − I) through J·v − v and Jᵀ·u − u. Unscaled (scale_exp2 = 0): meant for single blocks, whose
 // gains are O(1); a NaN/Inf stops with Error(Numeric).
 // The zero operator (J v = 0 for a random v, e.g. ReZero at α = 0 where B_l = I) gives σ = 0 without Lanczos,
 // which would break down on it; the same holds for chain_top_singular.
-ChainSingular chain_top_singular_minus_identity(const JacobianChain& J, Index k, uint64_t seed,
+ChainSingular chain_top_singular_minus_identity(const ChainOperator& J, Index k, uint64_t seed,
                                                 double tol = kChainLanczosTol);
 
 }  // namespace gradflow

@@ -40,10 +40,17 @@ class DeviceChain final : public CotangentStacks {
   void vjp(int stack, Index l) override;
   void add_squares(int stack, SquareSum& sum) const override;
 
-  // The stack's current value as a host matrix (k·n, d), its scale 2^exp2 (tests).
+  // The same with the quantity a NaN/Inf error names (vjp(stack, l) names B_l).
+  void vjp(int stack, Index l, const std::string& what);
+  // Tangent direction (Lanczos): the stack becomes B_l·stack for block l alone; head_jvp applies the final norm
+  // (identity without one), which follows block L−1 in B_{L−1} and every P_l. what: as above.
+  void jvp_block(int stack, Index l, const std::string& what);
+  void head_jvp(int stack, const std::string& what);
+
+  // The stack's current value as a host matrix (k·n, d), its scale 2^exp2.
   Mat stack_to_host(int stack, long* exp2) const;
-  // Sets the stack from a host matrix (k·n, d), scale 2^0 (tests).
-  void set_stack(int stack, const Mat& m);
+  // Sets the stack from a host matrix (k·n, d) at scale 2^exp2.
+  void set_stack(int stack, const Mat& m, long exp2 = 0);
 
   struct Norm;
   struct Unit;
@@ -57,10 +64,15 @@ class DeviceChain final : public CotangentStacks {
   const double* put(const Mat& host, const std::string& what);  // uploads and keeps it
   Norm norm(const NormLayer& layer, const NormCache& c, const std::string& what);
   void unit_vjp(const Unit& u, const double* dy, double* dx, double* d_block, Index copies);
+  void unit_jvp(const Unit& u, const double* dx, double* dy, const double* dx_block, Index copies);
   void norm_vjp(const Norm& nm, const double* dy, double* dx, Index copies) const;
+  void norm_jvp(const Norm& nm, const double* dx, double* dy, Index copies) const;
   void attention_vjp(const Unit& u, const double* dg, double* du, Index copies);
+  void attention_jvp(const Unit& u, const double* du, double* dg, Index copies);
   void feed_forward_vjp(const Unit& u, const double* dg, double* du, Index copies);
-  void keep_in_range(Stack& s, Index block) const;  // NaN/Inf: Error naming the block; rescale by 2^e
+  void feed_forward_jvp(const Unit& u, const double* du, double* dg, Index copies);
+  // NaN/Inf: Error naming the direction, the quantity and the block (−1: the final norm); rescale by 2^e
+  void keep_in_range(Stack& s, const char* dir, const std::string& what, Index block) const;
   double* work(int i) { return work_[static_cast<size_t>(i)]->data(); }
 
   const KernelOps& ops_;
@@ -71,6 +83,25 @@ class DeviceChain final : public CotangentStacks {
   std::unique_ptr<Norm> head_;
   Stack stacks_[2];
   std::vector<std::unique_ptr<KernelArray>> work_;
+};
+
+// dx_to/dx_from as a ChainOperator (for Lanczos, chain_singular.hpp) on a DeviceChain's kPStack: each product
+// uploads the (k·n, d) input, applies the blocks on the device and brings the result back.
+class DeviceChainOperator final : public ChainOperator {
+ public:
+  DeviceChainOperator(DeviceChain& chain, Index from, Index to, std::string what);
+  Index tokens() const override { return chain_->tokens(); }
+  Index width() const override { return chain_->state_width(); }
+  Index out_width() const override { return chain_->state_width(); }
+  Index length() const override { return to_ - from_; }
+  const std::string& what() const override { return what_; }
+  Scaled jvp(Scaled v) const override;
+  Scaled vjp(Scaled u) const override;
+
+ private:
+  DeviceChain* chain_;  // its stacks change with every product (the operator is const to Lanczos)
+  Index from_, to_;
+  std::string what_;
 };
 
 }  // namespace gradflow

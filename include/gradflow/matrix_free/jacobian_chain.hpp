@@ -17,7 +17,26 @@ struct Scaled {
   long exp2 = 0;
 };
 
-class JacobianChain {
+// J = dx_to/dx_from as an operator: what Lanczos (chain_singular.hpp) needs. JacobianChain is the model's own
+// JVPs/VJPs on host matrices; DeviceChainOperator (device_chain.hpp) the same chain on a backend's kernels.
+class ChainOperator {
+ public:
+  virtual ~ChainOperator() = default;
+  virtual Index tokens() const = 0;     // n
+  virtual Index width() const = 0;      // the input's: the state width (d; 2d for two streams)
+  virtual Index out_width() const = 0;  // the output's: the state width, or the output y's (d) when to = L
+  virtual Index length() const = 0;     // blocks applied per product
+  virtual const std::string& what() const = 0;
+  Index size() const { return tokens() * width(); }          // columns: n·width
+  Index out_size() const { return tokens() * out_width(); }  // rows: n·out_width
+  bool square() const { return out_width() == width(); }
+  // J·V for V (k·n, width): blocks from..to−1, then the head when to = L.
+  virtual Scaled jvp(Scaled v) const = 0;
+  // Jᵀ·U for U (k·n, out_width): the head when to = L, then blocks to−1..from.
+  virtual Scaled vjp(Scaled u) const = 0;
+};
+
+class JacobianChain final : public ChainOperator {
  public:
   // what: the quantity's name for error messages, e.g. "P_3 = dy/dx_3".
   // model and trace: the model and one forward pass of it (Model::forward), whose caches the products linearize at.
@@ -25,20 +44,13 @@ class JacobianChain {
 
   Index from() const { return from_; }
   Index to() const { return to_; }
-  Index tokens() const { return trace_.x[0].rows(); }  // n
-  Index width() const { return trace_.x[0].cols(); }   // the input's: the state width (d; 2d for two streams)
-  // the output's: the state width, or the output y's (d) when to = L
-  Index out_width() const { return to_ == model_.layers() ? trace_.y.cols() : width(); }
-  Index size() const { return tokens() * width(); }              // columns: n·width
-  Index out_size() const { return tokens() * out_width(); }      // rows: n·out_width
-  bool square() const { return out_width() == width(); }
-  Index length() const { return to_ - from_; }                 // blocks applied per product
-  const std::string& what() const { return what_; }
-
-  // J·V for V (k·n, width): blocks from..to−1, then the head when to = L.
-  Scaled jvp(Scaled v) const;
-  // Jᵀ·U for U (k·n, out_width): the head when to = L, then blocks to−1..from.
-  Scaled vjp(Scaled u) const;
+  Index tokens() const override { return trace_.x[0].rows(); }
+  Index width() const override { return trace_.x[0].cols(); }
+  Index out_width() const override { return to_ == model_.layers() ? trace_.y.cols() : width(); }
+  Index length() const override { return to_ - from_; }
+  const std::string& what() const override { return what_; }
+  Scaled jvp(Scaled v) const override;
+  Scaled vjp(Scaled u) const override;
 
  private:
   void keep_in_range(Scaled& s, const char* dir, Index block) const;

@@ -68,6 +68,10 @@ class CudaKernelOps final : public KernelOps {
                 const double* dy, double* dx, Index rows) const override {
     check(cuda::launch_norm_vjp(kind, xhat, rstd, gamma, alpha, n, d, dy, dx, rows), "norm_vjp kernel");
   }
+  void norm_jvp(int kind, const double* xhat, const double* rstd, const double* gamma, double alpha, Index n, Index d,
+                const double* dx, double* dy, Index rows) const override {
+    check(cuda::launch_norm_jvp(kind, xhat, rstd, gamma, alpha, n, d, dx, dy, rows), "norm_jvp kernel");
+  }
   void softmax_vjp(const double* P, Index n, double* dp, Index copies, double scale) const override {
     check(cuda::launch_softmax_vjp(P, n, dp, copies, scale), "softmax_vjp kernel");
   }

@@ -73,6 +73,29 @@ __global__ void norm_vjp_rows(int kind, const double* xhat, const double* rstd, 
   }
 }
 
+__global__ void norm_jvp_rows(int kind, const double* xhat, const double* rstd, const double* gamma, double alpha,
+                              int64_t n, int64_t d, const double* dx, double* dy, int64_t rows) {
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    const int64_t i = r % n;
+    const double* x = xhat + i * d;
+    const double* t = dx + r * d;
+    double sum_dx = 0, sum_xdx = 0, sum_x = 0, unused = 0;
+    if (kind != rows::kDyT)
+      for (int64_t j = threadIdx.x; j < d; j += blockDim.x) {
+        sum_dx += t[j];
+        sum_xdx += x[j] * t[j];
+        sum_x += x[j];
+      }
+    block_sum2(sum_dx, sum_xdx);
+    block_sum2(sum_x, unused);
+    double mean_dx = 0, proj = 0;
+    rows::norm_jvp_means(kind, sum_dx, sum_xdx, sum_x, d, &mean_dx, &proj);
+    const double r_std = kind == rows::kDyT ? 0.0 : rstd[i];
+    for (int64_t j = threadIdx.x; j < d; j += blockDim.x)
+      dy[r * d + j] = rows::norm_jvp_element(kind, t[j], x[j], gamma[j], r_std, alpha, mean_dx, proj);
+  }
+}
+
 __global__ void softmax_vjp_rows(const double* P, int64_t n, double* dp, int64_t rows, double scale) {
   for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
     const double* p = P + (r % n) * n;
@@ -146,6 +169,13 @@ cudaError_t launch_norm_vjp(int kind, const double* xhat, const double* rstd, co
                             int64_t n, int64_t d, const double* dy, double* dx, int64_t rows) {
   if (rows <= 0) return cudaSuccess;
   norm_vjp_rows<<<row_blocks(rows), kRowThreads>>>(kind, xhat, rstd, gamma, alpha, n, d, dy, dx, rows);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_norm_jvp(int kind, const double* xhat, const double* rstd, const double* gamma, double alpha,
+                            int64_t n, int64_t d, const double* dx, double* dy, int64_t rows) {
+  if (rows <= 0) return cudaSuccess;
+  norm_jvp_rows<<<row_blocks(rows), kRowThreads>>>(kind, xhat, rstd, gamma, alpha, n, d, dx, dy, rows);
   return cudaGetLastError();
 }
 

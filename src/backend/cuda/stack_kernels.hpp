@@ -11,6 +11,8 @@ namespace gradflow::cuda {
 
 cudaError_t launch_norm_vjp(int kind, const double* xhat, const double* rstd, const double* gamma, double alpha,
                             int64_t n, int64_t d, const double* dy, double* dx, int64_t rows);
+cudaError_t launch_norm_jvp(int kind, const double* xhat, const double* rstd, const double* gamma, double alpha,
+                            int64_t n, int64_t d, const double* dx, double* dy, int64_t rows);
 cudaError_t launch_softmax_vjp(const double* P, int64_t n, double* dp, int64_t copies, double scale);
 cudaError_t launch_multiply_tiled(double* x, const double* f, int64_t n, int64_t cols, int64_t rows);
 cudaError_t launch_axpby(int64_t count, double a, const double* x, double b, double* y);
