@@ -175,14 +175,22 @@ TEST_CASE("analyze --mode streamed: the explicit report's Frobenius norms, exact
   }
 }
 
+namespace {
+// A 3-layer small model over 4 tokens, quiet, with the engine asked for.
+RunConfig small_run(const char* placement, EngineRequest engine) {
+  RunConfig rc;
+  rc.model = small_model(placement, 3);
+  rc.analysis.seq_len = 4;
+  rc.analysis.progress = false;
+  rc.analysis.engine_request = engine;
+  return rc;
+}
+}  // namespace
+
 TEST_CASE("analyze --mode streamed through the kernels' chain (the --device cuda path, on the CPU's kernels): the "
           "same report to kCrossTol", "[engine]") {
   for (const char* placement : {"pre", "post", "b2t"}) {
-    RunConfig rc;
-    rc.model = small_model(placement, 3);
-    rc.analysis.seq_len = 4;
-    rc.analysis.progress = false;
-    rc.analysis.engine_request = EngineRequest::Streamed;
+    RunConfig rc = small_run(placement, EngineRequest::Streamed);
     rc.analysis.stream_rows = 7;
     const auto host = analyze(rc);
     rc.analysis.kernel_chain = true;
@@ -200,11 +208,7 @@ TEST_CASE("analyze --mode streamed through the kernels' chain (the --device cuda
 
 TEST_CASE("analyze --mode matrix-free with Lanczos through the kernels' chain (the --device cuda path, on the CPU's "
           "kernels): the same spectral norms to kLanczosTol, the same Hutchinson estimates", "[engine]") {
-  RunConfig rc;
-  rc.model = small_model("pre", 3);
-  rc.analysis.seq_len = 4;
-  rc.analysis.progress = false;
-  rc.analysis.engine_request = EngineRequest::MatrixFree;
+  RunConfig rc = small_run("pre", EngineRequest::MatrixFree);
   rc.analysis.hutchinson_probes = 8;
   const auto host = analyze(rc);
   rc.analysis.kernel_chain = true;
