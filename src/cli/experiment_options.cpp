@@ -61,8 +61,8 @@ void add_experiment_options(CLI::App& sub, ExperimentOptions& o) {
   sub.add_option("--threads", o.threads, "configurations run at once (default: all cores; results do not depend on it)")
       ->check(CLI::Range(0, process::kMaxThreads));
   sub.add_flag("--gradients-only", o.gradients_only, "skip the explicit Jacobians (gradient norms only, ~100x faster)");
-  sub.add_option("--device", o.device, "where each configuration's explicit products (or streamed chain) run: cpu | "
-                                       "cuda (one configuration at a time; docs/cuda.md)")
+  sub.add_option("--device", o.device, "where each configuration's explicit products (or streamed/matrix-free "
+                                       "chain) run: cpu | cuda (one configuration at a time; docs/cuda.md)")
       ->check(CLI::IsMember({"cpu", "cuda"}))->capture_default_str();
   add_sensitivity_options(sub, o.model.rc.analysis);
   sub.add_flag("-q,--quiet", o.quiet, "no table, no progress");
