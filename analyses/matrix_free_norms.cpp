@@ -69,9 +69,6 @@ void put_methods(Json& o, bool spectral, bool frobenius, bool product) {
   o["methods"] = std::move(m);
 }
 
-std::string block_name(Index l) {
-  return "B_" + std::to_string(l) + " = dx_" + std::to_string(l + 1) + "/dx_" + std::to_string(l);
-}
 std::string product_name(Index l) { return "P_" + std::to_string(l) + " = dy/dx_" + std::to_string(l); }
 
 class MatrixFreeNorms final : public Analysis {
@@ -113,7 +110,7 @@ class MatrixFreeNorms final : public Analysis {
     std::vector<Json> blocks(static_cast<size_t>(L), Json::object()), products(static_cast<size_t>(L), Json::object());
     if (!spectral.empty())
       for (Index l = L - 1; l >= 0; --l) {
-        const std::unique_ptr<ChainOperator> Bp = chain(l, l + 1, block_name(l));
+        const std::unique_ptr<ChainOperator> Bp = chain(l, l + 1, block_jacobian_name(l));
         const ChainOperator& B = *Bp;
         Json& b = blocks[static_cast<size_t>(l)];
         put_lanczos(b, chain_top_singular(B, k, o.probe_seed), B, k);

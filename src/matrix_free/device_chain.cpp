@@ -35,11 +35,6 @@ namespace {
 
 enum Work : int { kSwap, kDz, kDb, kDg, kDu, kDpre, kDblock, kDo, kDqkv, kDp, kDa, kWorkCount };
 
-std::string block_name(Index l) {
-  return "B_" + std::to_string(l) + " = dx_" + std::to_string(l + 1) + "/dx_" + std::to_string(l) +
-         " (streamed identity rows)";
-}
-
 }  // namespace
 
 std::string DeviceChain::unsupported(const Model& model) {
@@ -171,21 +166,15 @@ void DeviceChain::add_squares(int stack, SquareSum& sum) const {
 void DeviceChain::keep_in_range(Stack& s, const char* dir, const std::string& what, Index block) const {
   const Index count = s.copies * n_ * d_;
   const double amax = ops_.max_abs(s.m->data(), count);
-  if (!std::isfinite(amax))  // as JacobianChain::keep_in_range
-    throw Error(std::string("NaN/Inf in the ") + dir + " of " + what + " at " +
-                    (block < 0 ? std::string("the final norm") : "block " + std::to_string(block)) + "; fix: " +
-                    std::string(kNonFiniteFix),
-                ErrorKind::Numeric);
-  if (!(amax > 0.0)) return;
-  int e = 0;
-  std::frexp(amax, &e);  // as rebalance() (jacobian_chain.cpp): exact power-of-two scaling outside 2^±256
-  if (e > 256 || e < -256) {
+  if (!std::isfinite(amax)) throw chain_nonfinite_error(dir, what, block);  // as JacobianChain::keep_in_range
+  const int e = rebalance_exponent(amax);  // as rebalance(): exact power-of-two scaling outside 2^±256
+  if (e != 0) {
     ops_.axpby(count, std::ldexp(1.0, -e), s.m->data(), 0.0, s.m->data());
     s.exp2 += e;
   }
 }
 
-void DeviceChain::vjp(int stack, Index l) { vjp(stack, l, block_name(l)); }
+void DeviceChain::vjp(int stack, Index l) { vjp(stack, l, streamed_block_name(l)); }
 
 void DeviceChain::vjp(int stack, Index l, const std::string& what) {
   Stack& s = stacks_[stack];

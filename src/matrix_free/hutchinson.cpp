@@ -56,8 +56,7 @@ HutchinsonSweep hutchinson_frobenius(const Model& model, const Trace& trace, Ind
     out.product[static_cast<size_t>(l)] = frobenius_from_probes(W.m, n, W.exp2);
     if (with_blocks) {
       Scaled Y{rademacher(seed, "hutchinson:block:" + std::to_string(l), K * n, B.out_width()), 0};
-      const JacobianChain Bb(model, trace, l, l + 1, "B_" + std::to_string(l) + " = dx_" + std::to_string(l + 1) + "/dx_" +
-                                                std::to_string(l) + " (Hutchinson probes)");
+      const JacobianChain Bb(model, trace, l, l + 1, block_jacobian_name(l) + " (Hutchinson probes)");
       Y = Bb.vjp(std::move(Y));
       out.block[static_cast<size_t>(l)] = frobenius_from_probes(Y.m, n, Y.exp2);
     }

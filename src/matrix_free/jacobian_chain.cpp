@@ -9,15 +9,29 @@
 
 namespace gradflow {
 
-void rebalance(Scaled& s) {
-  const double amax = s.m.size() ? s.m.cwiseAbs().maxCoeff() : 0.0;
-  if (!(amax > 0.0) || !std::isfinite(amax)) return;  // zero, or non-finite (caught by the caller)
+int rebalance_exponent(double amax) {
+  if (!(amax > 0.0) || !std::isfinite(amax)) return 0;  // zero, or non-finite (caught by the caller)
   int e = 0;
   std::frexp(amax, &e);  // amax = f·2^e, f in [0.5, 1)
-  if (e > 256 || e < -256) {
+  return e > 256 || e < -256 ? e : 0;
+}
+
+void rebalance(Scaled& s) {
+  const int e = rebalance_exponent(s.m.size() ? s.m.cwiseAbs().maxCoeff() : 0.0);
+  if (e != 0) {
     s.m *= std::ldexp(1.0, -e);  // exact: a power of two
     s.exp2 += e;
   }
+}
+
+Error chain_nonfinite_error(const char* dir, const std::string& what, Index block) {
+  return Error(std::string("NaN/Inf in the ") + dir + " of " + what + " at " +
+                   (block < 0 ? std::string("the final norm") : "block " + std::to_string(block)) +
+                   "; fix: " + std::string(kNonFiniteFix), ErrorKind::Numeric);
+}
+
+std::string block_jacobian_name(Index l) {
+  return "B_" + std::to_string(l) + " = dx_" + std::to_string(l + 1) + "/dx_" + std::to_string(l);
 }
 
 JacobianChain::JacobianChain(const Model& model, const Trace& trace, Index from, Index to, std::string what)
@@ -29,10 +43,7 @@ JacobianChain::JacobianChain(const Model& model, const Trace& trace, Index from,
 }
 
 void JacobianChain::keep_in_range(Scaled& s, const char* dir, Index block) const {
-  if (!all_finite(s.m))
-    throw Error(std::string("NaN/Inf in the ") + dir + " of " + what_ + " at " +
-                    (block < 0 ? std::string("the final norm") : "block " + std::to_string(block)) +
-                    "; fix: " + std::string(kNonFiniteFix), ErrorKind::Numeric);
+  if (!all_finite(s.m)) throw chain_nonfinite_error(dir, what_, block);
   rebalance(s);
 }
 

@@ -54,6 +54,8 @@ ExactNorm exact_norm_from(const SquareSum& s, Index N, Index cols) {
   return r;
 }
 
+std::string streamed_block_name(Index l) { return block_jacobian_name(l) + " (streamed identity rows)"; }
+
 namespace {
 
 // The model's own VJPs (JacobianChain (l, l+1) is B_l, the head included for l = L−1) on host matrices.
@@ -63,9 +65,7 @@ class HostStacks final : public CotangentStacks {
     const Index L = model.layers();
     chains_.reserve(static_cast<size_t>(L));
     for (Index l = 0; l < L; ++l)
-      chains_.emplace_back(model, trace, l, l + 1,
-                           "B_" + std::to_string(l) + " = dx_" + std::to_string(l + 1) + "/dx_" + std::to_string(l) +
-                               " (streamed identity rows)");
+      chains_.emplace_back(model, trace, l, l + 1, streamed_block_name(l));
   }
   Index layers() const override { return model_.layers(); }
   Index tokens() const override { return trace_.x[0].rows(); }

@@ -7,6 +7,7 @@
 #pragma once
 #include <string>
 
+#include "gradflow/core/error.hpp"
 #include "gradflow/model/model.hpp"
 
 namespace gradflow {
@@ -62,5 +63,13 @@ class JacobianChain final : public ChainOperator {
 
 // Rescales s.m by a power of two (exact) when its largest entry leaves [2^-256, 2^256]; no-op otherwise.
 void rebalance(Scaled& s);
+// The exponent e of that power (the stack becomes 2^-e times itself, its scale exp2 grows by e) for a stack whose
+// largest |entry| is amax: 0 while amax lies in range, is zero or is not finite. DeviceChain rescales by it too.
+int rebalance_exponent(double amax);
+// "NaN/Inf in the <dir> of <what> at block <block>|the final norm (block < 0); fix: ..." (Error(Numeric)), the error
+// of every chain (JacobianChain's and DeviceChain's) when a product leaves the doubles.
+Error chain_nonfinite_error(const char* dir, const std::string& what, Index block);
+// "B_l = dx_{l+1}/dx_l", the name of block l's Jacobian in reports and errors.
+std::string block_jacobian_name(Index l);
 
 }  // namespace gradflow

@@ -64,6 +64,8 @@ class CotangentStacks {
 // NaN/Inf stops with Error(Numeric) naming the block (jacobian_chain.hpp).
 StreamedSweep streamed_frobenius(CotangentStacks& stacks, Index K, bool with_blocks,
                                  const std::function<void(Index, Index)>& after_block = {});
+// "B_l = dx_{l+1}/dx_l (streamed identity rows)": what a streamed sweep's errors name (every engine's).
+std::string streamed_block_name(Index l);
 // The CPU engine: the model's own VJPs on host matrices.
 StreamedSweep streamed_frobenius(const Model& model, const Trace& trace, Index K, bool with_blocks,
                                  const std::function<void(Index, Index)>& after_block = {});

@@ -65,11 +65,10 @@ class AttentionSublayer final : public Sublayer {
   std::array<std::optional<NormLayer>, 3> qkv_norm;
 
   SublayerKind kind() const override { return SublayerKind::Attention; }
-  // Where the projections live (indices into the ParamStore), the head count and the mask (device engines).
+  // Where the projections live (indices into the ParamStore) and the head count (device engines).
   int in_weight() const { return in_w_; }
   int out_weight() const { return out_w_; }
   Index heads() const { return heads_; }
-  bool causal() const { return causal_; }
   Mat forward(const ParamStore& p, const Mat& x, SublayerCache& c) const override;
   Mat vjp(const ParamStore& p, const SublayerCache& c, const Mat& dy, ParamGrads* g) const override;
   Mat jvp(const ParamStore& p, const SublayerCache& c, const Mat& dx) const override;
