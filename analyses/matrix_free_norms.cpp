@@ -1,8 +1,8 @@
 // matrix_free_norms.cpp — the Jacobian norms of jacobian_norms.cpp without forming a matrix (--mode matrix-free):
 // top-k singular values of B_l and P_l and ‖B_l − I‖₂ by Lanczos through JVP/VJP (matrix_free/chain_singular.hpp), and
 // Frobenius norms ‖P_l‖_F, ‖B_l‖_F by Hutchinson probes in one batched backward sweep (matrix_free/hutchinson.hpp).
-// σ_min and the numerical rank need the whole spectrum: null here (docs/scaling.md says why). With --device cuda the
-// Lanczos operators run on the GPU's kernels (DeviceChainOperator); the Hutchinson sweep stays on the CPU.
+// σ_min and the numerical rank need the whole spectrum: null here (docs/scaling.md says why). With --device cuda both
+// run on the GPU's kernels: the Hutchinson sweep's probe stacks and the Lanczos operators (DeviceChainOperator).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -93,14 +93,16 @@ class MatrixFreeNorms final : public Analysis {
     for (Index l : spectral) total += 2 * kExpectedLanczosOps * (L - l);
     Progress progress("matrix-free Jacobians", total, o.progress);
 
-    HutchinsonSweep h;
-    if (K > 0) h = hutchinson_frobenius(ctx.model, ctx.trace, K, o.probe_seed, true, [&](Index) { progress.step(2 * K); });
-
-    // Lanczos's operators: the model's own JVPs/VJPs, or with a device backend the same chain on its kernels
-    // (matrix_free/device_chain.hpp; one vector at a time); Hutchinson's probes stay on the CPU
+    // The model's own JVPs/VJPs, or with a device backend the same chain on its kernels
+    // (matrix_free/device_chain.hpp): Hutchinson's K probes as one stack, Lanczos's one vector at a time
     std::unique_ptr<DeviceChain> device;
     if (ctx.backend().kind() != BackendKind::Cpu || o.kernel_chain)
-      device = std::make_unique<DeviceChain>(ctx.backend().kernels(), ctx.model, ctx.trace, 1);
+      device = std::make_unique<DeviceChain>(ctx.backend().kernels(), ctx.model, ctx.trace, std::max<Index>(K, 1));
+    HutchinsonSweep h;
+    const auto probes_done = [&](Index) { progress.step(2 * K); };
+    if (K > 0)
+      h = device ? hutchinson_frobenius(*device, K, o.probe_seed, true, probes_done)
+                 : hutchinson_frobenius(ctx.model, ctx.trace, K, o.probe_seed, true, probes_done);
     const auto chain = [&](Index from, Index to, std::string what) -> std::unique_ptr<ChainOperator> {
       if (device) return std::make_unique<DeviceChainOperator>(*device, from, to, std::move(what));
       return std::make_unique<JacobianChain>(ctx.model, ctx.trace, from, to, std::move(what));

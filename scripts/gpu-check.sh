@@ -124,6 +124,11 @@ fi
 # then the CPU's Hutchinson estimates with 64 probes, which every exact value must lie within 4 standard errors of
 step "full scale N=65536 L=24 streamed ||P_l||_F on the GPU" 200 "$G" analyze $MODEL --seq-len 128 --layers 24 --mode streamed --stream-blocks off --stream-rows 1024 --device cuda -q --json "$OUT/st_cuda_full.json"
 step "full scale N=65536 L=24 Hutchinson (64 probes) on the CPU" 150 "$G" analyze $MODEL --seq-len 128 --layers 24 --mode matrix-free --spectral-layers none --hutchinson-probes 64 -q --json "$OUT/mf_cpu_full.json"
+# the same 64 probes through the GPU's chain: the same estimates to kBackendTol, timed
+step "full scale N=65536 L=24 Hutchinson (64 probes) on the GPU" 60 "$G" analyze $MODEL --seq-len 128 --layers 24 --mode matrix-free --spectral-layers none --hutchinson-probes 64 --device cuda -q --json "$OUT/mf_cuda_full.json"
+if command -v python3 > /dev/null && [ -f "$OUT/mf_cuda_full.json" ] && [ -f "$OUT/mf_cpu_full.json" ]; then
+  step "agreement table, Hutchinson full scale" 30 python3 "$OUT/agreement.py" "$OUT/mf_cpu_full.json" "$OUT/mf_cuda_full.json" "Hutchinson full scale"
+fi
 if command -v python3 > /dev/null && [ -f "$OUT/st_cuda_full.json" ] && [ -f "$OUT/mf_cpu_full.json" ]; then
   step "full scale: exact (GPU) vs Hutchinson (CPU), in standard errors" 30 python3 - "$OUT/st_cuda_full.json" "$OUT/mf_cpu_full.json" << 'EOF'
 import json, sys
@@ -159,17 +164,17 @@ step "full scale N=65536 L=24 explicit on the GPU: the refusal" 60 "$G" analyze 
 step "tests: test_backend [backend] (the CPU bodies)" 60 "$CARRY/bin/test_backend" "[backend]"
 # with what is left: every ||B_l||_F too at full scale (twice the work)
 step "full scale N=65536 L=24 streamed ||P_l||_F and ||B_l||_F on the GPU" 200 "$G" analyze $MODEL --seq-len 128 --layers 24 --mode streamed --stream-rows 1024 --device cuda -q --json "$OUT/st_cuda_full_blocks.json"
-# matrix-free Lanczos on the GPU's operators (Hutchinson stays on the CPU): N = 4096 L = 4 against the CPU (kLanczosTol),
+# matrix-free Lanczos and Hutchinson on the GPU's operators: N = 4096 L = 4 against the CPU (kLanczosTol),
 # then sigma_max of P_0 and of every B_l at full scale, timed, against the CPU's
-step "matrix-free N=4096 L=4 on the GPU" 60 "$G" analyze $MODEL --seq-len 8 --layers 4 --mode matrix-free --spectral-layers all --hutchinson-probes 0 --device cuda -q --json "$OUT/mf_cuda_n8_L4.json"
-step "matrix-free N=4096 L=4 on the CPU" 60 "$G" analyze $MODEL --seq-len 8 --layers 4 --mode matrix-free --spectral-layers all --hutchinson-probes 0 --device cpu -q --json "$OUT/mf_cpu_n8_L4.json"
+step "matrix-free N=4096 L=4 on the GPU" 60 "$G" analyze $MODEL --seq-len 8 --layers 4 --mode matrix-free --spectral-layers all --hutchinson-probes 16 --device cuda -q --json "$OUT/mf_cuda_n8_L4.json"
+step "matrix-free N=4096 L=4 on the CPU" 60 "$G" analyze $MODEL --seq-len 8 --layers 4 --mode matrix-free --spectral-layers all --hutchinson-probes 16 --device cpu -q --json "$OUT/mf_cpu_n8_L4.json"
 if command -v python3 > /dev/null && [ -f "$OUT/mf_cuda_n8_L4.json" ] && [ -f "$OUT/mf_cpu_n8_L4.json" ]; then
   step "agreement table, matrix-free N=4096" 30 python3 "$OUT/agreement.py" "$OUT/mf_cpu_n8_L4.json" "$OUT/mf_cuda_n8_L4.json" "matrix-free N=4096" 1e-8
 fi
-step "full scale sigma_max(P_0), every B_l: matrix-free on the GPU" 120 "$G" analyze $MODEL --seq-len 128 --layers 24 --mode matrix-free --spectral-layers bottom --hutchinson-probes 0 --device cuda -q --json "$OUT/mf_cuda_full.json"
+step "full scale sigma_max(P_0), every B_l: matrix-free on the GPU" 120 "$G" analyze $MODEL --seq-len 128 --layers 24 --mode matrix-free --spectral-layers bottom --hutchinson-probes 0 --device cuda -q --json "$OUT/mf_cuda_full_sigma.json"
 step "full scale sigma_max(P_0), every B_l: matrix-free on the CPU" 150 "$G" analyze $MODEL --seq-len 128 --layers 24 --mode matrix-free --spectral-layers bottom --hutchinson-probes 0 --device cpu -q --json "$OUT/mf_cpu_full_sigma.json"
-if command -v python3 > /dev/null && [ -f "$OUT/mf_cuda_full.json" ] && [ -f "$OUT/mf_cpu_full_sigma.json" ]; then
-  step "agreement table, matrix-free full scale" 30 python3 "$OUT/agreement.py" "$OUT/mf_cpu_full_sigma.json" "$OUT/mf_cuda_full.json" "matrix-free full scale" 1e-8
+if command -v python3 > /dev/null && [ -f "$OUT/mf_cuda_full_sigma.json" ] && [ -f "$OUT/mf_cpu_full_sigma.json" ]; then
+  step "agreement table, matrix-free full scale" 30 python3 "$OUT/agreement.py" "$OUT/mf_cpu_full_sigma.json" "$OUT/mf_cuda_full_sigma.json" "matrix-free full scale" 1e-8
 fi
 
 log "gpu-check: done in $(($(date +%s) - START)) s, ${FAILED} step(s) with a non-zero exit (the full-scale refusal is expected: exit 2)"

@@ -158,6 +158,18 @@ Mat DeviceChain::stack_to_host(int stack, long* exp2) const {
   return m;
 }
 
+Mat DeviceChain::gram(int stack, long* exp2) const {
+  const Stack& s = stacks_[stack];
+  const Index k = s.copies, N = n_ * d_;
+  // row-major (k·n, d) is (k, N) with leading dimension N: G = W Wᵀ
+  const std::unique_ptr<KernelArray> g = ops_.alloc(k * k, "the Gram matrix of " + std::to_string(k) + " probes");
+  ops_.gemm(k, k, N, 1.0, {s.m->data(), N}, {s.m->data(), N, 0, true}, 0.0, g->data(), k, 0, 1);
+  Mat G(k, k);
+  ops_.download(g->data(), G.data(), k * k);
+  if (exp2) *exp2 = s.exp2;
+  return G;
+}
+
 void DeviceChain::add_squares(int stack, SquareSum& sum) const {
   const Stack& s = stacks_[stack];
   sum.add(ops_.sum_squares(s.m->data(), s.copies * n_ * d_), 2 * s.exp2);

@@ -6,17 +6,23 @@
 #include <limits>
 
 #include "gradflow/core/rng.hpp"
+#include "gradflow/matrix_free/device_chain.hpp"
 
 namespace gradflow {
 
 FrobeniusEstimate frobenius_from_probes(const Mat& stack, Index n, long exp2) {
-  FrobeniusEstimate f;
   const Index K = n > 0 ? stack.rows() / n : 0, N = n * stack.cols();
-  f.probes = K;
-  if (K == 0) return f;
+  if (K == 0) return FrobeniusEstimate{};
   // copy i is rows [i·n, (i+1)·n): contiguous in row-major storage, so the stack is (K, N) as it lies
   const Eigen::Map<const Mat> Wr(stack.data(), K, N);
-  const Mat G = Wr * Wr.transpose();  // (K, K): G_ii = ‖w_i‖², G_ij = w_i·w_j
+  return frobenius_from_gram(Wr * Wr.transpose(), exp2);  // (K, K): G_ii = ‖w_i‖², G_ij = w_i·w_j
+}
+
+FrobeniusEstimate frobenius_from_gram(const Mat& G, long exp2) {
+  FrobeniusEstimate f;
+  const Index K = G.rows();
+  f.probes = K;
+  if (K == 0) return f;
   const double mean = G.diagonal().mean();
   double T = 0;
   for (Index i = 0; i < K; ++i)
@@ -59,6 +65,31 @@ HutchinsonSweep hutchinson_frobenius(const Model& model, const Trace& trace, Ind
       const JacobianChain Bb(model, trace, l, l + 1, block_jacobian_name(l) + " (Hutchinson probes)");
       Y = Bb.vjp(std::move(Y));
       out.block[static_cast<size_t>(l)] = frobenius_from_probes(Y.m, n, Y.exp2);
+    }
+    if (after_block) after_block(l);
+  }
+  return out;
+}
+
+HutchinsonSweep hutchinson_frobenius(DeviceChain& chain, Index K, uint64_t seed, bool with_blocks,
+                                     const std::function<void(Index)>& after_block) {
+  using S = CotangentStacks;
+  const Index L = chain.layers(), n = chain.tokens();
+  HutchinsonSweep out;
+  out.product.resize(static_cast<size_t>(L));
+  if (with_blocks) out.block.resize(static_cast<size_t>(L));
+  // the CPU sweep's probes from the same streams (above), so both estimate the same sums
+  chain.set_stack(S::kPStack, rademacher(seed, "hutchinson:product", K * n, chain.out_width(L - 1)));
+  long exp2 = 0;
+  for (Index l = L - 1; l >= 0; --l) {
+    chain.vjp(S::kPStack, l, "P_" + std::to_string(l) + " = dy/dx_" + std::to_string(l) + " (Hutchinson probes)");
+    const Mat G = chain.gram(S::kPStack, &exp2);
+    out.product[static_cast<size_t>(l)] = frobenius_from_gram(G, exp2);
+    if (with_blocks) {
+      chain.set_stack(S::kBStack, rademacher(seed, "hutchinson:block:" + std::to_string(l), K * n, chain.out_width(l)));
+      chain.vjp(S::kBStack, l, block_jacobian_name(l) + " (Hutchinson probes)");
+      const Mat Gb = chain.gram(S::kBStack, &exp2);
+      out.block[static_cast<size_t>(l)] = frobenius_from_gram(Gb, exp2);
     }
     if (after_block) after_block(l);
   }

@@ -3,7 +3,8 @@
 // model's own op (the norm VJPs against ops::layernorm_vjp & co., which also checks row_math.hpp, the arithmetic the
 // GPU kernels share); the chain's B_lᵀ·U against the model's VJPs (JacobianChain) for every placement it covers, with
 // the power-of-two rescaling and a NaN named by its block; B_l·V (the JVP direction) likewise; the streamed sweep on
-// the chain against the CPU engine's; Lanczos on the chain's operators against Lanczos on the model's.
+// the chain against the CPU engine's; Hutchinson's probe sweep on the chain against the CPU's; Lanczos on the chain's
+// operators against Lanczos on the model's.
 // The CPU instances (tag [backend]) check the bodies and the CPU kernels themselves to kCrossTol; the CUDA instances
 // (tag [cuda]) compare with the CPU to kBackendTol and skip visibly without a GPU (backends.hpp).
 #include <catch2/catch.hpp>
@@ -18,6 +19,7 @@
 #include "gradflow/core/rng.hpp"
 #include "gradflow/matrix_free/chain_singular.hpp"
 #include "gradflow/matrix_free/device_chain.hpp"
+#include "gradflow/matrix_free/hutchinson.hpp"
 #include "gradflow/matrix_free/jacobian_chain.hpp"
 #include "gradflow/model/init.hpp"
 #include "gradflow/model/placement.hpp"
@@ -237,6 +239,17 @@ void check_chain(BackendKind kind) {
         CHECK(std::abs(got.block[static_cast<size_t>(l)].value - want.block[static_cast<size_t>(l)].value) <=
               t * want.block[static_cast<size_t>(l)].value);
       }
+      // Hutchinson's sweep (the same probes): every estimate and its standard error (the Gram matrix's off-diagonal)
+      const HutchinsonSweep hw = hutchinson_frobenius(tr.model, tr.ctx.trace, copies, 7, true);
+      const HutchinsonSweep hg = hutchinson_frobenius(chain, copies, 7, true);
+      for (Index l = 0; l < L; ++l)
+        for (const auto& [g, w] : {std::pair{hg.product[static_cast<size_t>(l)], hw.product[static_cast<size_t>(l)]},
+                                   std::pair{hg.block[static_cast<size_t>(l)], hw.block[static_cast<size_t>(l)]}}) {
+          INFO("Hutchinson, layer " << l);
+          CHECK(g.probes == copies);
+          CHECK(std::abs(g.value - w.value) <= t * w.value);
+          CHECK(std::abs(g.std_error - w.std_error) <= t * w.std_error);
+        }
       ++covered;
     }
   // every placement but the four with sublayer internals or two streams (resi-dual, normformer, sub-ln, hybridnorm...)
@@ -300,7 +313,8 @@ void check_lanczos(BackendKind kind) {
 TEST_CASE("kernels: GEMM, norm and softmax VJPs, element-wise ops and reductions (CPU)", "[backend]") {
   check_kernels(BackendKind::Cpu);
 }
-TEST_CASE("device chain: B_l's VJP on the CPU kernels equals the model's for every covered placement", "[backend]") {
+TEST_CASE("device chain: B_l's VJP and Hutchinson's sweep on the CPU kernels equal the model's for every covered "
+          "placement", "[backend]") {
   check_chain(BackendKind::Cpu);
 }
 TEST_CASE("device chain: power-of-two rescaling as the CPU chain, NaN named by its block (CPU)", "[backend]") {
@@ -312,7 +326,7 @@ TEST_CASE("device chain: Lanczos on its operators equals Lanczos on the model's 
 
 #ifdef GRADFLOW_HAVE_CUDA
 TEST_CASE("kernels cuda: every kernel against the CPU's", "[cuda]") { check_kernels(BackendKind::Cuda); }
-TEST_CASE("device chain cuda: B_l's VJP and the streamed norms against the CPU", "[cuda]") {
+TEST_CASE("device chain cuda: B_l's VJP, the streamed norms and Hutchinson's sweep against the CPU", "[cuda]") {
   check_chain(BackendKind::Cuda);
 }
 TEST_CASE("device chain cuda: rescaling and NaN", "[cuda]") { check_range_and_nan(BackendKind::Cuda); }

@@ -7,7 +7,8 @@
 // (src/backend/cpu_backend.cpp) with the results the engine always had. The CUDA backend (src/backend/cuda/,
 // -DGRADFLOW_CUDA, --device cuda: cuBLAS DGEMM, cuSOLVER eigen/singular values; docs/cuda.md) implements the same
 // operations, and the primitive kernels (kernel_ops.hpp) the streamed engine's VJP chain is written in
-// (matrix_free/device_chain.hpp); the forward pass and the matrix-free operators are the next to move behind it.
+// (matrix_free/device_chain.hpp: streamed mode, matrix-free Lanczos and Hutchinson); the forward and backward passes
+// are the next to move behind it.
 #pragma once
 #include <memory>
 #include <string>

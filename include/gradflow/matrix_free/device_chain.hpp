@@ -51,6 +51,9 @@ class DeviceChain final : public CotangentStacks {
   Mat stack_to_host(int stack, long* exp2) const;
   // Sets the stack from a host matrix (k·n, d) at scale 2^exp2.
   void set_stack(int stack, const Mat& m, long exp2 = 0);
+  // The (k, k) Gram matrix G_ij = w_i·w_j of the stack's k copies w_i (each flattened to n·d), computed where the
+  // stack lives (one GEMM); its value is 2^(2·exp2)·G. What Hutchinson's estimate needs (hutchinson.hpp).
+  Mat gram(int stack, long* exp2) const;
 
   struct Norm;
   struct Unit;

@@ -26,6 +26,9 @@ struct FrobeniusEstimate {
 // sample variance of the K norms is too small exactly when the estimate is too small, a skewed-sample effect:
 // tests/matrix_free/test_hutchinson.cpp measures both tails.)
 FrobeniusEstimate frobenius_from_probes(const Mat& stack, Index n, long exp2);
+// The same from the probe images' (K, K) Gram matrix G_ij = w_i·w_j (value 2^(2·exp2)·G), wherever it was computed
+// (DeviceChain::gram on a device).
+FrobeniusEstimate frobenius_from_gram(const Mat& G, long exp2);
 
 // (rows, cols) of iid ±1, from the seeded stream `stream`.
 Mat rademacher(uint64_t seed, const std::string& stream, Index rows, Index cols);
@@ -37,6 +40,13 @@ struct HutchinsonSweep {
 
 // K probes; with_blocks adds the B_l estimates. after_block(l) is called as the sweep leaves block l.
 HutchinsonSweep hutchinson_frobenius(const Model& model, const Trace& trace, Index K, uint64_t seed, bool with_blocks,
+                                     const std::function<void(Index)>& after_block = {});
+
+class DeviceChain;
+// The same sweep on a DeviceChain's kernels (--mode matrix-free --device cuda): the same probes, uploaded once per
+// stack; the stacks stay on the device and only each one's (K, K) Gram matrix comes back. The chain must hold K
+// copies (its max_copies).
+HutchinsonSweep hutchinson_frobenius(DeviceChain& chain, Index K, uint64_t seed, bool with_blocks,
                                      const std::function<void(Index)>& after_block = {});
 
 }  // namespace gradflow
