@@ -64,7 +64,7 @@ EngineChoice choose_engine(const ModelConfig& cfg, const AnalysisOptions& opts) 
       // explicit does not fit: streamed gives exact Frobenius norms when its memory and estimated time fit
       const double streamed_bytes = streamed_memory(cfg, opts.seq_len, opts.stream_rows).total();
       c.streamed_considered = true;
-      c.dgemm_rate = measured_dgemm_rate();
+      c.dgemm_rate = measured_dgemm_rate(opts.backend);  // the device's with --device cuda: it runs the chain
       c.streamed_seconds = streamed_seconds_estimate(cfg, opts.seq_len, c.dgemm_rate, opts.stream_blocks);
       const bool time_fits = c.streamed_seconds <= opts.max_time_seconds;
       const bool memory_fits = streamed_bytes <= c.budget_bytes;
@@ -72,7 +72,9 @@ EngineChoice choose_engine(const ModelConfig& cfg, const AnalysisOptions& opts) 
       char rate[32];
       std::snprintf(rate, sizeof rate, "%.3g", c.dgemm_rate / 1e9);
       c.reason = "--mode auto: " + sizes + "; streamed mode (exact Frobenius norms) is estimated at " +
-                 format_seconds(c.streamed_seconds) + " (" + rate + " GFLOP/s DGEMM measured here), " +
+                 format_seconds(c.streamed_seconds) + " (" + rate + " GFLOP/s DGEMM measured " +
+                 (opts.backend == BackendKind::Cpu ? std::string("here") : "on the " + std::string(to_string(opts.backend))) +
+                 "), " +
                  (time_fits ? "within" : "over") + " --max-time " + format_seconds(opts.max_time_seconds) +
                  (memory_fits ? "" : ", and needs " + format_bytes(streamed_bytes)) +
                  (c.engine == Engine::Streamed ? ", so streamed" : ", so matrix-free");

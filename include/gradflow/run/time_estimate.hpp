@@ -6,6 +6,7 @@
 #pragma once
 #include <string>
 
+#include "gradflow/backend/backend.hpp"
 #include "gradflow/core/types.hpp"
 #include "gradflow/model/config.hpp"
 
@@ -21,6 +22,14 @@ double streamed_flops(const ModelConfig& cfg, Index n_tokens, bool with_blocks =
 // This machine's double-precision GEMM rate (flop/s) at the current thread count: the best of a few (512, 512)
 // products, measured on the first call (~30 ms) and remembered for the rest of the process.
 double measured_dgemm_rate();
+// The same for the backend that runs the streamed chain: the CPU's above, or a device's through its kernels
+// (gemm_rate_of_kernels at (4096, 4096), measured once per process; Error with the fix when the backend is not built
+// or no device is visible).
+double measured_dgemm_rate(BackendKind backend);
+// The GEMM rate (flop/s) of a backend's kernels: the best of `repeats` (size, size) products through
+// KernelOps::gemm after one warm-up, each timed to the return of a reduction over its result (which waits for the
+// device); Error if the product's result is wrong.
+double gemm_rate_of_kernels(const KernelOps& ops, Index size, int repeats = 3);
 
 // The fraction of the DGEMM rate the streamed engine reaches (measured, docs/scaling.md), used by the estimate.
 inline constexpr double kStreamedDgemmFraction = 0.4;

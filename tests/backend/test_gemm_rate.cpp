@@ -1,0 +1,71 @@
+// test_gemm_rate.cpp — the GEMM rate `--mode auto` weighs streamed mode by (run/time_estimate.hpp): measured through a
+// backend's kernels (the device's with --device cuda, which runs the chain), its product checked, the CPU's own rate
+// for --device cpu.
+#include <catch2/catch.hpp>
+
+#include "backends.hpp"
+#include "gradflow/run/time_estimate.hpp"
+
+using namespace gradflow;
+using namespace gradflow::test;
+
+namespace {
+
+// The CPU's kernels with a GEMM that scales its product by 2: the rate's check of its own product must refuse it.
+class WrongGemm final : public KernelOps {
+ public:
+  explicit WrongGemm(const KernelOps& k) : k_(k) {}
+  std::unique_ptr<KernelArray> alloc(Index count, const std::string& what) const override { return k_.alloc(count, what); }
+  void upload(const double* h, double* d, Index c) const override { k_.upload(h, d, c); }
+  void download(const double* d, double* h, Index c) const override { k_.download(d, h, c); }
+  void gemm(Index m, Index n, Index k, double alpha, const GemmOperand& A, const GemmOperand& B, double beta, double* c,
+            Index ldc, Index c_stride, Index batch) const override {
+    k_.gemm(m, n, k, 2 * alpha, A, B, beta, c, ldc, c_stride, batch);
+  }
+  void norm_vjp(int kind, const double* xh, const double* rs, const double* g, double a, Index n, Index d,
+                const double* dy, double* dx, Index rows) const override {
+    k_.norm_vjp(kind, xh, rs, g, a, n, d, dy, dx, rows);
+  }
+  void norm_jvp(int kind, const double* xh, const double* rs, const double* g, double a, Index n, Index d,
+                const double* dx, double* dy, Index rows) const override {
+    k_.norm_jvp(kind, xh, rs, g, a, n, d, dx, dy, rows);
+  }
+  void softmax_vjp(const double* P, Index n, double* dp, Index copies, double s) const override {
+    k_.softmax_vjp(P, n, dp, copies, s);
+  }
+  void multiply_tiled(double* x, const double* f, Index n, Index cols, Index rows) const override {
+    k_.multiply_tiled(x, f, n, cols, rows);
+  }
+  void axpby(Index c, double a, const double* x, double b, double* y) const override { k_.axpby(c, a, x, b, y); }
+  void scale_columns(const double* x, const double* s, double* y, Index r, Index c) const override {
+    k_.scale_columns(x, s, y, r, c);
+  }
+  void identity_rows(double* u, Index s, Index k, Index n, Index w) const override { k_.identity_rows(u, s, k, n, w); }
+  double max_abs(const double* x, Index c) const override { return k_.max_abs(x, c); }
+  double sum_squares(const double* x, Index c) const override { return k_.sum_squares(x, c); }
+
+ private:
+  const KernelOps& k_;
+};
+
+}  // namespace
+
+TEST_CASE("gemm rate: measured through the CPU's kernels with its product checked, the CPU's own for --device cpu",
+          "[backend]") {
+  const auto cpu = backend_or_skip(BackendKind::Cpu);
+  const double r = gemm_rate_of_kernels(cpu->kernels(), 256, 2);
+  CHECK(r > 1e8);   // 0.1 GFLOP/s: far below any machine's DGEMM
+  CHECK(r < 1e14);  // 100 TFLOP/s: far above a CPU's
+  const WrongGemm wrong(cpu->kernels());
+  REQUIRE_THROWS_WITH(gemm_rate_of_kernels(wrong, 64, 1), Catch::Contains("product is wrong"));
+  CHECK(measured_dgemm_rate(BackendKind::Cpu) == measured_dgemm_rate());
+}
+
+#ifdef GRADFLOW_HAVE_CUDA
+TEST_CASE("gemm rate cuda: the GPU's fp64 rate, measured through its kernels, above the CPU's", "[cuda]") {
+  (void)backend_or_skip(BackendKind::Cuda);  // skips without a GPU
+  const double r = measured_dgemm_rate(BackendKind::Cuda);
+  CHECK(r > measured_dgemm_rate());
+  CHECK(r < 1e15);
+}
+#endif
