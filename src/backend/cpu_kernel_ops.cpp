@@ -90,6 +90,10 @@ class CpuKernelOps final : public KernelOps {
       for (Index j = 0; j < cols; ++j) y[r * cols + j] = s[j] * x[r * cols + j];
   }
 
+  void copy_2d(const double* src, Index ld_src, double* dst, Index ld_dst, Index rows, Index cols) const override {
+    for (Index r = 0; r < rows; ++r) std::copy(src + r * ld_src, src + r * ld_src + cols, dst + r * ld_dst);
+  }
+
   void identity_rows(double* u, Index start, Index k, Index n, Index w) const override {
     std::fill(u, u + k * n * w, 0.0);
     for (Index r = 0; r < k; ++r) u[(r * n + (start + r) / w) * w + (start + r) % w] = 1.0;

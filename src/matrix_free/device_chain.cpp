@@ -2,6 +2,7 @@
 #include "gradflow/matrix_free/device_chain.hpp"
 
 #include <cmath>
+#include <array>
 #include <optional>
 #include <utility>
 
@@ -13,6 +14,7 @@ namespace gradflow {
 // A norm's VJP data in the backend's memory.
 struct DeviceChain::Norm {
   int kind = rows::kLayerNorm;
+  Index rows = 0, width = 0;      // the cache's rows (n; n·h for a per-head norm) and the normalized width
   const double* xhat = nullptr;  // (n, d)
   const double* rstd = nullptr;  // (n); null for DyT
   const double* gamma = nullptr;  // (d)
@@ -28,29 +30,27 @@ struct DeviceChain::Unit {
   bool add_block_input = false;
   const double *qkv = nullptr, *P = nullptr, *w_in = nullptr, *w_out = nullptr;  // attention
   Index heads = 0;
+  const double* head_gain = nullptr;       // (d) NormFormer's c_h over each head's columns, or null
+  std::optional<Norm> inner;               // Sub-LN's norm between the heads and out_proj
+  std::array<std::optional<Norm>, 3> qkv_norm;  // HybridNorm's per-head norms of Q, K, V
   const double *fprime = nullptr, *w1 = nullptr, *w2 = nullptr;  // feed-forward
+  std::optional<Norm> mid;                 // the feed-forward mid norm (width d_ff)
 };
 
 namespace {
 
-enum Work : int { kSwap, kDz, kDb, kDg, kDu, kDpre, kDblock, kDo, kDqkv, kDp, kDa, kWorkCount };
+// kAux1, kAux2: (rows, d) for the sublayers' inner norms (inner, QKV); kAuxFF: (rows, d_ff) for the mid norm; each
+// allocated only when the model has such a norm
+enum Work : int { kSwap, kDz, kDb, kDg, kDu, kDpre, kDblock, kDo, kDqkv, kDp, kDa, kAux1, kAux2, kAuxFF, kWorkCount };
 
 }  // namespace
 
 std::string DeviceChain::unsupported(const Model& model) {
   if (model.two_streams()) return "ResiDual's two streams";
   for (Index l = 0; l < model.layers(); ++l)
-    for (const ResidualUnit& u : model.block(l)) {
-      if (const auto* a = dynamic_cast<const AttentionSublayer*>(u.G.get())) {
-        if (a->head_scale >= 0) return "NormFormer's per-head attention gain (" + u.spec.head_scale + ")";
-        if (a->inner) return "Sub-LN's inner attention norm (" + u.spec.inner_norm + ")";
-        if (a->qkv_norm[0]) return "HybridNorm's Q/K/V norms";
-      } else if (const auto* f = dynamic_cast<const FeedForwardSublayer*>(u.G.get())) {
-        if (f->mid) return "the feed-forward mid norm (" + u.spec.mid_norm + ")";
-      } else {
+    for (const ResidualUnit& u : model.block(l))
+      if (!dynamic_cast<const AttentionSublayer*>(u.G.get()) && !dynamic_cast<const FeedForwardSublayer*>(u.G.get()))
         return "an unknown sublayer";
-      }
-    }
   return "";
 }
 
@@ -61,6 +61,7 @@ DeviceChain::DeviceChain(const KernelOps& ops, const Model& model, const Trace& 
   if (!why.empty()) throw Error("internal: DeviceChain cannot run a model with " + why, ErrorKind::Internal);
   if (max_copies < 1) throw Error("internal: DeviceChain with max_copies < 1", ErrorKind::Internal);
   const ParamStore& p = model.params();
+  bool aux = false, aux_ff = false;  // whether kAux1/kAux2 and kAuxFF are needed
   for (Index l = 0; l < model.layers(); ++l) {
     const std::string at = "block " + std::to_string(l);
     std::vector<Unit> units;
@@ -80,8 +81,15 @@ DeviceChain::DeviceChain(const KernelOps& ops, const Model& model, const Trace& 
       u.add_block_input = ru.spec.add_block_input;
       if (u.kind == SublayerKind::Attention) {
         const auto& a = static_cast<const AttentionSublayer&>(*ru.G);
-        const auto& ac = std::get<AttentionBranchCache>(c.g).attn;
+        const auto& bc = std::get<AttentionBranchCache>(c.g);
+        const auto& ac = bc.attn;  // with QKV norms its qkv holds the normalized [Q | K | V] the heads read
         u.heads = a.heads();
+        if (a.head_scale >= 0)
+          u.head_gain = put(Mat(a.head_gains(p[a.head_scale])), "the per-head attention gains of " + at);
+        if (a.inner) u.inner = norm(*a.inner, bc.inner, at);
+        for (size_t j = 0; j < 3; ++j)
+          if (a.qkv_norm[j]) u.qkv_norm[j] = norm(*a.qkv_norm[j], bc.qkv[j], at);
+        aux |= a.inner.has_value() || a.qkv_norm[0].has_value() || a.head_scale >= 0;
         u.qkv = put(ac.qkv, "the attention cache of " + at);
         Mat P(u.heads * n_, n_);  // the heads' probabilities stacked: head h in rows h·n ..
         for (Index h = 0; h < u.heads; ++h) P.middleRows(h * n_, n_) = ac.P[static_cast<size_t>(h)];
@@ -90,7 +98,10 @@ DeviceChain::DeviceChain(const KernelOps& ops, const Model& model, const Trace& 
         u.w_out = put(p[a.out_weight()], "the attention weights of " + at);
       } else {
         const auto& f = static_cast<const FeedForwardSublayer&>(*ru.G);
-        u.fprime = put(std::get<FeedForwardCache>(c.g).fprime, "the feed-forward cache of " + at);
+        const auto& fc = std::get<FeedForwardCache>(c.g);
+        u.fprime = put(fc.fprime, "the feed-forward cache of " + at);
+        if (f.mid) u.mid = norm(*f.mid, fc.mid, at);
+        aux_ff |= f.mid.has_value();
         u.w1 = put(p[f.linear1_weight()], "the feed-forward weights of " + at);
         u.w2 = put(p[f.linear2_weight()], "the feed-forward weights of " + at);
       }
@@ -105,7 +116,8 @@ DeviceChain::DeviceChain(const KernelOps& ops, const Model& model, const Trace& 
   const Index rows = max_copies * n_;
   for (auto& s : stacks_) s.m = ops_.alloc(rows * d_, "a stack of " + std::to_string(max_copies) + " cotangents");
   const Index sizes[kWorkCount] = {rows * d_, rows * d_, rows * d_, rows * d_, rows * d_, rows * d_, rows * d_,
-                                   rows * d_, rows * 3 * d_, max_copies * n_ * n_, rows * ff_};
+                                   rows * d_, rows * 3 * d_, max_copies * n_ * n_, rows * ff_,
+                                   aux ? rows * d_ : 1, aux ? rows * d_ : 1, aux_ff ? rows * ff_ : 1};
   for (Index size : sizes)
     work_.push_back(ops_.alloc(size, "the work buffers of " + std::to_string(max_copies) + " cotangents"));
 }
@@ -125,6 +137,8 @@ DeviceChain::Norm DeviceChain::norm(const NormLayer& layer, const NormCache& c, 
   Norm nm;
   nm.kind = layer.kind == NormKind::LayerNorm ? rows::kLayerNorm : layer.kind == NormKind::RMSNorm ? rows::kRMSNorm
                                                                                                    : rows::kDyT;
+  nm.rows = c.xhat.rows();
+  nm.width = c.xhat.cols();
   nm.xhat = put(c.xhat, "the norm caches of " + what);
   if (nm.kind != rows::kDyT) nm.rstd = put(Mat(c.rstd.transpose()), "the norm caches of " + what);
   nm.gamma = put(p[layer.weight], "the norm weights of " + what);
@@ -231,11 +245,11 @@ void DeviceChain::head_jvp(int stack, const std::string& what) {
 }
 
 void DeviceChain::norm_vjp(const Norm& nm, const double* dy, double* dx, Index copies) const {
-  ops_.norm_vjp(nm.kind, nm.xhat, nm.rstd, nm.gamma, nm.alpha, n_, d_, dy, dx, copies * n_);
+  ops_.norm_vjp(nm.kind, nm.xhat, nm.rstd, nm.gamma, nm.alpha, nm.rows, nm.width, dy, dx, copies * nm.rows);
 }
 
 void DeviceChain::norm_jvp(const Norm& nm, const double* dx, double* dy, Index copies) const {
-  ops_.norm_jvp(nm.kind, nm.xhat, nm.rstd, nm.gamma, nm.alpha, n_, d_, dx, dy, copies * n_);
+  ops_.norm_jvp(nm.kind, nm.xhat, nm.rstd, nm.gamma, nm.alpha, nm.rows, nm.width, dx, dy, copies * nm.rows);
 }
 
 void DeviceChain::unit_jvp(const Unit& u, const double* dx, double* dy, const double* dx_block, Index copies) {
@@ -294,8 +308,19 @@ void DeviceChain::unit_vjp(const Unit& u, const double* dy, double* dx, double* 
 void DeviceChain::attention_vjp(const Unit& u, const double* dg, double* du, Index copies) {
   const Index n = n_, d = d_, rows = copies * n, e = d / u.heads;
   double *dO = work(kDo), *dqkv = work(kDqkv), *dP = work(kDp);
-  // A = O W_outᵀ + b_out  ->  dO = dA W_out
-  ops_.gemm(rows, d, d, 1.0, {dg, d}, {u.w_out, d}, 0.0, dO, d, 0, 1);
+  // y = A ⊙ c_h (NormFormer)  ->  dA = dy ⊙ c_h
+  const double* dA = dg;
+  if (u.head_gain) {
+    ops_.scale_columns(dg, u.head_gain, work(kAux1), rows, d);
+    dA = work(kAux1);
+  }
+  // A = O' W_outᵀ + b_out, O' = InnerNorm(O) (Sub-LN) or O  ->  dO' = dA W_out, dO = J_innerᵀ dO'
+  if (u.inner) {
+    ops_.gemm(rows, d, d, 1.0, {dA, d}, {u.w_out, d}, 0.0, work(kAux2), d, 0, 1);
+    norm_vjp(*u.inner, work(kAux2), dO, copies);
+  } else {
+    ops_.gemm(rows, d, d, 1.0, {dA, d}, {u.w_out, d}, 0.0, dO, d, 0, 1);
+  }
   for (Index h = 0; h < u.heads; ++h) {
     const double* Ph = u.P + h * n * n;
     const double *Q = u.qkv + h * e, *K = u.qkv + d + h * e, *V = u.qkv + 2 * d + h * e;
@@ -308,6 +333,8 @@ void DeviceChain::attention_vjp(const Unit& u, const double* dg, double* du, Ind
     ops_.gemm(n, e, n, 1.0, {dP, n, n * n}, {K, 3 * d, 0}, 0.0, dqkv + h * e, 3 * d, n * 3 * d, copies);
     ops_.gemm(n, e, n, 1.0, {dP, n, n * n, true}, {Q, 3 * d, 0}, 0.0, dqkv + d + h * e, 3 * d, n * 3 * d, copies);
   }
+  // [Q | K | V] = N(x W_inᵀ + b_in) with HybridNorm's per-head norms  ->  each third through its norm's VJP
+  qkv_norms(u, dqkv, copies, false);
   // [Q | K | V] = x W_inᵀ + b_in  ->  dx = d[Q | K | V] W_in
   ops_.gemm(rows, d, 3 * d, 1.0, {dqkv, 3 * d}, {u.w_in, d}, 0.0, du, d, 0, 1);
 }
@@ -318,6 +345,7 @@ void DeviceChain::attention_jvp(const Unit& u, const double* du, double* dg, Ind
   double *dO = work(kDo), *dqkv = work(kDqkv), *dS = work(kDp);
   // [Q | K | V] = x W_inᵀ + b_in  ->  d[Q | K | V] = dx W_inᵀ
   ops_.gemm(rows, 3 * d, d, 1.0, {du, d}, {u.w_in, d, 0, true}, 0.0, dqkv, 3 * d, 0, 1);
+  qkv_norms(u, dqkv, copies, true);  // HybridNorm: each third through its per-head norm's JVP
   for (Index h = 0; h < u.heads; ++h) {
     const double* Ph = u.P + h * n * n;
     const double *Q = u.qkv + h * e, *K = u.qkv + d + h * e, *V = u.qkv + 2 * d + h * e;
@@ -330,8 +358,27 @@ void DeviceChain::attention_jvp(const Unit& u, const double* du, double* dg, Ind
     ops_.gemm(n, e, n, 1.0, {dS, n, n * n}, {V, 3 * d, 0}, 0.0, dO + h * e, d, n * d, copies);
     ops_.gemm(n, e, n, 1.0, {Ph, n, 0}, {dqkv + 2 * d + h * e, 3 * d, n * 3 * d}, 1.0, dO + h * e, d, n * d, copies);
   }
-  // A = O W_outᵀ + b_out  ->  dA = dO W_outᵀ
-  ops_.gemm(rows, d, d, 1.0, {dO, d}, {u.w_out, d, 0, true}, 0.0, dg, d, 0, 1);
+  // A = O' W_outᵀ + b_out, O' = InnerNorm(O) or O  ->  dA = (J_inner dO) W_outᵀ;  y = A ⊙ c_h  ->  dy = dA ⊙ c_h
+  const double* dOp = dO;
+  if (u.inner) {
+    norm_jvp(*u.inner, dO, work(kAux1), copies);
+    dOp = work(kAux1);
+  }
+  ops_.gemm(rows, d, d, 1.0, {dOp, d}, {u.w_out, d, 0, true}, 0.0, dg, d, 0, 1);
+  if (u.head_gain) ops_.scale_columns(dg, u.head_gain, dg, rows, d);
+}
+
+void DeviceChain::qkv_norms(const Unit& u, double* dqkv, Index copies, bool jvp) {
+  const Index rows = copies * n_, d = d_;
+  for (Index j = 0; j < 3; ++j) {
+    const std::optional<Norm>& nm = u.qkv_norm[static_cast<size_t>(j)];
+    if (!nm) continue;
+    // third j of the (rows, 3d) stack, contiguous: (rows, d) = (rows·h, d/h), row r·h + head as the norm's cache
+    ops_.copy_2d(dqkv + j * d, 3 * d, work(kAux1), d, rows, d);
+    if (jvp) norm_jvp(*nm, work(kAux1), work(kAux2), copies);
+    else norm_vjp(*nm, work(kAux1), work(kAux2), copies);
+    ops_.copy_2d(work(kAux2), d, dqkv + j * d, 3 * d, rows, d);
+  }
 }
 
 void DeviceChain::feed_forward_jvp(const Unit& u, const double* du, double* dg, Index copies) {
@@ -340,6 +387,10 @@ void DeviceChain::feed_forward_jvp(const Unit& u, const double* du, double* dg, 
   // z1 = x W1ᵀ + b1, y = act(z1) W2ᵀ + b2  ->  dz1 = dx W1ᵀ, dy = (act'(z1) ⊙ dz1) W2ᵀ
   ops_.gemm(rows, ff, d, 1.0, {du, d}, {u.w1, d, 0, true}, 0.0, dz, ff, 0, 1);
   ops_.multiply_tiled(dz, u.fprime, n_, ff, rows);
+  if (u.mid) {  // y = MidNorm(act(z1)) W2ᵀ + b2
+    norm_jvp(*u.mid, dz, work(kAuxFF), copies);
+    dz = work(kAuxFF);
+  }
   ops_.gemm(rows, d, ff, 1.0, {dz, ff}, {u.w2, ff, 0, true}, 0.0, dg, d, 0, 1);
 }
 
@@ -348,6 +399,10 @@ void DeviceChain::feed_forward_vjp(const Unit& u, const double* dg, double* du, 
   double* da = work(kDa);
   // y = act(x W1ᵀ + b1) W2ᵀ + b2  ->  da = dy W2 ⊙ act'(z1), dx = da W1
   ops_.gemm(rows, ff, d, 1.0, {dg, d}, {u.w2, ff}, 0.0, da, ff, 0, 1);
+  if (u.mid) {  // y = MidNorm(act(z1)) W2ᵀ + b2  ->  d act = J_midᵀ (dy W2)
+    norm_vjp(*u.mid, da, work(kAuxFF), copies);
+    da = work(kAuxFF);
+  }
   ops_.multiply_tiled(da, u.fprime, n_, ff, rows);
   ops_.gemm(rows, d, ff, 1.0, {da, ff}, {u.w1, d}, 0.0, du, d, 0, 1);
 }

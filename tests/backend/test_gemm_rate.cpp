@@ -40,6 +40,9 @@ class WrongGemm final : public KernelOps {
   void scale_columns(const double* x, const double* s, double* y, Index r, Index c) const override {
     k_.scale_columns(x, s, y, r, c);
   }
+  void copy_2d(const double* src, Index ls, double* dst, Index ld, Index r, Index c) const override {
+    k_.copy_2d(src, ls, dst, ld, r, c);
+  }
   void identity_rows(double* u, Index s, Index k, Index n, Index w) const override { k_.identity_rows(u, s, k, n, w); }
   double max_abs(const double* x, Index c) const override { return k_.max_abs(x, c); }
   double sum_squares(const double* x, Index c) const override { return k_.sum_squares(x, c); }

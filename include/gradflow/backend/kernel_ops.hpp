@@ -58,6 +58,8 @@ class KernelOps {
   virtual void axpby(Index count, double a, const double* x, double b, double* y) const = 0;
   // y(r, j) = s_j · x(r, j) for (rows, cols) x and y (may alias), s (cols).
   virtual void scale_columns(const double* x, const double* s, double* y, Index rows, Index cols) const = 0;
+  // dst(r, j) = src(r, j) for (rows, cols) matrices with leading dimensions ld_src and ld_dst (not overlapping).
+  virtual void copy_2d(const double* src, Index ld_src, double* dst, Index ld_dst, Index rows, Index cols) const = 0;
   // u (k·n, w) = rows start .. start+k−1 of the (n·w)-identity: block r is zero but for a 1 at ((start+r) / w,
   // (start+r) mod w).
   virtual void identity_rows(double* u, Index start, Index k, Index n, Index w) const = 0;

@@ -4,14 +4,16 @@
 // each stack's sum of squares and largest entry come back. The forward pass itself stays on the CPU (Model::forward).
 // Per unit (residual_unit.hpp), for k stacked cotangents of (n, d):
 //   dz = J_postᵀ dy;  dx = s ⊙ dz;  db = c·dz;  dg = J_branchᵀ db;  du = J_Gᵀ dg;  dx += J_preᵀ (κ·du)  [d_block += dz]
-//   J_Gᵀ (attention): dO = dg W_out;  per head, batched over the k copies: dP = dO_h V_hᵀ, dV_h = P_hᵀ dO_h,
-//                     dS = P_h ⊙ (dP − rowsum(P_h ⊙ dP))/√e, dQ_h = dS K_h, dK_h = dSᵀ Q_h;  du = [dQ | dK | dV] W_in
-//   J_Gᵀ (feed-forward): da = dg W2 ⊙ act'(z1) (tiled over the copies);  du = da W1
+//   J_Gᵀ (attention): dA = dg ⊙ c_h (NormFormer's head gains);  dO = J_innerᵀ (dA W_out) (Sub-LN's inner norm, or
+//                     dA W_out);  per head, batched over the k copies: dP = dO_h V_hᵀ, dV_h = P_hᵀ dO_h,
+//                     dS = P_h ⊙ (dP − rowsum(P_h ⊙ dP))/√e, dQ_h = dS K_h, dK_h = dSᵀ Q_h;
+//                     HybridNorm: each of dQ, dK, dV through its per-head norm's VJP;  du = [dQ | dK | dV] W_in
+//   J_Gᵀ (feed-forward): da = J_midᵀ (dg W2) (the mid norm, if any) ⊙ act'(z1) (tiled over the copies);  du = da W1
 // and B2T's block-input cotangent added at the block's input; the head's norm first for B_{L−1}. Every GEMM is one
 // (k·n × ·) product or one strided batch over the copies (the cache's operand shared: stride 0).
 // Covered: every single-stream unit (pre, branch and post norms of any kind, κ, scalar or learnable skip, λ and
-// ReZero's gate, B2T, causal masks, any activation). Not yet: ResiDual's two streams, NormFormer's head scale and mid
-// norm, Sub-LN's inner norm, HybridNorm's QKV norms: unsupported() names the first one a model uses.
+// ReZero's gate, B2T, causal masks, any activation, NormFormer's head gains and mid norm, Sub-LN's inner norm,
+// HybridNorm's Q/K/V norms). Not yet: ResiDual's two streams (unsupported() names it).
 #pragma once
 #include <memory>
 #include <string>
@@ -74,6 +76,8 @@ class DeviceChain final : public CotangentStacks {
   void attention_jvp(const Unit& u, const double* du, double* dg, Index copies);
   void feed_forward_vjp(const Unit& u, const double* dg, double* du, Index copies);
   void feed_forward_jvp(const Unit& u, const double* du, double* dg, Index copies);
+  // HybridNorm: each third of d[Q | K | V] (rows, 3d) through its per-head norm's VJP (or JVP), in place
+  void qkv_norms(const Unit& u, double* dqkv, Index copies, bool jvp);
   // NaN/Inf: Error naming the direction, the quantity and the block (−1: the final norm); rescale by 2^e
   void keep_in_range(Stack& s, const char* dir, const std::string& what, Index block) const;
   double* work(int i) { return work_[static_cast<size_t>(i)]->data(); }

@@ -69,6 +69,7 @@ class AttentionSublayer final : public Sublayer {
   int in_weight() const { return in_w_; }
   int out_weight() const { return out_w_; }
   Index heads() const { return heads_; }
+  RowVec head_gains(const Mat& gains) const;  // (d): the (1, h) gains c_h repeated over each head's d/h columns
   Mat forward(const ParamStore& p, const Mat& x, SublayerCache& c) const override;
   Mat vjp(const ParamStore& p, const SublayerCache& c, const Mat& dy, ParamGrads* g) const override;
   Mat jvp(const ParamStore& p, const SublayerCache& c, const Mat& dx) const override;
@@ -78,7 +79,6 @@ class AttentionSublayer final : public Sublayer {
  private:
   ops::AttentionWeights weights(const ParamStore& p) const;     // the whole attention, out_proj included
   ops::AttentionWeights heads_only(const ParamStore& p) const;  // the heads before out_proj (out_proj = I, b = 0)
-  RowVec head_gains(const Mat& gains) const;  // (d): the (1, h) gains c_h repeated over each head's d/h columns
   bool has_qkv_norm() const { return qkv_norm[0].has_value(); }
   // With QKV norms, the whole branch: heads on the normalized [Q | K | V], then InnerNorm (if any) and out_proj.
   Mat qkv_forward(const ParamStore& p, const Mat& x, AttentionBranchCache& c) const;

@@ -84,6 +84,13 @@ class CudaKernelOps final : public KernelOps {
   void scale_columns(const double* x, const double* s, double* y, Index rows, Index cols) const override {
     check(cuda::launch_scale_columns(x, s, y, rows, cols), "scale_columns kernel");
   }
+  void copy_2d(const double* src, Index ld_src, double* dst, Index ld_dst, Index rows, Index cols) const override {
+    if (rows == 0 || cols == 0) return;
+    check(cudaMemcpy2DAsync(dst, static_cast<size_t>(ld_dst) * sizeof(double), src,
+                            static_cast<size_t>(ld_src) * sizeof(double), static_cast<size_t>(cols) * sizeof(double),
+                            static_cast<size_t>(rows), cudaMemcpyDeviceToDevice, nullptr),
+          "cudaMemcpy2DAsync (device to device)");
+  }
   void identity_rows(double* u, Index start, Index k, Index n, Index w) const override {
     check(cudaMemsetAsync(u, 0, static_cast<size_t>(k * n * w) * sizeof(double)), "cudaMemsetAsync");
     check(cuda::launch_identity_ones(u, start, k, n, w), "identity_ones kernel");
