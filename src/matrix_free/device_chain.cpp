@@ -41,21 +41,27 @@ namespace {
 
 // kAux1, kAux2: (rows, d) for the sublayers' inner norms (inner, QKV); kAuxFF: (rows, d_ff) for the mid norm; each
 // allocated only when the model has such a norm
-enum Work : int { kSwap, kDz, kDb, kDg, kDu, kDpre, kDblock, kDo, kDqkv, kDp, kDa, kAux1, kAux2, kAuxFF, kWorkCount };
+// kStreamA, kStreamA2, kStreamD: (rows, d) for ResiDual's two streams apart (allocated only for such a model); kSwap
+// is swapped with the stacks, so it has their size (rows, w)
+enum Work : int {
+  kSwap, kDz, kDb, kDg, kDu, kDpre, kDblock, kDo, kDqkv, kDp, kDa, kAux1, kAux2, kAuxFF, kStreamA, kStreamA2, kStreamD,
+  kWorkCount
+};
 
 }  // namespace
 
 std::string DeviceChain::unsupported(const Model& model) {
-  if (model.two_streams()) return "ResiDual's two streams";
   for (Index l = 0; l < model.layers(); ++l)
-    for (const ResidualUnit& u : model.block(l))
+    for (const ResidualUnit& u : model.block(l)) {
       if (!dynamic_cast<const AttentionSublayer*>(u.G.get()) && !dynamic_cast<const FeedForwardSublayer*>(u.G.get()))
-        return "an unknown sublayer";
+        return "an unknown sublayer";  // every placement today has only these two (a new sublayer must be added here)
+    }
   return "";
 }
 
 DeviceChain::DeviceChain(const KernelOps& ops, const Model& model, const Trace& trace, Index max_copies)
-    : ops_(ops), model_(model), n_(trace.x[0].rows()), d_(model.d_model()), ff_(model.config().ff()),
+    : ops_(ops), model_(model), n_(trace.x[0].rows()), d_(model.d_model()), w_(model.state_width()),
+      ff_(model.config().ff()),
       max_copies_(max_copies) {
   const std::string why = unsupported(model);
   if (!why.empty()) throw Error("internal: DeviceChain cannot run a model with " + why, ErrorKind::Internal);
@@ -114,10 +120,12 @@ DeviceChain::DeviceChain(const KernelOps& ops, const Model& model, const Trace& 
     head_ = std::make_unique<Norm>(norm(model.head_norm(), trace.head, "the final norm"));
   }
   const Index rows = max_copies * n_;
-  for (auto& s : stacks_) s.m = ops_.alloc(rows * d_, "a stack of " + std::to_string(max_copies) + " cotangents");
-  const Index sizes[kWorkCount] = {rows * d_, rows * d_, rows * d_, rows * d_, rows * d_, rows * d_, rows * d_,
+  for (auto& s : stacks_) s.m = ops_.alloc(rows * w_, "a stack of " + std::to_string(max_copies) + " cotangents");
+  const Index dual = model.two_streams() ? rows * d_ : 1;
+  const Index sizes[kWorkCount] = {rows * w_, rows * d_, rows * d_, rows * d_, rows * d_, rows * d_, rows * d_,
                                    rows * d_, rows * 3 * d_, max_copies * n_ * n_, rows * ff_,
-                                   aux ? rows * d_ : 1, aux ? rows * d_ : 1, aux_ff ? rows * ff_ : 1};
+                                   aux ? rows * d_ : 1, aux ? rows * d_ : 1, aux_ff ? rows * ff_ : 1,
+                                   dual, dual, dual};
   for (Index size : sizes)
     work_.push_back(ops_.alloc(size, "the work buffers of " + std::to_string(max_copies) + " cotangents"));
 }
@@ -147,26 +155,28 @@ DeviceChain::Norm DeviceChain::norm(const NormLayer& layer, const NormCache& c, 
 }
 
 void DeviceChain::set_identity(int stack, Index start, Index k, Index width) {
-  if (width != d_ || k < 1 || k > max_copies_)
+  if ((width != d_ && width != w_) || k < 1 || k > max_copies_)
     throw Error("internal: DeviceChain::set_identity outside its stacks", ErrorKind::Internal);
   Stack& s = stacks_[stack];
-  ops_.identity_rows(s.m->data(), start, k, n_, d_);
+  ops_.identity_rows(s.m->data(), start, k, n_, width);
   s.copies = k;
+  s.width = width;
   s.exp2 = 0;
 }
 
 void DeviceChain::set_stack(int stack, const Mat& m, long exp2) {
-  if (m.cols() != d_ || m.rows() % n_ != 0 || m.rows() / n_ > max_copies_ || m.rows() == 0)
+  if ((m.cols() != d_ && m.cols() != w_) || m.rows() % n_ != 0 || m.rows() / n_ > max_copies_ || m.rows() == 0)
     throw Error("internal: DeviceChain::set_stack outside its stacks", ErrorKind::Internal);
   Stack& s = stacks_[stack];
   ops_.upload(m.data(), s.m->data(), m.size());
   s.copies = m.rows() / n_;
+  s.width = m.cols();
   s.exp2 = exp2;
 }
 
 Mat DeviceChain::stack_to_host(int stack, long* exp2) const {
   const Stack& s = stacks_[stack];
-  Mat m(s.copies * n_, d_);
+  Mat m(s.copies * n_, s.width);
   ops_.download(s.m->data(), m.data(), m.size());
   if (exp2) *exp2 = s.exp2;
   return m;
@@ -174,8 +184,8 @@ Mat DeviceChain::stack_to_host(int stack, long* exp2) const {
 
 Mat DeviceChain::gram(int stack, long* exp2) const {
   const Stack& s = stacks_[stack];
-  const Index k = s.copies, N = n_ * d_;
-  // row-major (k·n, d) is (k, N) with leading dimension N: G = W Wᵀ
+  const Index k = s.copies, N = n_ * s.width;
+  // row-major (k·n, width) is (k, N) with leading dimension N: G = W Wᵀ
   const std::unique_ptr<KernelArray> g = ops_.alloc(k * k, "the Gram matrix of " + std::to_string(k) + " probes");
   ops_.gemm(k, k, N, 1.0, {s.m->data(), N}, {s.m->data(), N, 0, true}, 0.0, g->data(), k, 0, 1);
   Mat G(k, k);
@@ -186,11 +196,11 @@ Mat DeviceChain::gram(int stack, long* exp2) const {
 
 void DeviceChain::add_squares(int stack, SquareSum& sum) const {
   const Stack& s = stacks_[stack];
-  sum.add(ops_.sum_squares(s.m->data(), s.copies * n_ * d_), 2 * s.exp2);
+  sum.add(ops_.sum_squares(s.m->data(), s.copies * n_ * s.width), 2 * s.exp2);
 }
 
 void DeviceChain::keep_in_range(Stack& s, const char* dir, const std::string& what, Index block) const {
-  const Index count = s.copies * n_ * d_;
+  const Index count = s.copies * n_ * s.width;
   const double amax = ops_.max_abs(s.m->data(), count);
   if (!std::isfinite(amax)) throw chain_nonfinite_error(dir, what, block);  // as JacobianChain::keep_in_range
   const int e = rebalance_exponent(amax);  // as rebalance(): exact power-of-two scaling outside 2^±256
@@ -204,18 +214,35 @@ void DeviceChain::vjp(int stack, Index l) { vjp(stack, l, streamed_block_name(l)
 
 void DeviceChain::vjp(int stack, Index l, const std::string& what) {
   Stack& s = stacks_[stack];
-  const Index k = s.copies, count = k * n_ * d_;
-  if (l == model_.layers() - 1 && head_) {
+  const Index k = s.copies, rows = k * n_, count = rows * d_;
+  if (l == model_.layers() - 1 && model_.two_streams()) {
+    // y = x_a + FinalNorm(x_d)  ->  dx_a = dy, dx_d = J_normᵀ dy: the (rows, d) stack becomes the state's (rows, 2d)
+    ops_.copy_2d(s.m->data(), d_, work(kSwap), w_, rows, d_);
+    const double* dd = s.m->data();
+    if (head_) {
+      norm_vjp(*head_, s.m->data(), work(kStreamD), k);
+      dd = work(kStreamD);
+    }
+    ops_.copy_2d(dd, d_, work(kSwap) + d_, w_, rows, d_);
+    std::swap(s.m, work_[kSwap]);
+    s.width = w_;
+    keep_in_range(s, "VJP", what, -1);
+  } else if (l == model_.layers() - 1 && head_) {
     norm_vjp(*head_, s.m->data(), work(kSwap), k);
     std::swap(s.m, work_[kSwap]);
     keep_in_range(s, "VJP", what, -1);
+  }
+  if (model_.two_streams()) {
+    dual_vjp(s, l);
+    keep_in_range(s, "VJP", what, l);
+    return;
   }
   const std::vector<Unit>& units = blocks_[static_cast<size_t>(l)];
   bool b2t = false;
   for (const Unit& u : units) b2t |= u.add_block_input;
   if (b2t) ops_.axpby(count, 0.0, s.m->data(), 0.0, work(kDblock));  // the stack is finite: 0·x = 0
   for (size_t i = units.size(); i-- > 0;) {
-    unit_vjp(units[i], s.m->data(), work(kSwap), work(kDblock), k);
+    unit_vjp(units[i], s.m->data(), work(kSwap), work(kDblock), k, nullptr);
     std::swap(s.m, work_[kSwap]);
   }
   if (b2t) ops_.axpby(count, 1.0, work(kDblock), 1.0, s.m->data());
@@ -224,24 +251,72 @@ void DeviceChain::vjp(int stack, Index l, const std::string& what) {
 
 void DeviceChain::jvp_block(int stack, Index l, const std::string& what) {
   Stack& s = stacks_[stack];
+  if (model_.two_streams()) {
+    dual_jvp(s, l);
+    keep_in_range(s, "JVP", what, l);
+    return;
+  }
   const Index k = s.copies, count = k * n_ * d_;
   const std::vector<Unit>& units = blocks_[static_cast<size_t>(l)];
   bool b2t = false;
   for (const Unit& u : units) b2t |= u.add_block_input;
   if (b2t) ops_.axpby(count, 1.0, s.m->data(), 0.0, work(kDblock));  // the block's input tangent, for B2T
   for (const Unit& u : units) {
-    unit_jvp(u, s.m->data(), work(kSwap), work(kDblock), k);
+    unit_jvp(u, s.m->data(), work(kSwap), work(kDblock), k, nullptr);
     std::swap(s.m, work_[kSwap]);
   }
   keep_in_range(s, "JVP", what, l);
 }
 
 void DeviceChain::head_jvp(int stack, const std::string& what) {
-  if (!head_) return;
   Stack& s = stacks_[stack];
+  if (model_.two_streams()) {
+    // y = x_a + FinalNorm(x_d)  ->  dy = dx_a + J_norm dx_d: the state's (rows, 2d) stack becomes (rows, d)
+    const Index rows = s.copies * n_;
+    ops_.copy_2d(s.m->data() + d_, w_, work(kStreamD), d_, rows, d_);
+    double* t = work(kStreamD);
+    if (head_) {
+      norm_jvp(*head_, work(kStreamD), work(kStreamA2), s.copies);
+      t = work(kStreamA2);
+    }
+    ops_.copy_2d(s.m->data(), w_, work(kSwap), d_, rows, d_);
+    ops_.axpby(rows * d_, 1.0, t, 1.0, work(kSwap));
+    std::swap(s.m, work_[kSwap]);
+    s.width = d_;
+    keep_in_range(s, "JVP", what, -1);
+    return;
+  }
+  if (!head_) return;
   norm_jvp(*head_, s.m->data(), work(kSwap), s.copies);
   std::swap(s.m, work_[kSwap]);
   keep_in_range(s, "JVP", what, -1);
+}
+
+void DeviceChain::dual_vjp(Stack& s, Index l) {
+  const Index k = s.copies, rows = k * n_;
+  // [dy_a | dy_d] apart; dy_d passes through the block unchanged (y_d = x_d + Σ c·b) and joins every branch's cotangent
+  ops_.copy_2d(s.m->data(), w_, work(kStreamA), d_, rows, d_);
+  ops_.copy_2d(s.m->data() + d_, w_, work(kStreamD), d_, rows, d_);
+  int a = kStreamA, a2 = kStreamA2;
+  const std::vector<Unit>& units = blocks_[static_cast<size_t>(l)];
+  for (size_t i = units.size(); i-- > 0;) {
+    unit_vjp(units[i], work(a), work(a2), nullptr, k, work(kStreamD));
+    std::swap(a, a2);
+  }
+  ops_.copy_2d(work(a), d_, s.m->data(), w_, rows, d_);  // dx_a back; dx_d = dy_d is already there
+}
+
+void DeviceChain::dual_jvp(Stack& s, Index l) {
+  const Index k = s.copies, rows = k * n_;
+  ops_.copy_2d(s.m->data(), w_, work(kStreamA), d_, rows, d_);
+  ops_.copy_2d(s.m->data() + d_, w_, work(kStreamD), d_, rows, d_);
+  int a = kStreamA, a2 = kStreamA2;
+  for (const Unit& u : blocks_[static_cast<size_t>(l)]) {
+    unit_jvp(u, work(a), work(a2), nullptr, k, work(kStreamD));  // dx_d += c·(the branch's tangent)
+    std::swap(a, a2);
+  }
+  ops_.copy_2d(work(a), d_, s.m->data(), w_, rows, d_);
+  ops_.copy_2d(work(kStreamD), d_, s.m->data() + d_, w_, rows, d_);
 }
 
 void DeviceChain::norm_vjp(const Norm& nm, const double* dy, double* dx, Index copies) const {
@@ -252,7 +327,8 @@ void DeviceChain::norm_jvp(const Norm& nm, const double* dx, double* dy, Index c
   ops_.norm_jvp(nm.kind, nm.xhat, nm.rstd, nm.gamma, nm.alpha, nm.rows, nm.width, dx, dy, copies * nm.rows);
 }
 
-void DeviceChain::unit_jvp(const Unit& u, const double* dx, double* dy, const double* dx_block, Index copies) {
+void DeviceChain::unit_jvp(const Unit& u, const double* dx, double* dy, const double* dx_block, Index copies,
+                           double* dx_d) {
   const Index rows = copies * n_, count = rows * d_;
   // u = κ·PreNorm(x), g = G(u), b = BranchNorm(g), z = s ⊙ x + c·b [+ x_block], y = PostNorm(z)
   const double* du = dx;
@@ -268,6 +344,7 @@ void DeviceChain::unit_jvp(const Unit& u, const double* dx, double* dy, const do
     norm_jvp(*u.branch, work(kDu), work(kDg), copies);
     db = work(kDg);
   }
+  if (dx_d) ops_.axpby(count, u.coefficient, db, 1.0, dx_d);  // y_d = x_d + c·b
   double* dz = u.post ? work(kDz) : dy;
   if (u.skip_vector) ops_.scale_columns(dx, u.skip_vector, dz, rows, d_);
   else ops_.axpby(count, u.skip, dx, 0.0, dz);
@@ -276,7 +353,8 @@ void DeviceChain::unit_jvp(const Unit& u, const double* dx, double* dy, const do
   if (u.post) norm_jvp(*u.post, dz, dy, copies);
 }
 
-void DeviceChain::unit_vjp(const Unit& u, const double* dy, double* dx, double* d_block, Index copies) {
+void DeviceChain::unit_vjp(const Unit& u, const double* dy, double* dx, double* d_block, Index copies,
+                           const double* dy_d) {
   const Index rows = copies * n_, count = rows * d_;
   // in the forward pass this was: y = PostNorm(z), z = s ⊙ x + c·b [+ x_block]
   const double* dz = dy;
@@ -288,6 +366,7 @@ void DeviceChain::unit_vjp(const Unit& u, const double* dy, double* dx, double* 
   if (u.skip_vector) ops_.scale_columns(dz, u.skip_vector, dx, rows, d_);
   else ops_.axpby(count, u.skip, dz, 0.0, dx);
   ops_.axpby(count, u.coefficient, dz, 0.0, work(kDb));
+  if (dy_d) ops_.axpby(count, u.coefficient, dy_d, 1.0, work(kDb));  // y_d = x_d + c·b: b's cotangent is c·(dz + dy_d)
   // b = BranchNorm(G(u)), u = κ·PreNorm(x)
   const double* dg = work(kDb);
   if (u.branch) {

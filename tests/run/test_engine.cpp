@@ -189,7 +189,7 @@ RunConfig small_run(const char* placement, EngineRequest engine) {
 
 TEST_CASE("analyze --mode streamed through the kernels' chain (the --device cuda path, on the CPU's kernels): the "
           "same report to kCrossTol", "[engine]") {
-  for (const char* placement : {"pre", "post", "b2t", "normformer", "sub-ln", "hybridnorm"}) {
+  for (const char* placement : {"pre", "post", "b2t", "normformer", "sub-ln", "hybridnorm", "resi-dual"}) {
     RunConfig rc = small_run(placement, EngineRequest::Streamed);
     rc.analysis.stream_rows = 7;
     const auto host = analyze(rc);

@@ -13,7 +13,9 @@
 // (k·n × ·) product or one strided batch over the copies (the cache's operand shared: stride 0).
 // Covered: every single-stream unit (pre, branch and post norms of any kind, κ, scalar or learnable skip, λ and
 // ReZero's gate, B2T, causal masks, any activation, NormFormer's head gains and mid norm, Sub-LN's inner norm,
-// HybridNorm's Q/K/V norms). Not yet: ResiDual's two streams (unsupported() names it).
+// HybridNorm's Q/K/V norms) and ResiDual's two streams: the state [x_a | x_d] (n, 2d), whose units run on x_a and add
+// their branch to x_d; per block the stack's streams are copied apart and x_a's put back (docs/math.md §12). Every
+// placement gradflow has; unsupported() names what a future one lacks.
 #pragma once
 #include <memory>
 #include <string>
@@ -36,8 +38,8 @@ class DeviceChain final : public CotangentStacks {
 
   Index layers() const override;
   Index tokens() const override { return n_; }
-  Index state_width() const override { return d_; }
-  Index out_width(Index) const override { return d_; }
+  Index state_width() const override { return w_; }
+  Index out_width(Index l) const override { return l == layers() - 1 ? d_ : w_; }
   void set_identity(int stack, Index start, Index k, Index width) override;
   void vjp(int stack, Index l) override;
   void add_squares(int stack, SquareSum& sum) const override;
@@ -64,12 +66,18 @@ class DeviceChain final : public CotangentStacks {
   struct Stack {
     std::unique_ptr<KernelArray> m;
     Index copies = 0;
+    Index width = 0;  // the state's (w_), or d at the output side of P_l and B_{L−1} (two streams)
     long exp2 = 0;
   };
   const double* put(const Mat& host, const std::string& what);  // uploads and keeps it
   Norm norm(const NormLayer& layer, const NormCache& c, const std::string& what);
-  void unit_vjp(const Unit& u, const double* dy, double* dx, double* d_block, Index copies);
-  void unit_jvp(const Unit& u, const double* dx, double* dy, const double* dx_block, Index copies);
+  // dy_d / dx_d: ResiDual's second stream (null for one stream): its cotangent joins the branch's (VJP), the branch's
+  // tangent is added to it in place (JVP)
+  void unit_vjp(const Unit& u, const double* dy, double* dx, double* d_block, Index copies, const double* dy_d);
+  void unit_jvp(const Unit& u, const double* dx, double* dy, const double* dx_block, Index copies, double* dx_d);
+  // ResiDual's block: the stack's two streams apart, the units on x_a, x_d's part, the stack put back together
+  void dual_vjp(Stack& s, Index l);
+  void dual_jvp(Stack& s, Index l);
   void norm_vjp(const Norm& nm, const double* dy, double* dx, Index copies) const;
   void norm_jvp(const Norm& nm, const double* dx, double* dy, Index copies) const;
   void attention_vjp(const Unit& u, const double* dg, double* du, Index copies);
@@ -84,7 +92,7 @@ class DeviceChain final : public CotangentStacks {
 
   const KernelOps& ops_;
   const Model& model_;
-  Index n_, d_, ff_, max_copies_;
+  Index n_, d_, w_, ff_, max_copies_;  // w_: the state's width, 2d for ResiDual's two streams
   std::vector<std::unique_ptr<KernelArray>> kept_;  // the uploaded weights and caches
   std::vector<std::vector<Unit>> blocks_;
   std::unique_ptr<Norm> head_;
@@ -99,7 +107,7 @@ class DeviceChainOperator final : public ChainOperator {
   DeviceChainOperator(DeviceChain& chain, Index from, Index to, std::string what);
   Index tokens() const override { return chain_->tokens(); }
   Index width() const override { return chain_->state_width(); }
-  Index out_width() const override { return chain_->state_width(); }
+  Index out_width() const override { return to_ == chain_->layers() ? chain_->out_width(to_ - 1) : chain_->state_width(); }
   Index length() const override { return to_ - from_; }
   const std::string& what() const override { return what_; }
   Scaled jvp(Scaled v) const override;
