@@ -2,6 +2,8 @@
 // values, Spectra's Lanczos for spectral norms; exactly the computations the explicit engine always ran.
 #include "backend/cpu_backend.hpp"
 
+#include <limits>
+
 #include "backend/cpu_kernel_ops.hpp"
 
 #include "gradflow/core/finite.hpp"
@@ -19,6 +21,7 @@ class CpuBackend final : public Backend {
   BackendKind kind() const override { return BackendKind::Cpu; }
   std::string description() const override { return "cpu"; }
   void require_memory(double, const std::string&) const override {}  // host memory: choose_engine's estimate
+  double free_memory() const override { return std::numeric_limits<double>::infinity(); }
   std::unique_ptr<DenseBuffer> upload(Mat m) const override { return std::make_unique<CpuBuffer>(std::move(m)); }
   std::unique_ptr<DenseBuffer> multiply(std::unique_ptr<DenseBuffer> P, const Jacobian& B) const override {
     auto& p = static_cast<CpuBuffer&>(*P);

@@ -1,15 +1,15 @@
 // context.cpp — the shared forward/backward pass and the top-down products of explicit Jacobians.
 #include "gradflow/run/context.hpp"
 
-#include "backend/cpu_backend.hpp"
-#include "gradflow/core/finite.hpp"
-
 #include <algorithm>
 #include <cmath>
 
+#include "backend/cpu_backend.hpp"
 #include "gradflow/core/error.hpp"
+#include "gradflow/core/finite.hpp"
 #include "gradflow/linalg/svd.hpp"
 #include "gradflow/model/init.hpp"
+#include "gradflow/run/engine.hpp"
 
 namespace gradflow {
 
@@ -109,11 +109,9 @@ Jacobian AnalysisContext::layer_jacobian(Index l) const {
 void AnalysisContext::for_each_product(
     const std::function<void(Index, const DenseBuffer&, const DenseBuffer&)>& visit) const {
   const Backend& be = *backend_;
-  const double N = static_cast<double>(tokens() * width());
-  // the walk's peak in the backend's memory: P, the product, B_l (as given and dense) and one copy or Gram matrix of
-  // a norm or spectrum (the solvers' workspaces are checked when they are allocated)
-  be.require_memory(5.0 * N * N * sizeof(double), "the explicit products of N = n*d = " +
-                                                      std::to_string(tokens() * width()) + " (5 matrices of N^2)");
+  // the walk's peak in the backend's memory (engine.hpp)
+  be.require_memory(explicit_device_bytes(model.config(), tokens()),
+                    "the explicit products of N = n*d = " + std::to_string(tokens() * width()) + " (5 matrices of N^2)");
   std::unique_ptr<DenseBuffer> P;
   for (Index l = model.layers() - 1; l >= 0; --l) {
     Jacobian B = layer_jacobian(l);

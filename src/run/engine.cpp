@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "gradflow/backend/backend.hpp"
 #include "gradflow/core/error.hpp"
 #include "gradflow/run/memory_estimate.hpp"
 #include "gradflow/run/time_estimate.hpp"
@@ -56,25 +57,43 @@ EngineChoice choose_engine(const ModelConfig& cfg, const AnalysisOptions& opts) 
                  " identity rows at a time, no (N, N) matrix (" + sizes + ")";
       break;
     case EngineRequest::Auto: {
-      if (c.explicit_bytes <= c.budget_bytes) {
+      std::string device_sizes;  // with a device: what the walk needs there and what it has free
+      bool device_fits = true;
+      if (c.explicit_bytes <= c.budget_bytes && opts.backend != BackendKind::Cpu) {
+        const std::string dev = to_string(opts.backend);
+        const double need = explicit_device_bytes(cfg, opts.seq_len);
+        try {
+          const double free_bytes = make_backend(opts.backend)->free_memory();
+          device_fits = need <= free_bytes;
+          device_sizes = "; on the " + dev + " device its products need about " + format_bytes(need) +
+                         " (5 matrices of N^2), " + format_bytes(free_bytes) + " are free";
+        } catch (const Error&) {  // no device here (a plan written on a login node): the run asks again on its node
+          device_sizes = "; the " + dev + " device's free memory could not be asked here";
+        }
+      }
+      if (c.explicit_bytes <= c.budget_bytes && device_fits) {
         c.engine = Engine::Explicit;
-        c.reason = "--mode auto: " + sizes + ", so explicit";
+        c.reason = "--mode auto: " + sizes + device_sizes + ", so explicit";
         break;
       }
       // explicit does not fit: streamed gives exact Frobenius norms when its memory and estimated time fit
       const double streamed_bytes = streamed_memory(cfg, opts.seq_len, opts.stream_rows).total();
       c.streamed_considered = true;
-      c.dgemm_rate = measured_dgemm_rate(opts.backend);  // the device's with --device cuda: it runs the chain
+      std::string rate_of = opts.backend == BackendKind::Cpu ? "here" : "on the " + std::string(to_string(opts.backend));
+      try {
+        c.dgemm_rate = measured_dgemm_rate(opts.backend);  // the device's with --device cuda: it runs the chain
+      } catch (const Error&) {  // no device here (a plan written on a login node): the run estimates again there
+        c.dgemm_rate = measured_dgemm_rate();
+        rate_of = "here, the " + std::string(to_string(opts.backend)) + " device's could not be measured";
+      }
       c.streamed_seconds = streamed_seconds_estimate(cfg, opts.seq_len, c.dgemm_rate, opts.stream_blocks);
       const bool time_fits = c.streamed_seconds <= opts.max_time_seconds;
       const bool memory_fits = streamed_bytes <= c.budget_bytes;
       c.engine = time_fits && memory_fits ? Engine::Streamed : Engine::MatrixFree;
       char rate[32];
       std::snprintf(rate, sizeof rate, "%.3g", c.dgemm_rate / 1e9);
-      c.reason = "--mode auto: " + sizes + "; streamed mode (exact Frobenius norms) is estimated at " +
-                 format_seconds(c.streamed_seconds) + " (" + rate + " GFLOP/s DGEMM measured " +
-                 (opts.backend == BackendKind::Cpu ? std::string("here") : "on the " + std::string(to_string(opts.backend))) +
-                 "), " +
+      c.reason = "--mode auto: " + sizes + device_sizes + "; streamed mode (exact Frobenius norms) is estimated at " +
+                 format_seconds(c.streamed_seconds) + " (" + rate + " GFLOP/s DGEMM measured " + rate_of + "), " +
                  (time_fits ? "within" : "over") + " --max-time " + format_seconds(opts.max_time_seconds) +
                  (memory_fits ? "" : ", and needs " + format_bytes(streamed_bytes)) +
                  (c.engine == Engine::Streamed ? ", so streamed" : ", so matrix-free");
@@ -104,6 +123,11 @@ EngineChoice choose_engine(const ModelConfig& cfg, const AnalysisOptions& opts) 
                        std::to_string(opts.seq_len) + ")^2 entries per layer), or raise --max-memory");
   }
   return c;
+}
+
+double explicit_device_bytes(const ModelConfig& cfg, Index n_tokens) {
+  const double N = static_cast<double>(n_tokens) * static_cast<double>(cfg.d_model * state_streams(cfg));
+  return 5.0 * N * N * sizeof(double);
 }
 
 MemoryEstimate explicit_memory(const ModelConfig& cfg, Index n_tokens, BackendKind backend) {

@@ -131,5 +131,10 @@ rc=$?
 "$gf" compare --placements post --layers 2 --seeds 1 $small --device cuda --plan "$tmp/gpuplan" -q ||
   fail "writing a --device cuda plan without a GPU"
 grep -q '"device": "cuda"' "$tmp/gpuplan/plan.json" || fail "the plan's spec lacks the device: $(head -c 400 "$tmp/gpuplan/plan.json")"
+# also when auto weighs streamed mode (explicit over --max-memory), which asks the device for its GEMM rate: without
+# a GPU the plan is still written (each task chooses again on its node)
+"$gf" compare --placements post --layers 2 --seeds 1 --d-model 16 --heads 2 --seq-len 64 --max-memory 10M --device cuda \
+  --plan "$tmp/gpuplan2" -q ||
+  fail "writing a --device cuda plan without a GPU, explicit over --max-memory"
 
 echo "ok: compare/sweep/run"

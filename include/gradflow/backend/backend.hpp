@@ -40,6 +40,9 @@ class Backend {
   // Error (exit code 2) naming `what`, its size, the free memory and a fix, when `bytes` do not fit in the memory
   // the buffers live in (the device's; the CPU backend's host memory is choose_engine's estimate, engine.hpp).
   virtual void require_memory(double bytes, const std::string& what) const = 0;
+  // Bytes free in the memory the buffers live in (the device's); +∞ for the CPU backend (host memory is
+  // choose_engine's estimate against --max-memory).
+  virtual double free_memory() const = 0;
   virtual std::unique_ptr<DenseBuffer> upload(Mat host) const = 0;
   // The product walk's step: P·B for a dense P (N, N) and a structured B (token-wise or dense); consumes P.
   virtual std::unique_ptr<DenseBuffer> multiply(std::unique_ptr<DenseBuffer> P, const Jacobian& B) const = 0;

@@ -32,7 +32,13 @@ struct EngineChoice {
 // matrix-free and gradients-only, streamed_memory for streamed. No allocation. auto: explicit iff
 // explicit_memory_estimate <= budget (ties go to explicit); otherwise streamed iff streamed_memory fits the budget and
 // streamed_seconds_estimate <= --max-time (this measures the DGEMM rate once: ~30 ms); otherwise matrix-free.
+// With a device backend (--device cuda) auto's explicit also needs explicit_device_bytes to fit the device's free
+// memory (asked of the device: Backend::free_memory), and streamed's time is estimated at the device's GEMM rate.
 EngineChoice choose_engine(const ModelConfig& cfg, const AnalysisOptions& opts);
+
+// The explicit walk's peak in the backend's memory: P_{l+1}, the product, B_l as given and dense, and one copy or
+// Gram matrix for a norm or spectrum: 5 (N, N) matrices (the solvers' workspaces are checked when allocated).
+double explicit_device_bytes(const ModelConfig& cfg, Index n_tokens);
 
 // Estimated peak host memory of the explicit Jacobian analysis of this model at n tokens: the parameters, the
 // forward trace (memory_estimate.hpp) and the (N, N) matrices the host holds: 7 on the CPU; with a device backend 2

@@ -125,6 +125,12 @@ class CudaBackend final : public Backend {
     if (bytes > static_cast<double>(free_b)) refuse_memory(what, bytes, free_b, total_b);
   }
 
+  double free_memory() const override {
+    size_t free_b = 0, total_b = 0;
+    check(cudaMemGetInfo(&free_b, &total_b), "cudaMemGetInfo");
+    return static_cast<double>(free_b);
+  }
+
   std::unique_ptr<DenseBuffer> upload(Mat host) const override { return dev_copy_of(host, "a Jacobian"); }
 
   std::unique_ptr<DenseBuffer> multiply(std::unique_ptr<DenseBuffer> P, const Jacobian& B) const override {

@@ -1,10 +1,16 @@
-// test_gemm_rate.cpp — the GEMM rate `--mode auto` weighs streamed mode by (run/time_estimate.hpp): measured through a
-// backend's kernels (the device's with --device cuda, which runs the chain), its product checked, the CPU's own rate
-// for --device cpu.
+// test_device_auto.cpp — what `--mode auto` asks of the hardware that would run the engine (run/engine.hpp,
+// run/time_estimate.hpp): the GEMM rate streamed mode is weighed by, measured through a backend's kernels (the
+// device's with --device cuda, which runs the chain) with its product checked, the CPU's own rate for --device cpu;
+// and, with a device, whether explicit mode's 5 N² fit its free memory.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+#include <limits>
+
 #include "backends.hpp"
+#include "gradflow/run/engine.hpp"
 #include "gradflow/run/time_estimate.hpp"
+#include "small_model.hpp"
 
 using namespace gradflow;
 using namespace gradflow::test;
@@ -64,11 +70,40 @@ TEST_CASE("gemm rate: measured through the CPU's kernels with its product checke
   CHECK(measured_dgemm_rate(BackendKind::Cpu) == measured_dgemm_rate());
 }
 
+TEST_CASE("device auto: the CPU backend reports no device memory limit, explicit's device need is 5 N^2", "[backend]") {
+  CHECK(make_backend(BackendKind::Cpu)->free_memory() == std::numeric_limits<double>::infinity());
+  const ModelConfig cfg = small_model("post", 2);  // d = 8
+  CHECK(explicit_device_bytes(cfg, 4) == 5.0 * 32 * 32 * 8);
+  CHECK(explicit_device_bytes(small_model("resi-dual", 2), 4) == 5.0 * 64 * 64 * 8);  // the state's 2N
+}
+
 #ifdef GRADFLOW_HAVE_CUDA
 TEST_CASE("gemm rate cuda: the GPU's fp64 rate, measured through its kernels, above the CPU's", "[cuda]") {
   (void)backend_or_skip(BackendKind::Cuda);  // skips without a GPU
   const double r = measured_dgemm_rate(BackendKind::Cuda);
   CHECK(r > measured_dgemm_rate());
   CHECK(r < 1e15);
+}
+
+TEST_CASE("device auto cuda: explicit when its 5 N^2 fit the GPU's free memory, not when they do not", "[cuda]") {
+  const auto gpu = backend_or_skip(BackendKind::Cuda);
+  AnalysisOptions o;
+  o.engine_request = EngineRequest::Auto;
+  o.backend = BackendKind::Cuda;
+  o.max_memory_bytes = 1e15;  // the host's budget out of the way
+  o.max_time_seconds = 1;     // and streamed's: what is left is matrix-free
+  o.seq_len = 4;
+  const EngineChoice small = choose_engine(small_model("post", 2), o);
+  CHECK(small.engine == Engine::Explicit);
+  CHECK_THAT(small.reason, Catch::Contains("on the cuda device") && Catch::Contains("are free"));
+  // N = n·d with 5·N²·8 bytes beyond the free memory
+  ModelConfig big = small_model("post", 2);
+  big.d_model = 512;
+  big.heads = 8;
+  big.d_ff = 2048;
+  o.seq_len = static_cast<Index>(std::sqrt(gpu->free_memory() / 40.0) / 512.0) + 8;
+  const EngineChoice c = choose_engine(big, o);
+  CHECK(c.engine == Engine::MatrixFree);
+  CHECK_THAT(c.reason, Catch::Contains("are free"));
 }
 #endif
