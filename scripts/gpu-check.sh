@@ -177,6 +177,16 @@ if command -v python3 > /dev/null && [ -f "$OUT/mf_cuda_full_sigma.json" ] && [ 
   step "agreement table, matrix-free full scale" 30 python3 "$OUT/agreement.py" "$OUT/mf_cpu_full_sigma.json" "$OUT/mf_cuda_full_sigma.json" "matrix-free full scale" 1e-8
 fi
 
+# the placements whose device chain has sublayer norms or two streams (HybridNorm's per-head Q/K/V norms through
+# copy_2d, ResiDual's split stacks): streamed N = 2048 L = 2 on GPU and CPU, every exact norm to kBackendTol
+for pl in hybridnorm resi-dual; do
+  step "$pl streamed N=2048 L=2 on the GPU" 30 "$G" analyze --placement $pl --d-model 256 --heads 4 --d-ff 1024 --seq-len 8 --layers 2 --mode streamed --device cuda -q --json "$OUT/st_cuda_$pl.json"
+  step "$pl streamed N=2048 L=2 on the CPU" 60 "$G" analyze --placement $pl --d-model 256 --heads 4 --d-ff 1024 --seq-len 8 --layers 2 --mode streamed --device cpu -q --json "$OUT/st_cpu_$pl.json"
+  if command -v python3 > /dev/null && [ -f "$OUT/st_cuda_$pl.json" ] && [ -f "$OUT/st_cpu_$pl.json" ]; then
+    step "agreement table, $pl streamed" 30 python3 "$OUT/agreement.py" "$OUT/st_cpu_$pl.json" "$OUT/st_cuda_$pl.json" "$pl streamed N=2048"
+  fi
+done
+
 log "gpu-check: done in $(($(date +%s) - START)) s, ${FAILED} step(s) with a non-zero exit (the full-scale refusal is expected: exit 2)"
 ls -la "$OUT" >> "$RESULTS"
 exit 0
