@@ -69,8 +69,6 @@ void put_methods(Json& o, bool spectral, bool frobenius, bool product) {
   o["methods"] = std::move(m);
 }
 
-std::string product_name(Index l) { return "P_" + std::to_string(l) + " = dy/dx_" + std::to_string(l); }
-
 class MatrixFreeNorms final : public Analysis {
  public:
   std::string name() const override { return "matrix-free-norms"; }
@@ -129,7 +127,7 @@ class MatrixFreeNorms final : public Analysis {
         progress.step(4 * kExpectedLanczosOps);
       }
     for (Index l : spectral) {
-      const std::unique_ptr<ChainOperator> P = chain(l, L, product_name(l));
+      const std::unique_ptr<ChainOperator> P = chain(l, L, product_jacobian_name(l));
       put_lanczos(products[static_cast<size_t>(l)], chain_top_singular(*P, k, o.probe_seed), *P, k);
       progress.step(2 * kExpectedLanczosOps * (L - l));
     }

@@ -46,6 +46,17 @@ Mat rademacher(uint64_t seed, const std::string& stream, Index rows, Index cols)
   return z;
 }
 
+namespace {
+// The probes of P_l's sweep and of B_l's own, and what their errors name: one definition for the CPU's sweep and the
+// device chain's, which must draw the same numbers.
+Mat product_probes(uint64_t seed, Index rows, Index cols) { return rademacher(seed, "hutchinson:product", rows, cols); }
+Mat block_probes(uint64_t seed, Index l, Index rows, Index cols) {
+  return rademacher(seed, "hutchinson:block:" + std::to_string(l), rows, cols);
+}
+std::string product_probes_name(Index l) { return product_jacobian_name(l) + " (Hutchinson probes)"; }
+std::string block_probes_name(Index l) { return block_jacobian_name(l) + " (Hutchinson probes)"; }
+}  // namespace
+
 HutchinsonSweep hutchinson_frobenius(const Model& model, const Trace& trace, Index K, uint64_t seed, bool with_blocks,
                                      const std::function<void(Index)>& after_block) {
   const Index L = model.layers(), n = trace.x[0].rows(), d_out = trace.y.cols();
@@ -53,16 +64,15 @@ HutchinsonSweep hutchinson_frobenius(const Model& model, const Trace& trace, Ind
   out.product.resize(static_cast<size_t>(L));
   if (with_blocks) out.block.resize(static_cast<size_t>(L));
   // W = P_lᵀ Z, carried from the top: first through the head (part of B_{L−1}), then block by block.
-  Scaled W{rademacher(seed, "hutchinson:product", K * n, d_out), 0};
+  Scaled W{product_probes(seed, K * n, d_out), 0};
   for (Index l = L - 1; l >= 0; --l) {
     // chain (l, l+1) is B_l, which for l = L−1 includes the head (jacobian_chain.hpp)
-    const JacobianChain B(model, trace, l, l + 1, "P_" + std::to_string(l) + " = dy/dx_" + std::to_string(l) +
-                                             " (Hutchinson probes)");
+    const JacobianChain B(model, trace, l, l + 1, product_probes_name(l));
     W = B.vjp(std::move(W));
     out.product[static_cast<size_t>(l)] = frobenius_from_probes(W.m, n, W.exp2);
     if (with_blocks) {
-      Scaled Y{rademacher(seed, "hutchinson:block:" + std::to_string(l), K * n, B.out_width()), 0};
-      const JacobianChain Bb(model, trace, l, l + 1, block_jacobian_name(l) + " (Hutchinson probes)");
+      Scaled Y{block_probes(seed, l, K * n, B.out_width()), 0};
+      const JacobianChain Bb(model, trace, l, l + 1, block_probes_name(l));
       Y = Bb.vjp(std::move(Y));
       out.block[static_cast<size_t>(l)] = frobenius_from_probes(Y.m, n, Y.exp2);
     }
@@ -78,16 +88,16 @@ HutchinsonSweep hutchinson_frobenius(DeviceChain& chain, Index K, uint64_t seed,
   HutchinsonSweep out;
   out.product.resize(static_cast<size_t>(L));
   if (with_blocks) out.block.resize(static_cast<size_t>(L));
-  // the CPU sweep's probes from the same streams (above), so both estimate the same sums
-  chain.set_stack(S::kPStack, rademacher(seed, "hutchinson:product", K * n, chain.out_width(L - 1)));
+  // the CPU sweep's probes (the same streams), so both estimate the same sums
+  chain.set_stack(S::kPStack, product_probes(seed, K * n, chain.out_width(L - 1)));
   long exp2 = 0;
   for (Index l = L - 1; l >= 0; --l) {
-    chain.vjp(S::kPStack, l, "P_" + std::to_string(l) + " = dy/dx_" + std::to_string(l) + " (Hutchinson probes)");
+    chain.vjp(S::kPStack, l, product_probes_name(l));
     const Mat G = chain.gram(S::kPStack, &exp2);
     out.product[static_cast<size_t>(l)] = frobenius_from_gram(G, exp2);
     if (with_blocks) {
-      chain.set_stack(S::kBStack, rademacher(seed, "hutchinson:block:" + std::to_string(l), K * n, chain.out_width(l)));
-      chain.vjp(S::kBStack, l, block_jacobian_name(l) + " (Hutchinson probes)");
+      chain.set_stack(S::kBStack, block_probes(seed, l, K * n, chain.out_width(l)));
+      chain.vjp(S::kBStack, l, block_probes_name(l));
       const Mat Gb = chain.gram(S::kBStack, &exp2);
       out.block[static_cast<size_t>(l)] = frobenius_from_gram(Gb, exp2);
     }

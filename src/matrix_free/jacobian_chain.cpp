@@ -34,6 +34,8 @@ std::string block_jacobian_name(Index l) {
   return "B_" + std::to_string(l) + " = dx_" + std::to_string(l + 1) + "/dx_" + std::to_string(l);
 }
 
+std::string product_jacobian_name(Index l) { return "P_" + std::to_string(l) + " = dy/dx_" + std::to_string(l); }
+
 JacobianChain::JacobianChain(const Model& model, const Trace& trace, Index from, Index to, std::string what)
     : model_(model), trace_(trace), from_(from), to_(to), what_(std::move(what)) {
   const Index L = model.layers();

@@ -71,5 +71,7 @@ int rebalance_exponent(double amax);
 Error chain_nonfinite_error(const char* dir, const std::string& what, Index block);
 // "B_l = dx_{l+1}/dx_l", the name of block l's Jacobian in reports and errors.
 std::string block_jacobian_name(Index l);
+// "P_l = dy/dx_l", the name of the product Jacobian from depth l to the output.
+std::string product_jacobian_name(Index l);
 
 }  // namespace gradflow
