@@ -21,6 +21,7 @@ import argparse, json, os, resource, subprocess, sys, tempfile, time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+from dgemm_ceiling import DgemmRate, block_jacobian_flops, forward_backward_flops
 
 FULL = dict(layers=24, d=512, h=8, dff=2048, n=128)
 BLOCK = dict(layers=1, d=64, h=4, dff=256, n=32)
@@ -50,20 +51,8 @@ def model_args(m):
             "--d-ff", str(m["dff"]), "--seq-len", str(m["n"])]
 
 
-def forward_backward_flops(m):
-    """GEMM flops of one forward + backward (backward = 2x forward: input and weight gradients)."""
-    n, d, dff, L = m["n"], m["d"], m["dff"], m["layers"]
-    per_layer = 2 * n * d * 3 * d + 2 * 2 * n * n * d + 2 * n * d * d + 2 * 2 * n * d * dff
-    return 3 * L * per_layer
-
-
-def block_jacobian_flops(m):
-    """GEMM flops of gradflow's explicit block Jacobian: the attention Jacobian's slabs (one (n, 2h)(2h, d) product
-    per output row), the FFN's token-wise Jacobians, and three token-wise (d, d) times dense (d, N) products (the
-    norm after attention, the feed-forward unit, and the product with the identity dx_0/dx_0 the chain starts from)."""
-    n, d, h, dff = m["n"], m["d"], m["h"], m["dff"]
-    N = n * d
-    return N * 2 * n * 2 * h * d + n * 2 * d * dff * d + 3 * n * 2 * d * d * N
+def full_scale_flops(m):
+    return forward_backward_flops(m["layers"], m["n"], m["d"], m["dff"])
 
 
 def timed(cmd, env):
@@ -91,13 +80,8 @@ def main():
     load0 = os.getloadavg()[0]
     res = {"kernels": kernels, "loadavg_at_start": os.getloadavg()}
 
-    # the DGEMM rate of this run: bench_jacobians' (N, N)·(N, N) at N = 2048 (2 layers: one product), measured at the
-    # start and again at the end; the better of the two is the machine's rate (other work only lowers it)
-    def dgemm_rate():
-        r = subprocess.run([os.path.join(a.build, "bench_jacobians"), "2", "3"], capture_output=True, text=True,
-                           env=env, check=True)
-        return json.loads(r.stdout)["dgemm_gflops"] * 1e9
-    rates = [dgemm_rate()]
+    rate = DgemmRate(a.build, 2)  # measured at the start and at the end of the run: the better one is the machine's
+    rate.measure()
 
     import torch
     torch.set_num_threads(2)
@@ -121,7 +105,7 @@ def main():
             (model(x) * cot).sum().backward()
             if i > 0:
                 tt.append(time.perf_counter() - t)
-        fl = forward_backward_flops(m)
+        fl = full_scale_flops(m)
         gw, gc = min(w for w, _ in g), min(c for _, c in g)
         tw = min(tt)
         res["full_scale"] = {"gradflow_wall": [w for w, _ in g], "gradflow_cpu": [c for _, c in g],
@@ -134,17 +118,15 @@ def main():
         open(script, "w").write(TORCH_JACOBIAN_SCRIPT)
         pcmd = [sys.executable, script, str(m["n"]), str(m["d"]), str(m["h"]), str(m["dff"]), os.path.join(tmp, "T.npy")]
         p = [timed(pcmd, dict(os.environ, OMP_NUM_THREADS="2")) for _ in range(max(2, a.repeats // 2))]
-        jfl = block_jacobian_flops(m)
+        jfl = block_jacobian_flops(m["n"], m["d"], m["h"], m["dff"])
         jw, jc, pw = min(w for w, _ in j), min(c for _, c in j), min(w for w, _ in p)
         res["jacobian"] = {"gradflow_wall": [w for w, _ in j], "gradflow_cpu": [c for _, c in j],
                            "torch_script_wall": [w for w, _ in p], "flops": jfl}
-    rates.append(dgemm_rate())
-    rate = max(rates)
-    res["dgemm_gflops"] = [r / 1e9 for r in rates]
+    rate.measure()
+    res["dgemm_gflops"] = [r / 1e9 for r in rate.rates]
     res["loadavg_at_end"] = os.getloadavg()
 
-    print(f"DGEMM {rate / 1e9:.1f} GFLOP/s (same run, the better of {rates[0] / 1e9:.1f} at the start and "
-          f"{rates[1] / 1e9:.1f} at the end); load average {load0:.2f} at start, {os.getloadavg()[0]:.2f} at end; "
+    print(f"{rate.describe()}; load average {load0:.2f} at start, {os.getloadavg()[0]:.2f} at end; "
           f"both sides on OpenBLAS core {kernels['openblas_core']}, OpenMP waits: {kernels['omp_wait_policy']}; "
           f"min of {a.repeats} runs")
     print("| benchmark | gradflow | reference | ratio | ceiling (flops / DGEMM rate) | fraction of DGEMM |")
@@ -153,11 +135,11 @@ def main():
     print(f"| full-scale gradients only (L = 24, d = 512, n = 128), whole command | {gw:.2f} s (CPU {gc:.2f} s; "
           f"last run: init {splits['model_and_init']:.2f} s, forward+backward {splits['forward_backward']:.2f} s) | "
           f"PyTorch warm forward+backward {tw:.2f} s | {gw / tw:.2f}x PyTorch's time | {fl / 1e9:.1f} GFLOP: "
-          f"{fl / rate:.2f} s | whole command {fl / gw / rate:.0%}, forward+backward "
-          f"{fl / splits['forward_backward'] / rate:.0%}; PyTorch {fl / tw / rate:.0%} |")
+          f"{rate.ceiling(fl):.2f} s | whole command {rate.fraction(fl, gw):.0%}, forward+backward "
+          f"{rate.fraction(fl, splits['forward_backward']):.0%}; PyTorch {rate.fraction(fl, tw):.0%} |")
     print(f"| `gradflow jacobian` of one Post-LN block, N = 2048, .npy (32 MiB, fsync), whole command | {jw * 1e3:.0f} ms "
           f"(CPU {jc * 1e3:.0f} ms) | Python + PyTorch script {pw:.2f} s | **{pw / jw:.1f}x faster** | "
-          f"{jfl / 1e9:.2f} GFLOP: {jfl / rate * 1e3:.0f} ms | {jfl / jw / rate:.0%} |")
+          f"{jfl / 1e9:.2f} GFLOP: {rate.ceiling(jfl) * 1e3:.0f} ms | {rate.fraction(jfl, jw):.0%} |")
     if a.json:
         with open(a.json, "w") as f:
             json.dump(res, f, indent=2)

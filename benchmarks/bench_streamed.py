@@ -13,7 +13,9 @@ products' bound (which does not count building the B_l either).
    explicit mode's memory (its own estimate: 7 (N, N) matrices; the products alone hold three).
 2. The headline size (d = 64, h = 4, n = 16, L = 24, N = 1024): streamed against explicit mode itself (`--mode
    explicit`, every P_l's SVD included) and against the explicit products' DGEMM bound.
-The DGEMM rate: bench_jacobians' (2048, 2048) product, before and after; the better one is the machine's.
+The DGEMM rate: bench_jacobians' (2048, 2048) product, before and after; the better one is the machine's. Each row
+also gives streamed mode's own ceiling, its flops (N·L·c per stream of rows, c = block_pass_flops: the N rows of P_l
+and, unless --p-only, the N rows of B_l) at that rate, and the fraction of DGEMM it reached.
 Prints JSON, then the Markdown rows of docs/benchmarks.md.
 """
 import json
@@ -24,17 +26,14 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from dgemm_ceiling import DgemmRate, block_pass_flops  # noqa: E402
+
 build = sys.argv[1] if len(sys.argv) > 1 else "build"
 exe = os.path.join(build, "gradflow")
 env = dict(os.environ, OMP_NUM_THREADS="2")
 LARGE = {"d-model": 128, "heads": 4, "seq-len": 128, "layers": 4}
 HEADLINE = {"d-model": 64, "heads": 4, "seq-len": 16, "layers": 24}
-
-
-def dgemm_rate():
-    r = subprocess.run([os.path.join(build, "bench_jacobians"), "2", "3"], capture_output=True, text=True, env=env,
-                       check=True)
-    return json.loads(r.stdout)["dgemm_gflops"] * 1e9
 
 
 def args(m):
@@ -55,7 +54,8 @@ def main():
     which = next((a for a in sys.argv[2:] if a in ("--large-only", "--small-only")), "")
     p_only = "--p-only" in sys.argv[2:]
     res = {"loadavg_at_start": os.getloadavg()}
-    rates = [dgemm_rate()]
+    rate = DgemmRate(build, 2)
+    rate.measure()
     with tempfile.TemporaryDirectory() as tmp:
         cases = [] if which == "--large-only" else [("headline", HEADLINE)]
         if which != "--small-only":
@@ -72,6 +72,7 @@ def main():
             p0 = r["layers"][0]["product_jacobian"]["frobenius_norm"]
             row = {"N": N, "streamed_seconds": wall, "streamed_analyses_seconds": r["timing_seconds"]["analyses"],
                    "streamed_peak_bytes": peak, "explicit_product_flops": 2.0 * N ** 3 * L,
+                   "streamed_flops": (1 if p_only else 2) * N * L * block_pass_flops(n, d, 4 * d),
                    "explicit_products_bytes": 3 * N * N * 8, "explicit_estimate_bytes": 7 * N * N * 8,
                    "P0_frobenius": p0, "stream_rows": r["summary"].get("stream_rows")}
             row["stream_blocks"] = not p_only
@@ -83,18 +84,17 @@ def main():
                 row["explicit_seconds"] = ew
                 row["explicit_P0_frobenius"] = e["layers"][0]["product_jacobian"]["frobenius_norm"]
             res[name] = row
-    rates.append(dgemm_rate())
-    rate = max(rates)
-    res["dgemm_gflops"] = rate / 1e9
-    res["dgemm_rates_gflops"] = [x / 1e9 for x in rates]
+    rate.measure()
+    res["dgemm_gflops"] = rate.best() / 1e9
+    res["dgemm_rates_gflops"] = [x / 1e9 for x in rate.rates]
     res["loadavg_at_end"] = os.getloadavg()
     for name in ("headline", "large"):
         if name in res:
-            res[name]["explicit_bound_seconds"] = res[name]["explicit_product_flops"] / rate
+            res[name]["explicit_bound_seconds"] = rate.ceiling(res[name]["explicit_product_flops"])
     print(json.dumps(res, indent=1))
-    print(f"\nDGEMM {rate / 1e9:.1f} GFLOP/s (this run), load average {res['loadavg_at_start'][0]:.2f} at the start")
-    print("| model | N | streamed (whole command) | explicit products' DGEMM bound (2N³L) | speed-up | streamed peak memory | explicit's memory |")
-    print("|---|---|---|---|---|---|---|")
+    print(f"\n{rate.describe()}, load average {res['loadavg_at_start'][0]:.2f} at the start")
+    print("| model | N | streamed (whole command) | explicit products' DGEMM bound (2N³L) | speed-up | streamed peak memory | explicit's memory | streamed ceiling (its flops / DGEMM rate) | fraction of DGEMM |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for name, m in (("large", LARGE), ("headline", HEADLINE)):
         if name not in res:
             continue
@@ -104,7 +104,9 @@ def main():
         print(f"| `{model}` | {r['N']} | {r['streamed_seconds']:.1f} s | {r['explicit_bound_seconds']:.1f} s{extra} | "
               f"{r['explicit_bound_seconds'] / r['streamed_seconds']:.2f}× | {r['streamed_peak_bytes'] / 2**20:.0f} MiB | "
               f"{r['explicit_products_bytes'] / 2**20:.0f} MiB (3 N² products; estimate 7 N²: "
-              f"{r['explicit_estimate_bytes'] / 2**20:.0f} MiB) |")
+              f"{r['explicit_estimate_bytes'] / 2**20:.0f} MiB) | "
+              f"{r['streamed_flops'] / 1e12:.2f} TFLOP: {rate.ceiling(r['streamed_flops']):.1f} s | "
+              f"{rate.fraction(r['streamed_flops'], r['streamed_seconds']):.0%} |")
 
 
 if __name__ == "__main__":

@@ -9,6 +9,9 @@ timed around the loop after 5 warm-up updates; PyTorch runs on the OpenBLAS kern
 gradflow picks (benchmarks/same_kernels.py). Prints one line per configuration and the ratio
 gradflow/PyTorch (> 1: gradflow is faster). Measures; asserts nothing. --threads 1 gives a comparison that a
 loaded machine distorts less (PyTorch's OpenMP threads spin and collapse when the cores are oversubscribed).
+Beside each rate: this run's DGEMM rate on the same number of threads (measured before and after), the ceiling (the
+updates per second if an update's GEMM flops, dgemm_ceiling.train_update_flops, ran at that rate) and the fraction
+of it each side reached. These models are small (d = 32-64): their products are far below DGEMM's efficient sizes.
 """
 import argparse
 import json
@@ -21,6 +24,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "pytorch"))
+from dgemm_ceiling import DgemmRate, train_update_flops  # noqa: E402
 torch = tr = LM = None  # imported in main(), after use_gradflow_kernels (same OpenBLAS kernels and OpenMP waits)
 
 CONFIGS = [  # (placement, layers, d, heads, n, vocab, batch)
@@ -84,12 +88,25 @@ def main():
     print(f"both sides: OpenBLAS core {kernels['openblas_core']}, OpenMP waits: {kernels['omp_wait_policy']}")
     print(f"torch {torch.__version__}, float64, {a.threads} thread(s); {a.steps} Adam updates per measurement; "
           f"load average {os.getloadavg()[0]:.2f}")
-    print(f"{'placement':<9} {'L':>3} {'d':>4} {'n':>4} {'B':>4}  {'gradflow/s':>10}  {'torch/s':>9}  ratio")
+    rate = DgemmRate(os.path.dirname(os.path.abspath(a.gradflow)), a.threads)
+    rate.measure()
+    rows = []
     for cfg in CONFIGS:
         g = gradflow_rate(os.path.abspath(a.gradflow), cfg, a.steps, a.threads)
         t = torch_rate(cfg, a.steps, a.threads)
         p, L, d, h, n, V, B = cfg
-        print(f"{p:<9} {L:>3} {d:>4} {n:>4} {B:>4}  {g:>10.1f}  {t:>9.1f}  {g / t:.2f}x", flush=True)
+        rows.append((cfg, g, t, train_update_flops(L, n, d, 4 * d, V, B)))
+        print(f"{p:<5} L={L:<3} d={d:<4} n={n:<4} B={B:<3} gradflow {g:.1f}/s  torch {t:.1f}/s  {g / t:.2f}x", flush=True)
+    rate.measure()
+    print(f"\n{rate.describe()}; load average {os.getloadavg()[0]:.2f} at the end")
+    print(f"| model | gradflow, {a.threads} thread(s) | PyTorch | ratio | ceiling (update flops / DGEMM rate) | "
+          f"fraction of DGEMM: gradflow / PyTorch |")
+    print("|---|---|---|---|---|---|")
+    for (p, L, d, h, n, V, B), g, t, fl in rows:
+        name = {"pre": "Pre-LN", "post": "Post-LN"}.get(p, p)
+        print(f"| {name}, L = {L}, d = {d}, n = {n}, batch {B} | {g:.1f} /s | {t:.1f} /s | **{g / t:.1f}×** | "
+              f"{fl / 1e6:.0f} MFLOP per update: {1 / rate.ceiling(fl):.0f} /s | "
+              f"{rate.fraction(fl, 1 / g):.1%} / {rate.fraction(fl, 1 / t):.1%} |")
 
 
 if __name__ == "__main__":
