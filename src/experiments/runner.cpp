@@ -1,6 +1,9 @@
 // runner.cpp — see runner.hpp. Parallel over configurations with `omp parallel for schedule(dynamic, 1)`;
-// each worker sets its own OpenMP team size to 1 so the engine's loops and OpenBLAS (OpenMP build) run serially
-// inside it: identical numbers whatever the thread count, and no oversubscription of the cores.
+// with several jobs side by side each worker sets its own OpenMP team size to 1 so the engine's loops and OpenBLAS
+// (OpenMP build) run serially inside it (no oversubscription of the cores); a job that runs alone (one job, or
+// one at a time on a device: the region then has one thread and is inactive) gives its engine every thread. The
+// numbers are the same either way: the engines do not depend on the thread count (docs/experiments.md,
+// "Parallelism and determinism"; tests/experiments/test_runner.cpp).
 #include "gradflow/experiments/runner.hpp"
 
 #include <omp.h>
@@ -183,16 +186,18 @@ std::vector<Json> run_resumable(const std::vector<ResumableJob>& jobs, const Run
   if (opts.progress && resume)
     std::cerr << "gradflow: " << resumed << " of " << selected.size() << " " << noun << "s already done in " << dir
               << "\n";
-  // never more threads than jobs (a thread per job is the most that can run at once)
-  const int threads = std::max(1, std::min(opts.threads > 0 ? opts.threads : omp_get_max_threads(),
-                                           static_cast<int>(todo.size())));
+  // never more jobs at once than jobs (a thread per job is the most that can run side by side); a job that runs alone
+  // (one job, or one at a time on a device) gets every thread for its engine, jobs side by side one each
+  const int available = std::max(1, opts.threads > 0 ? opts.threads : omp_get_max_threads());
+  const int threads = opts.one_at_a_time ? 1 : std::max(1, std::min(available, static_cast<int>(todo.size())));
+  const int engine_threads = threads == 1 ? available : 1;
   std::vector<std::string> errors(jobs.size());
   std::vector<int> error_code(jobs.size(), 0);
   int finished = 0;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
   for (int t = 0; t < static_cast<int>(todo.size()); ++t) {
     const int i = todo[static_cast<size_t>(t)];
-    omp_set_num_threads(1);  // the engine inside runs serially (see the file comment)
+    omp_set_num_threads(engine_threads);  // this worker's own team size for the engine (see the file comment)
     try {
       if (std::find(step.inject_fault.begin(), step.inject_fault.end(), i) != step.inject_fault.end())
         throw Error("injected fault (GRADFLOW_TASK_FAULT names task " + std::to_string(i) +

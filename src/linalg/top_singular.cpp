@@ -2,6 +2,9 @@
 #include "gradflow/linalg/top_singular.hpp"
 
 #include <Spectra/SymEigsSolver.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include <algorithm>
 #include <cmath>
@@ -18,23 +21,54 @@ namespace {
 // far from under- and overflow), else on A scaled by a power of two.
 constexpr double kUnscaledMin = 1e-100, kUnscaledMax = 1e100;
 
-// The operator AᵀA in Spectra's interface.
+// Spectra's own vector algebra runs on one thread, the operator on the caller's threads. Spectra's products with
+// its Krylov basis are BLAS gemv calls (EIGEN_USE_BLAS), and OpenBLAS splits a tall transposed gemv's sums between
+// threads, so σ moved in its last bits with the thread count (matrix-free mode at N = 1024: 1 vs 2 threads differed
+// by ~1e-15 relative); the operator (a dense matrix, or the chain's GEMMs, which OpenBLAS splits by output, not by
+// sum) keeps every thread. OpenBLAS's OpenMP build takes its thread count from omp_get_max_threads at each call.
+class OneThreadOutsideOperator {
+ public:
+  OneThreadOutsideOperator() { set(1); }
+  ~OneThreadOutsideOperator() { set(caller_); }
+  OneThreadOutsideOperator(const OneThreadOutsideOperator&) = delete;
+  OneThreadOutsideOperator& operator=(const OneThreadOutsideOperator&) = delete;
+  int caller() const { return caller_; }
+  static void set(int threads) {
+#ifdef _OPENMP
+    omp_set_num_threads(threads);
+#else
+    (void)threads;
+#endif
+  }
+
+ private:
+#ifdef _OPENMP
+  int caller_ = omp_get_max_threads();
+#else
+  int caller_ = 1;
+#endif
+};
+
+// The operator AᵀA in Spectra's interface, applied on the caller's threads.
 class NormalOperator {
  public:
   using Scalar = double;
-  NormalOperator(const LinearMap& A, const LinearMap& At, Index rows, Index cols)
-      : A_(A), At_(At), cols_(cols), tmp_(rows) {}
+  NormalOperator(const LinearMap& A, const LinearMap& At, Index rows, Index cols, int threads)
+      : A_(A), At_(At), cols_(cols), threads_(threads), tmp_(rows) {}
   Index rows() const { return cols_; }
   Index cols() const { return cols_; }
   void perform_op(const double* x, double* y) const {
+    OneThreadOutsideOperator::set(threads_);
     A_(x, tmp_.data());
     At_(tmp_.data(), y);
+    OneThreadOutsideOperator::set(1);
   }
 
  private:
   const LinearMap& A_;
   const LinearMap& At_;
   Index cols_;
+  int threads_;
   mutable Vec tmp_;
 };
 
@@ -43,7 +77,8 @@ class NormalOperator {
 TopSingular top_singular_values(const LinearMap& A, const LinearMap& At, Index rows, Index cols, Index k, double tol,
                                 Index max_restarts) {
   TopSingular out;
-  NormalOperator op(A, At, rows, cols);
+  const OneThreadOutsideOperator serial;  // until the end of the solve (also when perform_op throws)
+  NormalOperator op(A, At, rows, cols, serial.caller());
   k = std::min(k, cols);
   if (cols <= 2 || k >= cols - 1) {  // too small for Lanczos: form AᵀA densely from the maps
     Mat M(cols, cols);

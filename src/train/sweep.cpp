@@ -1,6 +1,6 @@
 // sweep.cpp — see sweep.hpp. The parallel loop and the --resume files are src/experiments/runner.cpp's
-// (run_resumable): a worker runs one training with its OpenMP team set to 1 and writes {"configuration", "report"}
-// atomically.
+// (run_resumable): a worker runs one training (its batch loop on one thread: tc.threads = 1) and writes
+// {"configuration", "report"} atomically.
 #include "gradflow/train/sweep.hpp"
 
 #include <omp.h>

@@ -1,9 +1,14 @@
 // test_runner.cpp — real (tiny) configurations: results independent of the thread count, repetition 0 equal to a
 // plain analyze, and --resume reusing finished files, refusing files made with other options, cleaning debris.
 #include <catch2/catch.hpp>
+#include <omp.h>
+
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include "gradflow/experiments/runner.hpp"
+#include "gradflow/run/options.hpp"
 #include "experiments/runner_fixtures.hpp"
 #include "io/temp_dir.hpp"
 
@@ -29,6 +34,64 @@ TEST_CASE("runner: identical reports with 1 and 2 threads, repetition 0 is a pla
   RunConfig rc = plan[0].rc;
   rc.init.seed = 5;
   REQUIRE(without_timing(analyze(rc)) == without_timing(a[0]));
+}
+
+TEST_CASE("runner: jobs side by side run one thread each, a job alone gets every thread") {
+  // each job reports the team size its engine would get
+  const auto jobs_of = [](int n) {
+    std::vector<ResumableJob> jobs;
+    for (int i = 0; i < n; ++i)
+      jobs.push_back(ResumableJob{"job" + std::to_string(i), [] { return Json::object(); },
+                                  [] { return Json{{"threads", omp_get_max_threads()}}; }});
+    return jobs;
+  };
+  const auto threads_of = [&](int n, int threads, bool one_at_a_time) {
+    RunnerOptions o;
+    o.threads = threads;
+    o.one_at_a_time = one_at_a_time;
+    o.progress = false;
+    std::vector<int> t;
+    for (const Json& r : run_resumable(jobs_of(n), o, "job", nullptr)) t.push_back(r["threads"].get<int>());
+    return t;
+  };
+  REQUIRE(threads_of(1, 2, false) == std::vector<int>{2});        // one configuration: the whole machine
+  REQUIRE(threads_of(3, 2, false) == std::vector<int>{1, 1, 1});  // side by side: one each
+  REQUIRE(threads_of(3, 2, true) == std::vector<int>{2, 2, 2});   // one at a time (a device): every thread each
+  REQUIRE(threads_of(1, 1, false) == std::vector<int>{1});        // --threads 1 stays one thread
+  REQUIRE(threads_of(3, 1, true) == std::vector<int>{1, 1, 1});
+}
+
+TEST_CASE("runner: a configuration alone on two threads gives the report of one thread, bit for bit") {
+  // N = n*d = 1024 and explicit mode: the walk's products large enough for OpenBLAS to split them between threads,
+  // every SVD on the two-stage route; the matrix-free chain and the gradients at the same size
+  for (const char* mode : {"explicit", "matrix-free"}) {
+    INFO(mode);
+    PlanAxes axes;
+    axes.placements = {"post"};
+    axes.depths = {2};
+    axes.seeds = 1;
+    const auto plan = plan_configurations(axes, [&](const std::string& p, Index d, const std::string&,
+                                                     const std::string&) {
+      PointConfig pc;
+      pc.rc.model.placement = p;
+      pc.rc.model.layers = d;
+      pc.rc.model.d_model = 64;
+      pc.rc.model.heads = 4;
+      pc.rc.analysis.seq_len = 16;
+      pc.rc.analysis.engine_request = parse_engine_request(mode, false);
+      pc.rc.analysis.progress = false;
+      pc.x = double(d);
+      return pc;
+    });
+    REQUIRE(plan.size() == 1);
+    RunnerOptions one, two;
+    one.threads = 1;
+    two.threads = 2;
+    one.progress = two.progress = false;
+    const auto a = run_configurations(plan, one), b = run_configurations(plan, two);
+    REQUIRE(a[0]["config"]["mode"] == mode);
+    REQUIRE(without_timing(a[0]) == without_timing(b[0]));
+  }
 }
 
 TEST_CASE("runner: --resume reuses finished files bit for bit and skips them") {

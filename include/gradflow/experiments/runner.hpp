@@ -1,6 +1,7 @@
 // runner.hpp — runs the configurations of an experiment, in parallel over configurations (OpenMP), and
-// returns their analyze reports in plan order. Every configuration is deterministic and the engine inside it
-// runs single-threaded, so the reports do not depend on --threads. With a resume directory, each finished
+// returns their analyze reports in plan order. Every configuration is deterministic and its engine does not depend
+// on the thread count (several configurations at once run one thread each; one alone gets every thread), so the
+// reports do not depend on --threads. With a resume directory, each finished
 // configuration is written there atomically (DIR/<Configuration::file_name()>, {"configuration": expected_config,
 // "report": analyze report}) and a restarted run loads the files it finds (after checking "configuration" against
 // the plan) instead of recomputing them. With a plan step (plan_dir.hpp) the same jobs are written down as a plan
@@ -19,6 +20,7 @@ namespace gradflow {
 
 struct RunnerOptions {
   int threads = 0;         // --threads: configurations run at once (0: every core OpenMP sees)
+  bool one_at_a_time = false;  // one job after another, each with all `threads` (a device holds one job's products)
   std::string resume_dir;  // --resume DIR ("": results kept in memory only)
   bool progress = true;    // one line per finished configuration on stderr
   PlanStep plan;           // --plan DIR, `gradflow task`, `gradflow merge` (plan_dir.hpp)
@@ -34,7 +36,8 @@ std::vector<nlohmann::ordered_json> run_configurations(const std::vector<Configu
                                                        const RunnerOptions& opts, RunnerStats* stats = nullptr);
 
 // The engine under run_configurations and train-sweep: one job per result, computed in parallel (each job's own
-// OpenMP team set to 1 thread), resumable from opts.resume_dir as described above.
+// OpenMP team set to 1 thread; a job that runs alone, to every thread), resumable from opts.resume_dir as described
+// above.
 struct ResumableJob {
   std::string name;                                        // DIR/<name>.json; also the job's name in messages
   std::function<nlohmann::ordered_json()> configuration;   // what a resumed file must have been computed with
