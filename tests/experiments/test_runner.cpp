@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "gradflow/experiments/runner.hpp"
-#include "gradflow/run/options.hpp"
 #include "experiments/runner_fixtures.hpp"
 #include "io/temp_dir.hpp"
 
@@ -70,19 +69,7 @@ TEST_CASE("runner: a configuration alone on two threads gives the report of one 
     axes.placements = {"post"};
     axes.depths = {2};
     axes.seeds = 1;
-    const auto plan = plan_configurations(axes, [&](const std::string& p, Index d, const std::string&,
-                                                     const std::string&) {
-      PointConfig pc;
-      pc.rc.model.placement = p;
-      pc.rc.model.layers = d;
-      pc.rc.model.d_model = 64;
-      pc.rc.model.heads = 4;
-      pc.rc.analysis.seq_len = 16;
-      pc.rc.analysis.engine_request = parse_engine_request(mode, false);
-      pc.rc.analysis.progress = false;
-      pc.x = double(d);
-      return pc;
-    });
+    const auto plan = test::plan_of(axes, 64, 4, 16, mode);
     REQUIRE(plan.size() == 1);
     RunnerOptions one, two;
     one.threads = 1;
