@@ -1,8 +1,9 @@
 // jacobian_norms.cpp — the explicit Jacobians across depth, B_l = dx_{l+1}/dx_l and P_l = dy/dx_l = B_{L−1}···B_l:
 // spectral norms (Lanczos on the explicit B_l, full SVD of P_l) and Frobenius norms, ‖B_l − I‖₂, σ_min and numerical rank of P_l (svd.hpp for the threshold),
 // and the RMS gains ‖·‖_F/√N that compare "the product of per-layer gains" with the true product.
-// On the CPU the walk's products use every thread, and the layers' norms and spectra run concurrently, one layer
-// per thread with single-threaded BLAS/LAPACK (a call inside an active OpenMP region), so every number is the
+// On the CPU the walk's products use every thread, and the layers' norms and spectra run concurrently (two layers,
+// or as many as the threads and --max-memory allow: explicit_concurrent_layers), one layer per thread with
+// single-threaded BLAS/LAPACK (a call inside an active OpenMP region), so every number is the
 // same call whatever the thread count; the report is written in layer order.
 #include <omp.h>
 
@@ -18,13 +19,10 @@
 #include "gradflow/report/progress.hpp"
 #include "gradflow/report/spectrum_json.hpp"
 #include "gradflow/run/analysis.hpp"
+#include "gradflow/run/engine.hpp"
 
 namespace gradflow {
 namespace {
-
-// Layers whose norms and spectra run at once: each holds host copies of B_l and P_l, which keeps the walk's peak
-// within the explicit engine's memory estimate of 7 (N, N) matrices (src/run/engine.cpp).
-constexpr int kConcurrentLayers = 2;
 
 // What a layer reports, computed from its B_l and P_l.
 struct LayerNumbers {
@@ -119,7 +117,10 @@ class JacobianNorms final : public Analysis {
  private:
   template <class Write>
   static void run_host(const AnalysisContext& ctx, const Write& write) {
-    const int threads = std::max(1, std::min(omp_get_max_threads(), kConcurrentLayers));
+    // layers at once, each holding host copies of its B_l and P_l: two (the explicit estimate's 7 (N, N) matrices),
+    // more on more threads when --max-memory holds them (src/run/engine.cpp)
+    const int threads = explicit_concurrent_layers(ctx.model.config(), ctx.tokens(), ctx.opts.max_memory_bytes,
+                                                   omp_get_max_threads());
     std::vector<PendingLayer> batch;
     const auto flush = [&] {
       const int count = static_cast<int>(batch.size());

@@ -136,7 +136,8 @@ MemoryEstimate explicit_memory(const ModelConfig& cfg, Index n_tokens, BackendKi
   MemoryEstimate m;
   if (backend == BackendKind::Cpu) {
     // live (N, N) matrices: P, B (dense + structured copy), the product's result, the SVD's copy and workspace;
-    // jacobian-norms instead holds copies of B_l and P_l for two layers at once (4 plus P and B_l: 6)
+    // jacobian-norms instead holds copies of B_l and P_l for two layers at once (4 plus P and B_l: 6; more layers
+    // at once only within the budget: explicit_concurrent_layers)
     m.add("explicit Jacobians", 7.0 * N * N * sizeof(double));
   } else {
     // the host builds each B_l (the attention sublayer's dense Jacobian, composed in place with the token-wise
@@ -169,6 +170,16 @@ MemoryEstimate streamed_memory(const ModelConfig& cfg, Index n_tokens, Index row
   // the identity chunk, its image under P_l and under B_l, each (k·n, d)
   m.add("identity chunk and its images", 3.0 * static_cast<double>(k) * static_cast<double>(N) * sizeof(double));
   return m;
+}
+
+int explicit_concurrent_layers(const ModelConfig& cfg, Index n_tokens, double budget_bytes, int threads) {
+  threads = std::max(threads, 1);
+  if (threads <= kExplicitConcurrentLayers) return threads;
+  const double N = static_cast<double>(n_tokens) * static_cast<double>(cfg.d_model * state_streams(cfg));
+  const double budget = budget_bytes > 0 ? budget_bytes : default_max_memory();
+  const double spare = budget - explicit_memory_estimate(cfg, n_tokens);
+  const double more = spare > 0 ? std::floor(spare / (2.0 * N * N * sizeof(double))) : 0.0;
+  return static_cast<int>(std::min(static_cast<double>(threads), kExplicitConcurrentLayers + more));
 }
 
 double explicit_memory_estimate(const ModelConfig& cfg, Index n_tokens) { return explicit_memory(cfg, n_tokens).total(); }

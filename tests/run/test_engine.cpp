@@ -4,12 +4,17 @@
 // equals it exactly (kCrossTol).
 #include <catch2/catch.hpp>
 
+#include <omp.h>
+
 #include <cmath>
+#include <string>
+#include <vector>
 
 #include "gradflow/run/analyze.hpp"
 #include "gradflow/run/context.hpp"
 #include "gradflow/core/error.hpp"
 #include "gradflow/run/engine.hpp"
+#include "experiments/runner_fixtures.hpp"
 #include "small_model.hpp"
 #include "tolerances.hpp"
 
@@ -33,6 +38,38 @@ TEST_CASE("auto chooses explicit up to the budget, matrix-free one byte above", 
   AnalysisOptions g;
   g.engine_request = EngineRequest::GradientsOnly;
   REQUIRE(choose_engine(cfg, g).engine == Engine::GradientsOnly);
+}
+
+TEST_CASE("explicit_concurrent_layers: two layers at once, more only on more threads and within --max-memory",
+          "[engine]") {
+  const ModelConfig cfg = small_model("post");
+  const Index n = 64;
+  const double N = static_cast<double>(n * cfg.d_model), each = 2.0 * N * N * sizeof(double);
+  const double need = explicit_memory_estimate(cfg, n);
+  REQUIRE(explicit_concurrent_layers(cfg, n, need, 1) == 1);
+  REQUIRE(explicit_concurrent_layers(cfg, n, 1.0, 2) == kExplicitConcurrentLayers);  // what the estimate counts
+  REQUIRE(explicit_concurrent_layers(cfg, n, need, 8) == kExplicitConcurrentLayers);
+  REQUIRE(explicit_concurrent_layers(cfg, n, need + 3 * each, 8) == kExplicitConcurrentLayers + 3);
+  REQUIRE(explicit_concurrent_layers(cfg, n, need + 3 * each - 1, 8) == kExplicitConcurrentLayers + 2);
+  REQUIRE(explicit_concurrent_layers(cfg, n, 1e15, 8) == 8);  // never more than the threads
+}
+
+TEST_CASE("analyze explicit: the same report whatever the layers at once (1, 2 or 5 threads)", "[engine]") {
+  RunConfig rc;
+  rc.model = small_model("post", 6);  // 6 layers: batches of 5 and 1 on 5 threads
+  rc.analysis.seq_len = 8;
+  rc.analysis.progress = false;
+  rc.analysis.spectrum = true;
+  rc.analysis.engine_request = EngineRequest::Explicit;
+  const int threads = omp_get_max_threads();
+  std::vector<std::string> reports;
+  for (int t : {1, 2, 5}) {
+    omp_set_num_threads(t);
+    reports.push_back(without_timing(analyze(rc)));
+  }
+  omp_set_num_threads(threads);
+  REQUIRE(reports[0] == reports[1]);
+  REQUIRE(reports[0] == reports[2]);
 }
 
 TEST_CASE("mode: --mode explicit above the budget is refused with the size, matrix-free is not", "[engine]") {

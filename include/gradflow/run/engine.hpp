@@ -46,6 +46,12 @@ double explicit_device_bytes(const ModelConfig& cfg, Index n_tokens);
 // own memory: Backend::require_memory). The _estimate functions return the CPU total in bytes.
 MemoryEstimate explicit_memory(const ModelConfig& cfg, Index n_tokens, BackendKind backend = BackendKind::Cpu);
 double explicit_memory_estimate(const ModelConfig& cfg, Index n_tokens);
+// The layers whose norms and spectra the CPU's explicit walk computes at once, one thread each (host copies of their
+// B_l and P_l): kExplicitConcurrentLayers, which explicit_memory counts, or fewer threads; with more threads, as many
+// more as `budget_bytes` (--max-memory; 0: its default) holds beyond explicit_memory_estimate at 2 (N, N) matrices
+// each. The numbers do not depend on it: each layer's are the same single-threaded calls.
+inline constexpr int kExplicitConcurrentLayers = 2;
+int explicit_concurrent_layers(const ModelConfig& cfg, Index n_tokens, double budget_bytes, int threads);
 // Estimated peak memory (bytes) of the engines that never form an (N, N) matrix (matrix-free, gradients-only):
 // the forward trace (dominated by h·n² attention probabilities per block) plus `probes` stacked probe vectors.
 MemoryEstimate streaming_memory(const ModelConfig& cfg, Index n_tokens, Index probes);
