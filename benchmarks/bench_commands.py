@@ -51,10 +51,6 @@ def model_args(m):
             "--d-ff", str(m["dff"]), "--seq-len", str(m["n"])]
 
 
-def full_scale_flops(m):
-    return forward_backward_flops(m["layers"], m["n"], m["d"], m["dff"])
-
-
 def timed(cmd, env):
     """(wall seconds, user+sys CPU seconds of the child) of one run."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -116,7 +112,7 @@ def main():
             (model(x) * cot).sum().backward()
             if i > 0:
                 tt.append(time.perf_counter() - t)
-        fl = full_scale_flops(m)
+        fl = forward_backward_flops(m["layers"], m["n"], m["d"], m["dff"])
         gw, gc = min(w for w, _ in g), min(c for _, c in g)
         tw = min(tt)
         res["full_scale"] = {"gradflow_wall": [w for w, _ in g], "gradflow_cpu": [c for _, c in g],

@@ -2,9 +2,7 @@
 #include "gradflow/linalg/top_singular.hpp"
 
 #include <Spectra/SymEigsSolver.h>
-#ifdef _OPENMP
 #include <omp.h>
-#endif
 
 #include <algorithm>
 #include <cmath>
@@ -28,25 +26,14 @@ constexpr double kUnscaledMin = 1e-100, kUnscaledMax = 1e100;
 // sum) keeps every thread. OpenBLAS's OpenMP build takes its thread count from omp_get_max_threads at each call.
 class OneThreadOutsideOperator {
  public:
-  OneThreadOutsideOperator() { set(1); }
-  ~OneThreadOutsideOperator() { set(caller_); }
+  OneThreadOutsideOperator() { omp_set_num_threads(1); }
+  ~OneThreadOutsideOperator() { omp_set_num_threads(caller_); }
   OneThreadOutsideOperator(const OneThreadOutsideOperator&) = delete;
   OneThreadOutsideOperator& operator=(const OneThreadOutsideOperator&) = delete;
   int caller() const { return caller_; }
-  static void set(int threads) {
-#ifdef _OPENMP
-    omp_set_num_threads(threads);
-#else
-    (void)threads;
-#endif
-  }
 
  private:
-#ifdef _OPENMP
-  int caller_ = omp_get_max_threads();
-#else
-  int caller_ = 1;
-#endif
+  const int caller_ = omp_get_max_threads();
 };
 
 // The operator AᵀA in Spectra's interface, applied on the caller's threads.
@@ -58,10 +45,10 @@ class NormalOperator {
   Index rows() const { return cols_; }
   Index cols() const { return cols_; }
   void perform_op(const double* x, double* y) const {
-    OneThreadOutsideOperator::set(threads_);
+    omp_set_num_threads(threads_);
     A_(x, tmp_.data());
     At_(tmp_.data(), y);
-    OneThreadOutsideOperator::set(1);
+    omp_set_num_threads(1);
   }
 
  private:

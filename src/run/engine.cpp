@@ -34,7 +34,7 @@ EngineChoice choose_engine(const ModelConfig& cfg, const AnalysisOptions& opts) 
   MemoryEstimate explicit_need = explicit_memory(cfg, opts.seq_len, opts.backend);
   add_checkpoint_kept(explicit_need, opts.checkpoint_bytes);
   c.explicit_bytes = explicit_need.total();
-  c.budget_bytes = opts.max_memory_bytes > 0 ? opts.max_memory_bytes : default_max_memory();
+  c.budget_bytes = memory_budget(opts.max_memory_bytes);
   const std::string sizes = "explicit mode needs about " + format_bytes(c.explicit_bytes) + ", the budget (--max-memory" +
                             std::string(opts.max_memory_bytes > 0 ? "" : ", default half of RAM") + ") is " +
                             format_bytes(c.budget_bytes);
@@ -125,14 +125,21 @@ EngineChoice choose_engine(const ModelConfig& cfg, const AnalysisOptions& opts) 
   return c;
 }
 
+namespace {
+// N: the state's size n·width (two streams: 2n·d), the side of B_l
+double state_size(const ModelConfig& cfg, Index n_tokens) {
+  return static_cast<double>(n_tokens) * static_cast<double>(cfg.d_model * state_streams(cfg));
+}
+}  // namespace
+
 double explicit_device_bytes(const ModelConfig& cfg, Index n_tokens) {
-  const double N = static_cast<double>(n_tokens) * static_cast<double>(cfg.d_model * state_streams(cfg));
+  const double N = state_size(cfg, n_tokens);
   return 5.0 * N * N * sizeof(double);
 }
 
 MemoryEstimate explicit_memory(const ModelConfig& cfg, Index n_tokens, BackendKind backend) {
   // N: the state's size n·width (two streams: 2n·d; B_l is N × N, P_l is N/2 × N, so this bounds it from above)
-  const double N = static_cast<double>(n_tokens) * static_cast<double>(cfg.d_model * state_streams(cfg));
+  const double N = state_size(cfg, n_tokens);
   MemoryEstimate m;
   if (backend == BackendKind::Cpu) {
     // live (N, N) matrices: P, B (dense + structured copy), the product's result, the SVD's copy and workspace;
@@ -175,9 +182,8 @@ MemoryEstimate streamed_memory(const ModelConfig& cfg, Index n_tokens, Index row
 int explicit_concurrent_layers(const ModelConfig& cfg, Index n_tokens, double budget_bytes, int threads) {
   threads = std::max(threads, 1);
   if (threads <= kExplicitConcurrentLayers) return threads;
-  const double N = static_cast<double>(n_tokens) * static_cast<double>(cfg.d_model * state_streams(cfg));
-  const double budget = budget_bytes > 0 ? budget_bytes : default_max_memory();
-  const double spare = budget - explicit_memory_estimate(cfg, n_tokens);
+  const double N = state_size(cfg, n_tokens);
+  const double spare = memory_budget(budget_bytes) - explicit_memory_estimate(cfg, n_tokens);
   const double more = spare > 0 ? std::floor(spare / (2.0 * N * N * sizeof(double))) : 0.0;
   return static_cast<int>(std::min(static_cast<double>(threads), kExplicitConcurrentLayers + more));
 }

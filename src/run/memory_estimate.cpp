@@ -96,7 +96,7 @@ MemoryEstimate& add_checkpoint_kept(MemoryEstimate& m, double checkpoint_bytes) 
 }
 
 void require_memory(const MemoryEstimate& need, double budget_bytes, const std::string& command, const std::string& fix) {
-  const double budget = budget_bytes > 0 ? budget_bytes : default_max_memory();
+  const double budget = memory_budget(budget_bytes);
   require(need.total() <= budget, command + " needs " + need.describe() + ", more than the " + format_bytes(budget) +
                                       " allowed (--max-memory" + (budget_bytes > 0 ? "" : ", default half of RAM") +
                                       "); fix: " + fix);

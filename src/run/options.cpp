@@ -63,6 +63,10 @@ double default_max_memory() {
   return 0.5 * static_cast<double>(pages) * static_cast<double>(page);
 }
 
+double memory_budget(double max_memory_bytes) {
+  return max_memory_bytes > 0 ? max_memory_bytes : default_max_memory();
+}
+
 std::string format_bytes(double bytes) {
   const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
   int u = 0;

@@ -54,6 +54,8 @@ struct AnalysisOptions {
 double parse_memory_size(const std::string& text, const std::string& option);
 // Half of this machine's physical memory, in bytes.
 double default_max_memory();
+// The memory budget in bytes: --max-memory as given (max_memory_bytes > 0), else default_max_memory().
+double memory_budget(double max_memory_bytes);
 std::string format_bytes(double bytes);
 
 }  // namespace gradflow
