@@ -11,7 +11,8 @@ side in one run; each table beside the DGEMM rate measured in its own run and th
    same process.
 3. `gradflow analyze --placement post --layers 24` end to end (best of 3), beside a naive path on the same
    matrices (bench_headline_svd: the walk + plain dgesdd on each P_l), its SVDs alone, and the flops/DGEMM ceiling.
-4. Whole commands against PyTorch (bench_commands.py).
+4. Whole commands against PyTorch (bench_commands.py), and where the full-scale forward + backward's time goes: its
+   DGEMM calls, timed in the pass and each shape alone, on both sides (bench_gemm_shapes.py).
 5. Matrix-free mode at full scale (bench_matrix_free.py; --quick: the gradients only).
 6. Training updates per second against PyTorch, 2 threads and 1 (bench_train.py; --quick: 2 threads only).
 7. Streamed exact norms (bench_streamed.py; --quick: the headline size only).
@@ -90,6 +91,8 @@ def part(title, script, *extra):
 
 
 part("Whole commands against PyTorch (issue 14)", "bench_commands.py", build)
+part("Where a full-scale forward + backward's time goes: its DGEMM calls (issue 14, goal 1)", "bench_gemm_shapes.py",
+     build, "--repeats", "5")
 part("Matrix-free mode at full scale (issue 5)", "bench_matrix_free.py", exe,
      *(["--gradients-only"] if quick else ["--default-run"]))
 part("Training, 2 threads (issue 8)", "bench_train.py", exe, "--steps", "50" if quick else "100", "--threads", "2")

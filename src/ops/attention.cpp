@@ -25,6 +25,17 @@ void softmax_rows(Mat& S, bool causal) {
     if (len < S.cols()) S.row(i).tail(S.cols() - len).setZero();
   }
 }
+
+// head h's probabilities and its Q, K, V columns of the cache (e = d / heads columns each)
+struct HeadView {
+  const Mat& P;
+  Mat::ConstColsBlockXpr Q, K, V;
+};
+HeadView head_view(const AttentionCache& c, Index h, Index e) {
+  const Index d = c.x.cols();
+  return {c.P[static_cast<size_t>(h)], c.qkv.middleCols(h * e, e), c.qkv.middleCols(d + h * e, e),
+          c.qkv.middleCols(2 * d + h * e, e)};
+}
 }  // namespace
 
 Mat attention_forward(const AttentionWeights& w, const Mat& x, AttentionCache& c) {
@@ -39,6 +50,9 @@ void attention_heads_forward(Index heads, bool causal, AttentionCache& c) {
   const double inv_sqrt_e = 1.0 / std::sqrt(static_cast<double>(e));
   c.P.assign(static_cast<size_t>(heads), Mat());
   c.O.resize(n, d);
+  // The heads are independent: one per thread, each writing its own columns of O (OpenBLAS runs a product inside a
+  // parallel region on the calling thread, with the same results as split between threads: it never splits sums).
+#pragma omp parallel for schedule(static)
   for (Index h = 0; h < heads; ++h) {
     const auto Q = c.qkv.middleCols(h * e, e);
     const auto K = c.qkv.middleCols(d + h * e, e);
@@ -63,23 +77,21 @@ Mat attention_heads_vjp(Index heads, const AttentionCache& c, const Mat& dO) {
   const Index n = c.x.rows(), d = c.x.cols(), e = d / heads, k = dO.rows() / n;
   const double inv_sqrt_e = 1.0 / std::sqrt(static_cast<double>(e));
   Mat dqkv(dO.rows(), 3 * d);
-  for (Index cp = 0; cp < k; ++cp) {
-    for (Index h = 0; h < heads; ++h) {
-      const Mat& P = c.P[static_cast<size_t>(h)];
-      const auto Q = c.qkv.middleCols(h * e, e);
-      const auto K = c.qkv.middleCols(d + h * e, e);
-      const auto V = c.qkv.middleCols(2 * d + h * e, e);
-      const auto dOh = dO.block(cp * n, h * e, n, e);
-      // in the forward pass this was: O_h = P V
-      const Mat dP = dOh * V.transpose();
-      dqkv.block(cp * n, 2 * d + h * e, n, e).noalias() = P.transpose() * dOh;
-      // in the forward pass this was: P = softmax(S)
-      const Vec rs = P.cwiseProduct(dP).rowwise().sum();
-      const Mat dS = P.cwiseProduct(dP - rs.replicate(1, n)) * inv_sqrt_e;
-      // in the forward pass this was: S = Q Kᵀ / √e
-      dqkv.block(cp * n, h * e, n, e).noalias() = dS * K;
-      dqkv.block(cp * n, d + h * e, n, e).noalias() = dS.transpose() * Q;
-    }
+  // every (cotangent, head) pair on its own thread, writing its own block of dqkv (see attention_heads_forward)
+#pragma omp parallel for schedule(static)
+  for (Index pair = 0; pair < k * heads; ++pair) {
+    const Index cp = pair / heads, h = pair % heads;
+    const auto [P, Q, K, V] = head_view(c, h, e);
+    const auto dOh = dO.block(cp * n, h * e, n, e);
+    // in the forward pass this was: O_h = P V
+    const Mat dP = dOh * V.transpose();
+    dqkv.block(cp * n, 2 * d + h * e, n, e).noalias() = P.transpose() * dOh;
+    // in the forward pass this was: P = softmax(S)
+    const Vec rs = P.cwiseProduct(dP).rowwise().sum();
+    const Mat dS = P.cwiseProduct(dP - rs.replicate(1, n)) * inv_sqrt_e;
+    // in the forward pass this was: S = Q Kᵀ / √e
+    dqkv.block(cp * n, h * e, n, e).noalias() = dS * K;
+    dqkv.block(cp * n, d + h * e, n, e).noalias() = dS.transpose() * Q;
   }
   return dqkv;
 }
@@ -88,20 +100,18 @@ Mat attention_heads_jvp(Index heads, const AttentionCache& c, const Mat& dqkv) {
   const Index n = c.x.rows(), d = c.x.cols(), e = d / heads, k = dqkv.rows() / n;
   const double inv_sqrt_e = 1.0 / std::sqrt(static_cast<double>(e));
   Mat dO(dqkv.rows(), d);
-  for (Index cp = 0; cp < k; ++cp) {
-    for (Index h = 0; h < heads; ++h) {
-      const Mat& P = c.P[static_cast<size_t>(h)];
-      const auto Q = c.qkv.middleCols(h * e, e);
-      const auto K = c.qkv.middleCols(d + h * e, e);
-      const auto V = c.qkv.middleCols(2 * d + h * e, e);
-      const auto dQ = dqkv.block(cp * n, h * e, n, e);
-      const auto dK = dqkv.block(cp * n, d + h * e, n, e);
-      const auto dV = dqkv.block(cp * n, 2 * d + h * e, n, e);
-      const Mat dS = (dQ * K.transpose() + Q * dK.transpose()) * inv_sqrt_e;
-      const Vec rs = P.cwiseProduct(dS).rowwise().sum();
-      const Mat dP = P.cwiseProduct(dS - rs.replicate(1, n));
-      dO.block(cp * n, h * e, n, e).noalias() = dP * V + P * dV;
-    }
+  // every (tangent, head) pair on its own thread (see attention_heads_forward)
+#pragma omp parallel for schedule(static)
+  for (Index pair = 0; pair < k * heads; ++pair) {
+    const Index cp = pair / heads, h = pair % heads;
+    const auto [P, Q, K, V] = head_view(c, h, e);
+    const auto dQ = dqkv.block(cp * n, h * e, n, e);
+    const auto dK = dqkv.block(cp * n, d + h * e, n, e);
+    const auto dV = dqkv.block(cp * n, 2 * d + h * e, n, e);
+    const Mat dS = (dQ * K.transpose() + Q * dK.transpose()) * inv_sqrt_e;
+    const Vec rs = P.cwiseProduct(dS).rowwise().sum();
+    const Mat dP = P.cwiseProduct(dS - rs.replicate(1, n));
+    dO.block(cp * n, h * e, n, e).noalias() = dP * V + P * dV;
   }
   return dO;
 }

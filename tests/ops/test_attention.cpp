@@ -3,6 +3,8 @@
 #include "derivative_checks.hpp"
 #include "gradflow/ops/attention.hpp"
 
+#include <omp.h>
+
 using namespace gradflow;
 using namespace gradflow::test;
 
@@ -87,4 +89,43 @@ TEST_CASE("attention: forward matches a direct per-head computation", "[ops][att
     CHECK(P(0, 2) == 0.0);
     CHECK(P(1, 2) == 0.0);
   }
+}
+
+TEST_CASE("attention: heads on any number of threads give the same bits", "[ops][attention]") {
+  // The heads run one per thread (attention_heads_forward/_vjp/_jvp), each head's products on that thread alone, so
+  // their results cannot depend on the thread count; at n = 128, e = 64 OpenBLAS splits such a product between
+  // threads when it is called outside a parallel region. (The projections around the heads are whole-matrix GEMMs
+  // that OpenBLAS splits itself, and at 3 threads it changes their last bits: docs/experiments.md.)
+  const Index n = 128, d = 256, heads = 4, e = d / heads, probes = 3;
+  AttnFixture f(d);
+  const Mat x = random_mat(n, d, 95);
+  const Mat dO = random_mat(probes * n, d, 96);  // several cotangents stacked, as the matrix-free passes give them
+  const Mat dqkv = random_mat(probes * n, 3 * d, 97);
+  const int saved = omp_get_max_threads();
+  for (const bool causal : {false, true}) {
+    omp_set_num_threads(1);
+    ops::AttentionCache base;
+    ops::attention_forward(f.w(heads, causal), x, base);
+    std::vector<Mat> out;
+    for (int threads : {1, 2, 3}) {
+      omp_set_num_threads(threads);
+      ops::AttentionCache c = base;
+      ops::attention_heads_forward(heads, causal, c);
+      out.push_back(c.O);
+      out.push_back(ops::attention_heads_vjp(heads, c, dO));
+      out.push_back(ops::attention_heads_jvp(heads, c, dqkv));
+    }
+    for (size_t k = 3; k < out.size(); ++k) {
+      INFO("output " << k % 3 << " at " << k / 3 + 1 << " threads" << (causal ? ", causal" : ""));
+      REQUIRE(out[k] == out[k % 3]);
+    }
+    // a head's products on its own thread == the same products outside a parallel region on 2 threads
+    omp_set_num_threads(2);
+    for (Index h = 0; h < heads; ++h) {
+      const Mat& P = base.P[static_cast<size_t>(h)];
+      REQUIRE(out[0].middleCols(h * e, e) == Mat(P * base.qkv.middleCols(2 * d + h * e, e)));
+      REQUIRE(out[1].topRows(n).middleCols(2 * d + h * e, e) == Mat(P.transpose() * dO.topRows(n).middleCols(h * e, e)));
+    }
+  }
+  omp_set_num_threads(saved);
 }
