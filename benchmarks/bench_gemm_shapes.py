@@ -6,10 +6,11 @@ makes, their shapes, the time inside them and outside, and how fast OpenBLAS run
 
 Both sides run one warm forward + backward of the same Post-LN stack (L = 24, d = 512, h = 8, d_ff = 2048, n = 128,
 float64, 2 threads) with benchmarks/gemm_trace_shim.c preloaded: gradflow's bench_forward_backward and PyTorch's
-nn.TransformerEncoder (as in bench_commands.py). The shim times every dgemm_ call; at exit it replays each distinct
-shape alone (warm, best of 10). So a row splits a warm pass into GEMM time and the rest, and gives two bounds on the
-fraction of DGEMM a pass can reach with these kernels: its GEMMs at the rate they ran in the pass, and at the best
-rate each shape reaches alone (the rest of the pass taking no time at all).
+nn.TransformerEncoder (as in bench_commands.py). The shim times every dgemm_ call (gradflow's: the blocks its own
+dgemm_ cuts each product into, one per thread, src/linalg/blas_threads.cpp); at exit it replays each distinct shape
+alone (warm, best of 10, on the process's threads). So a row splits a warm pass into time in products (the main
+thread's) and the rest, and gives the fraction of DGEMM its products reached as they ran and the best each call's
+shape reaches alone (with the rest of the pass taking no time at all).
 Prints Markdown tables.
 """
 import json, os, statistics, subprocess, sys, tempfile
@@ -58,7 +59,9 @@ def traced(cmd, shim, log):
 
 
 def split(out, calls, shapes):
-    """Per warm pass: its time, GEMM seconds, GEMM flops, and its calls' best-alone seconds (medians over passes)."""
+    """Per warm pass (medians over passes): its time, the main thread's seconds in dgemm_ (gradflow's blocks run
+    side by side, one per thread, so the main thread's share is the pass's wall time in products), the GEMM flops of
+    every call, and the calls' best-alone seconds."""
     runs = len(out["runs"]) + 1
     if len(calls) % runs:
         raise SystemExit(f"{len(calls)} dgemm calls in {runs} passes: the passes differ; cannot split them")
@@ -67,12 +70,12 @@ def split(out, calls, shapes):
     warm = [calls[i * per:(i + 1) * per] for i in range(1, runs)]
     one = warm[0]
     by_shape = {}
-    for s, _ in one:
+    for s, _, _ in one:
         by_shape[s] = by_shape.get(s, 0) + 1
-    in_pass = {s: statistics.median(sum(t for c, t in p if c == s) for p in warm) for s in by_shape}
-    return {"pass": statistics.median(out["runs"]), "gemm": statistics.median(sum(t for _, t in p) for p in warm),
-            "flops": sum(flops(s) for s, _ in one), "alone": sum(shapes[s][5] for s, _ in one), "calls": per,
-            "shapes": {s: (by_shape[s], by_shape[s] * flops(s), in_pass[s], by_shape[s] * shapes[s][5]) for s in by_shape},
+    return {"pass": statistics.median(out["runs"]),
+            "gemm": statistics.median(sum(t for _, t, main in p if main) for p in warm),
+            "flops": sum(flops(s) for s, _, _ in one), "alone": sum(shapes[s][5] for s, _, _ in one), "calls": per,
+            "shapes": {s: (by_shape[s], by_shape[s] * flops(s), by_shape[s] * shapes[s][5]) for s in by_shape},
             "shape_names": {s: f"{shapes[s][0]}{shapes[s][1]} {shapes[s][2]}x{shapes[s][3]}x{shapes[s][4]}" for s in by_shape}}
 
 
@@ -91,15 +94,16 @@ model_flops = forward_backward_flops(M["layers"], M["n"], M["d"], M["dff"])
 R = rate.best()
 print(f"{rate.describe()}; OpenBLAS core {kernels['openblas_core']}; median of {repeats} warm passes; flop model "
       f"(dgemm_ceiling.forward_backward_flops) {model_flops / 1e9:.1f} GFLOP")
-print("| side | warm forward + backward | in dgemm_ | rest | dgemm_ calls, GFLOP | fraction of DGEMM: the pass | "
-      "its GEMMs as they ran | the same calls each alone, best (bound for the pass) |")
+print("| side | warm forward + backward | in dgemm_ (main thread) | rest | dgemm_ calls, GFLOP | fraction of DGEMM: "
+      "the pass | its GEMMs as they ran | the same calls each alone, best |")
 print("|---|---|---|---|---|---|---|---|")
 for name, s in (("gradflow", g), ("PyTorch", t)):
     print(f"| {name} | {s['pass']:.3f} s | {s['gemm']:.3f} s | {s['pass'] - s['gemm']:.3f} s | {s['calls']}, "
           f"{s['flops'] / 1e9:.1f} | {s['flops'] / s['pass'] / R:.0%} | {s['flops'] / s['gemm'] / R:.0%} | "
           f"{s['alone']:.3f} s: {s['flops'] / s['alone'] / R:.0%} |")
-print("\ngradflow's shapes (column-major dgemm_ arguments: transposes, m x n x k), by flops:")
-print("| shape | calls per pass | share of the flops | as they ran: % of DGEMM | alone, best: % of DGEMM |")
-print("|---|---|---|---|---|")
-for s, (count, fl, secs, alone) in sorted(g["shapes"].items(), key=lambda kv: -kv[1][1]):
-    print(f"| {g['shape_names'][s]} | {count} | {fl / g['flops']:.1%} | {fl / secs / R:.0%} | {fl / alone / R:.0%} |")
+print("\ngradflow's calls (column-major dgemm_ arguments: transposes, m x n x k; a product split between threads "
+      "appears as its blocks), by flops:")
+print("| shape | calls per pass | share of the flops | alone, best: % of DGEMM |")
+print("|---|---|---|---|")
+for s, (count, fl, alone) in sorted(g["shapes"].items(), key=lambda kv: -kv[1][1]):
+    print(f"| {g['shape_names'][s]} | {count} | {fl / g['flops']:.1%} | {fl / alone / R:.0%} |")

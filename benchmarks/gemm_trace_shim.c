@@ -1,15 +1,18 @@
 // gemm_trace_shim.c — an LD_PRELOAD library for benchmarks/bench_gemm_shapes.py: it times every dgemm_ call a
-// process makes (gradflow's through Eigen's EIGEN_USE_BLAS, PyTorch's through libblas) and, at exit, replays each
-// distinct shape alone, warm, to measure the best rate OpenBLAS reaches on that shape. Nothing here is part of
+// process makes (gradflow's: the blocks its own dgemm_ cuts a product into, src/linalg/blas_threads.cpp, each on
+// one thread; PyTorch's through libblas, split by OpenBLAS inside) and notes whether the process's main thread made
+// it; at exit it replays each distinct shape alone, warm, to measure the best rate OpenBLAS reaches on that shape. Nothing here is part of
 // gradflow; the script compiles it with `cc -shared -fPIC -O2`.
 //   GEMM_TRACE_OUT=path   where to write the log (one JSON object per line); unset: the shim only forwards calls
 //   GEMM_TRACE_LIB=path   forward to this library's dgemm_ (e.g. another BLAS) instead of the process's own
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 typedef void (*dgemm_fn)(const char*, const char*, const int*, const int*, const int*, const double*, const double*,
                          const int*, const double*, const int*, const double*, double*, const int*);
@@ -23,8 +26,10 @@ static Shape shapes[kMaxShapes];
 static int n_shapes;
 static int* call_shape;  // the shape of each call, in order
 static double* call_secs;
+static char* call_main;  // made on the process's main thread (gradflow splits a product between threads itself)
 static long n_calls;
 static dgemm_fn real_dgemm;
+static pthread_mutex_t shapes_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static double now(void) {
   struct timespec t;
@@ -75,15 +80,21 @@ void dgemm_(const char* ta, const char* tb, const int* m, const int* n, const in
   const double t0 = now();
   real_dgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   const double t1 = now();
-  if (!call_shape || n_calls == kMaxCalls) return;
-  call_shape[n_calls] = shape_id((char)(*ta & ~32), (char)(*tb & ~32), *m, *n, *k);
-  call_secs[n_calls++] = t1 - t0;
+  if (!call_shape) return;
+  const long i = __atomic_fetch_add(&n_calls, 1, __ATOMIC_RELAXED);
+  if (i >= kMaxCalls) return;
+  pthread_mutex_lock(&shapes_lock);
+  call_shape[i] = shape_id((char)(*ta & ~32), (char)(*tb & ~32), *m, *n, *k);
+  pthread_mutex_unlock(&shapes_lock);
+  call_secs[i] = t1 - t0;
+  call_main[i] = gettid() == getpid();
 }
 
 __attribute__((constructor)) static void start(void) {
   if (!getenv("GEMM_TRACE_OUT")) return;
   call_shape = malloc(sizeof(int) * kMaxCalls);
   call_secs = malloc(sizeof(double) * kMaxCalls);
+  call_main = malloc(kMaxCalls);
 }
 
 // Each shape alone: 3 warm-up calls, then the best of 10 (operands filled with 1/(i+1), beta = 1 as a += update).
@@ -115,7 +126,9 @@ __attribute__((destructor)) static void finish(void) {
   FILE* f = fopen(path, "w");
   if (!f) return;
   fprintf(f, "{\"calls\": [");
-  for (long i = 0; i < n_calls; ++i) fprintf(f, "%s[%d, %.9f]", i ? ", " : "", call_shape[i], call_secs[i]);
+  if (n_calls > kMaxCalls) n_calls = kMaxCalls;
+  for (long i = 0; i < n_calls; ++i)
+    fprintf(f, "%s[%d, %.9f, %d]", i ? ", " : "", call_shape[i], call_secs[i], call_main[i]);
   fprintf(f, "]}\n");
   for (int i = 0; i < n_shapes; ++i)
     fprintf(f, "{\"shape\": %d, \"ta\": \"%c\", \"tb\": \"%c\", \"m\": %d, \"n\": %d, \"k\": %d, \"alone\": %.9f}\n", i,

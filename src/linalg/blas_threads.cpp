@@ -1,0 +1,150 @@
+// blas_threads.cpp — the BLAS routines gradflow calls give the same bits on any number of threads
+// (docs/experiments.md, "Parallelism and determinism").
+//
+// OpenBLAS 0.3.21 splits a large product between threads itself, and where its split falls off its kernels' tile
+// boundaries the last bits change: at 3, 5, 6, 7, 9–15 threads for the default models' power-of-two shapes, already
+// at 2 threads for a dimension such as 333. So this file defines, in front of OpenBLAS's, the routines Eigen calls
+// (EIGEN_USE_BLAS; OpenBLAS's own LAPACK calls them through its PLT too, so they cover dgesdd's inner products):
+//  - dgemm_: C is cut into blocks of whole columns (or rows, whichever dimension is longer) whose edges are
+//    multiples of kTileAlign, one block per thread, each an OpenBLAS call on its thread alone (inside a parallel
+//    region OpenBLAS does not split). Every entry of C is then summed by the same kernel tile, in the same order,
+//    as in one single-threaded call of the whole product (tests/linalg/test_blas_threads.cpp checks it bit for bit,
+//    on shapes that are not multiples of anything).
+//  - dgemv_, dsymv_, dtrmv_, dtrmm_, ddot_: run on one thread (they are small or memory-bound where gradflow uses
+//    them; OpenBLAS splits the sums of some of them). The others are split by OpenBLAS only entry by entry.
+// The real routines are found with dlsym(RTLD_NEXT): the BLAS library linked after gradflow's own code.
+#include "linalg/blas_threads.hpp"
+
+#include <dlfcn.h>
+#include <omp.h>
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+
+namespace gradflow {
+
+void on_one_thread(const std::function<void()>& f) {
+  if (omp_in_parallel() || omp_get_max_threads() == 1) {
+    f();
+    return;
+  }
+  // an active team of two in which one thread calls: OpenBLAS sees a parallel region and runs on that thread alone
+#pragma omp parallel num_threads(2)
+  {
+    if (omp_get_thread_num() == 0) f();
+  }
+}
+
+GemmSplit gemm_split(long m, long n, long k, int threads) {
+  const bool by_columns = n >= m;
+  const long len = by_columns ? n : m, other = by_columns ? m : n;
+  long blocks = std::min<long>(threads, (len + kTileAlign - 1) / kTileAlign);
+  // each block large enough that OpenBLAS takes its ordinary kernels for it, as for the whole product
+  if (k > 0 && other > 0) blocks = std::min<long>(blocks, std::max<long>(1, len * other * k / kMinBlockWork));
+  if (blocks <= 1) return {by_columns, len, 1};
+  const long width = ((len + blocks - 1) / blocks + kTileAlign - 1) / kTileAlign * kTileAlign;
+  return {by_columns, width, static_cast<int>((len + width - 1) / width)};
+}
+
+}  // namespace gradflow
+
+namespace {
+
+// OpenBLAS's routine of that name (its Fortran interface returns nothing; Eigen declares these int)
+template <class F>
+F real(const char* name) {
+  void* f = dlsym(RTLD_NEXT, name);
+  if (!f) {
+    std::fprintf(stderr, "gradflow: error: no BLAS routine %s after gradflow's own; fix: link a BLAS (OpenBLAS)\n", name);
+    std::abort();
+  }
+  return reinterpret_cast<F>(f);
+}
+
+bool transposed(const char* t) { return *t != 'N' && *t != 'n'; }
+
+}  // namespace
+
+extern "C" {
+
+int dgemm_(const char* ta, const char* tb, const int* m, const int* n, const int* k, const double* alpha,
+           const double* a, const int* lda, const double* b, const int* ldb, const double* beta, double* c,
+           const int* ldc) {
+  using Fn = void (*)(const char*, const char*, const int*, const int*, const int*, const double*, const double*,
+                     const int*, const double*, const int*, const double*, double*, const int*);
+  static const Fn gemm = real<Fn>("dgemm_");
+  const auto whole = [&] { gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc); };
+  if (omp_in_parallel() || omp_get_max_threads() == 1) {
+    whole();
+    return 0;
+  }
+  const gradflow::GemmSplit s = gradflow::gemm_split(*m, *n, *k, omp_get_max_threads());
+  if (s.blocks == 1) {
+    gradflow::on_one_thread(whole);
+    return 0;
+  }
+  // column-major: C's rows i come from op(A)'s rows (A's rows, or A's columns when transposed), its columns j from
+  // op(B)'s columns
+#pragma omp parallel for num_threads(s.blocks) schedule(static, 1)
+  for (int blk = 0; blk < s.blocks; ++blk) {
+    const long from = blk * s.width, len = std::min(s.width, (s.by_columns ? *n : *m) - from);
+    const int size = static_cast<int>(len);
+    if (s.by_columns) {
+      const double* bj = transposed(tb) ? b + from : b + from * *ldb;
+      gemm(ta, tb, m, &size, k, alpha, a, lda, bj, ldb, beta, c + from * *ldc, ldc);
+    } else {
+      const double* ai = transposed(ta) ? a + from * *lda : a + from;
+      gemm(ta, tb, &size, n, k, alpha, ai, lda, b, ldb, beta, c + from, ldc);
+    }
+  }
+  return 0;
+}
+
+int dgemv_(const char* t, const int* m, const int* n, const double* alpha, const double* a, const int* lda,
+           const double* x, const int* incx, const double* beta, double* y, const int* incy) {
+  using Fn = void (*)(const char*, const int*, const int*, const double*, const double*, const int*, const double*,
+                     const int*, const double*, double*, const int*);
+  static const Fn gemv = real<Fn>("dgemv_");
+  gradflow::on_one_thread([&] { gemv(t, m, n, alpha, a, lda, x, incx, beta, y, incy); });
+  return 0;
+}
+
+int dsymv_(const char* uplo, const int* n, const double* alpha, const double* a, const int* lda, const double* x,
+           const int* incx, const double* beta, double* y, const int* incy) {
+  using Fn = void (*)(const char*, const int*, const double*, const double*, const int*, const double*, const int*,
+                     const double*, double*, const int*);
+  static const Fn symv = real<Fn>("dsymv_");
+  gradflow::on_one_thread([&] { symv(uplo, n, alpha, a, lda, x, incx, beta, y, incy); });
+  return 0;
+}
+
+int dtrmv_(const char* uplo, const char* t, const char* diag, const int* n, const double* a, const int* lda,
+           double* x, const int* incx) {
+  using Fn = void (*)(const char*, const char*, const char*, const int*, const double*, const int*, double*,
+                     const int*);
+  static const Fn trmv = real<Fn>("dtrmv_");
+  gradflow::on_one_thread([&] { trmv(uplo, t, diag, n, a, lda, x, incx); });
+  return 0;
+}
+
+int dtrmm_(const char* side, const char* uplo, const char* t, const char* diag, const int* m, const int* n,
+           const double* alpha, const double* a, const int* lda, double* b, const int* ldb) {
+  using Fn = void (*)(const char*, const char*, const char*, const char*, const int*, const int*, const double*,
+                     const double*, const int*, double*, const int*);
+  static const Fn trmm = real<Fn>("dtrmm_");
+  gradflow::on_one_thread([&] { trmm(side, uplo, t, diag, m, n, alpha, a, lda, b, ldb); });
+  return 0;
+}
+
+// a dot product of more than 10 000 entries OpenBLAS splits between threads, and with it the sum
+double ddot_(int* n, double* x, int* incx, double* y, int* incy) {  // Eigen declares it without const
+  using Fn = double (*)(int*, double*, int*, double*, int*);
+  static const Fn dot = real<Fn>("ddot_");
+  double r = 0;
+  gradflow::on_one_thread([&] { r = dot(n, x, incx, y, incy); });
+  return r;
+}
+
+}  // extern "C"
