@@ -18,20 +18,12 @@ import argparse, json, os, subprocess, sys, tempfile, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from dgemm_ceiling import DgemmRate, explicit_flops, forward_backward_flops, matrix_free_flops  # noqa: E402
+from timed_analyze import timed_analyze  # noqa: E402
 
 
 def gradflow(exe, args, tmp, name):
     """gradflow analyze ARGS under /usr/bin/time -v: (wall s, peak RSS MiB, report)."""
-    out = os.path.join(tmp, name + ".json")
-    cmd = ["/usr/bin/time", "-v", exe, "analyze", *args, "--json", out, "-q"]
-    env = dict(os.environ, OMP_NUM_THREADS="2")
-    t = time.perf_counter()
-    r = subprocess.run(cmd, capture_output=True, text=True, env=env)
-    dt = time.perf_counter() - t
-    if r.returncode != 0:
-        sys.exit(f"{' '.join(cmd)} failed ({r.returncode}): {r.stderr[-500:]}")
-    rss = next(float(l.split(":")[1]) / 1024 for l in r.stderr.splitlines() if "Maximum resident set size" in l)
-    return dt, rss, json.load(open(out))
+    return timed_analyze(exe, [*args, "-q"], os.path.join(tmp, name + ".json"))
 
 
 def torch_forward_backward(L, d, h, dff, n, repeats=3):

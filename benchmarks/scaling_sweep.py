@@ -7,10 +7,11 @@ Each row also gives its GEMM flops (explicit: the products and the SVDs' bidiago
 passes its report counts; dgemm_ceiling.py), the ceiling at this run's DGEMM rate and the fraction of it reached.
 Usage: /usr/bin/python3 benchmarks/scaling_sweep.py build/gradflow [--out sweep.json]
 Prints one JSON line per run, then the Markdown table of docs/scaling.md."""
-import argparse, json, os, subprocess, sys, tempfile, time
+import argparse, json, os, sys, tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from dgemm_ceiling import DgemmRate, explicit_flops, matrix_free_flops  # noqa: E402
+from timed_analyze import timed_analyze  # noqa: E402
 
 
 def one(exe, mode, L, n, d, tmp):
@@ -21,15 +22,7 @@ def one(exe, mode, L, n, d, tmp):
         args += ["--mode", "explicit"]
     else:
         args += ["--mode", "matrix-free", "--spectral-layers", "bottom", "--hutchinson-probes", "32"]
-    out = os.path.join(tmp, "r.json")
-    t = time.perf_counter()
-    r = subprocess.run(["/usr/bin/time", "-v", exe, "analyze", *args, "--json", out], capture_output=True, text=True,
-                       env=dict(os.environ, OMP_NUM_THREADS="2"))
-    wall = time.perf_counter() - t
-    if r.returncode != 0:
-        sys.exit(f"{mode} L={L} n={n} d={d} failed: {r.stderr[-400:]}")
-    rss = next(float(l.split(":")[1]) / 1024 for l in r.stderr.splitlines() if "Maximum resident set size" in l)
-    rep = json.load(open(out))
+    wall, rss, rep = timed_analyze(exe, args, os.path.join(tmp, "r.json"))
     row = {"mode": mode, "L": L, "n": n, "d": d, "N": n * d, "wall_s": round(wall, 3), "peak_rss_mib": round(rss, 1),
            "timing_seconds": rep["timing_seconds"]}
     row["flops"] = explicit_flops(n * d, L) if mode == "explicit" else matrix_free_flops(rep)
