@@ -76,7 +76,7 @@ int dgemm_(const char* ta, const char* tb, const int* m, const int* n, const int
                      const int*, const double*, const int*, const double*, double*, const int*);
   static const Fn gemm = real<Fn>("dgemm_");
   const auto whole = [&] { gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc); };
-  if (omp_in_parallel() || omp_get_max_threads() == 1) {
+  if (omp_in_parallel() || omp_get_max_threads() == 1 || *m <= 0 || *n <= 0) {  // (an empty C: nothing to split)
     whole();
     return 0;
   }
