@@ -26,15 +26,17 @@
 namespace gradflow {
 
 void on_one_thread(const std::function<void()>& f) {
-  if (omp_in_parallel() || omp_get_max_threads() == 1) {
+  const int threads = omp_get_max_threads();
+  if (omp_in_parallel() || threads == 1) {
     f();
     return;
   }
-  // an active team of two in which one thread calls: OpenBLAS sees a parallel region and runs on that thread alone
-#pragma omp parallel num_threads(2)
-  {
-    if (omp_get_thread_num() == 0) f();
-  }
+  // OpenBLAS's OpenMP build takes its thread count from the caller's omp_get_max_threads() at every call: one, for
+  // this call only (the setting belongs to the calling thread; no team is started, which under load would cost a
+  // wait for a second thread to be scheduled on every small call)
+  omp_set_num_threads(1);
+  f();
+  omp_set_num_threads(threads);
 }
 
 GemmSplit gemm_split(long m, long n, long k, int threads) {

@@ -21,8 +21,8 @@ struct GemmSplit {
 };
 GemmSplit gemm_split(long m, long n, long k, int threads);
 
-// Runs f (a BLAS or LAPACK call) so that OpenBLAS does it on the calling thread alone: directly inside a parallel
-// region or with one thread, otherwise inside an active team of two of which one thread calls.
+// Runs f (a BLAS or LAPACK call, which does not throw) so that OpenBLAS does it on the calling thread alone: directly
+// inside a parallel region or with one thread, otherwise with the caller's OpenMP thread count set to 1 meanwhile.
 void on_one_thread(const std::function<void()>& f);
 
 }  // namespace gradflow
