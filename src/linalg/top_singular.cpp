@@ -2,7 +2,6 @@
 #include "gradflow/linalg/top_singular.hpp"
 
 #include <Spectra/SymEigsSolver.h>
-#include <omp.h>
 
 #include <algorithm>
 #include <cmath>
@@ -19,43 +18,26 @@ namespace {
 // far from under- and overflow), else on A scaled by a power of two.
 constexpr double kUnscaledMin = 1e-100, kUnscaledMax = 1e100;
 
-// Spectra's own vector algebra runs on one thread, the operator on the caller's threads. Spectra's products with
-// its Krylov basis are BLAS gemv calls (EIGEN_USE_BLAS), and OpenBLAS splits a tall transposed gemv's sums between
-// threads, so σ moved in its last bits with the thread count (matrix-free mode at N = 1024: 1 vs 2 threads differed
-// by ~1e-15 relative); the operator (a dense matrix, or the chain's GEMMs, which OpenBLAS splits by output, not by
-// sum) keeps every thread. OpenBLAS's OpenMP build takes its thread count from omp_get_max_threads at each call.
-class OneThreadOutsideOperator {
- public:
-  OneThreadOutsideOperator() { omp_set_num_threads(1); }
-  ~OneThreadOutsideOperator() { omp_set_num_threads(caller_); }
-  OneThreadOutsideOperator(const OneThreadOutsideOperator&) = delete;
-  OneThreadOutsideOperator& operator=(const OneThreadOutsideOperator&) = delete;
-  int caller() const { return caller_; }
-
- private:
-  const int caller_ = omp_get_max_threads();
-};
-
-// The operator AᵀA in Spectra's interface, applied on the caller's threads.
+// The operator AᵀA in Spectra's interface. Its results, and those of Spectra's own vector algebra (BLAS gemv and gemm
+// with its Krylov basis), do not depend on the thread count: src/linalg/blas_threads.cpp (found here first: OpenBLAS
+// split a tall transposed gemv's sums between threads, and matrix-free σ at N = 1024 moved by ~1e-15 relative
+// between 1 and 2 threads; tests/linalg/test_top_singular.cpp).
 class NormalOperator {
  public:
   using Scalar = double;
-  NormalOperator(const LinearMap& A, const LinearMap& At, Index rows, Index cols, int threads)
-      : A_(A), At_(At), cols_(cols), threads_(threads), tmp_(rows) {}
+  NormalOperator(const LinearMap& A, const LinearMap& At, Index rows, Index cols)
+      : A_(A), At_(At), cols_(cols), tmp_(rows) {}
   Index rows() const { return cols_; }
   Index cols() const { return cols_; }
   void perform_op(const double* x, double* y) const {
-    omp_set_num_threads(threads_);
     A_(x, tmp_.data());
     At_(tmp_.data(), y);
-    omp_set_num_threads(1);
   }
 
  private:
   const LinearMap& A_;
   const LinearMap& At_;
   Index cols_;
-  int threads_;
   mutable Vec tmp_;
 };
 
@@ -64,8 +46,7 @@ class NormalOperator {
 TopSingular top_singular_values(const LinearMap& A, const LinearMap& At, Index rows, Index cols, Index k, double tol,
                                 Index max_restarts) {
   TopSingular out;
-  const OneThreadOutsideOperator serial;  // until the end of the solve (also when perform_op throws)
-  NormalOperator op(A, At, rows, cols, serial.caller());
+  NormalOperator op(A, At, rows, cols);
   k = std::min(k, cols);
   if (cols <= 2 || k >= cols - 1) {  // too small for Lanczos: form AᵀA densely from the maps
     Mat M(cols, cols);

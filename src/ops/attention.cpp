@@ -50,8 +50,8 @@ void attention_heads_forward(Index heads, bool causal, AttentionCache& c) {
   const double inv_sqrt_e = 1.0 / std::sqrt(static_cast<double>(e));
   c.P.assign(static_cast<size_t>(heads), Mat());
   c.O.resize(n, d);
-  // The heads are independent: one per thread, each writing its own columns of O (OpenBLAS runs a product inside a
-  // parallel region on the calling thread, with the same results as split between threads: it never splits sums).
+  // The heads are independent: one per thread, each writing its own columns of O (inside a parallel region each
+  // head's products run on its own thread; src/linalg/blas_threads.cpp makes that the same bits as splitting them).
 #pragma omp parallel for schedule(static)
   for (Index h = 0; h < heads; ++h) {
     const auto Q = c.qkv.middleCols(h * e, e);
