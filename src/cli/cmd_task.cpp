@@ -47,8 +47,8 @@ void setup_task(CLI::App& app) {
   auto* sub = app.add_subcommand("task", "run tasks of a plan written with --plan (docs/cluster.md)");
   sub->add_option("dir", opts->dir, "the plan directory")->required();
   sub->add_option("ids", opts->ids, "task IDs: 3, 0-7 or 1,4,9-11")->required();
-  sub->add_option("--threads", opts->threads, "tasks run at once (default: SLURM_CPUS_PER_TASK, else all cores; "
-                                              "results do not depend on it)")
+  sub->add_option("--threads", opts->threads, "threads, shared among the tasks that run at once (default: "
+                                              "SLURM_CPUS_PER_TASK, else all cores; results do not depend on it)")
       ->check(CLI::Range(0, process::kMaxThreads));
   sub->add_flag("-q,--quiet", opts->quiet, "no progress");
   sub->callback([opts] { run_task(*opts); });

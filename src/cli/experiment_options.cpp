@@ -59,8 +59,8 @@ void add_experiment_options(CLI::App& sub, ExperimentOptions& o) {
                  "keep each finished configuration in DIR (written atomically); a rerun skips those already there")
       ->check(non_empty_path());
   sub.add_option("--threads", o.threads,
-                 "configurations run at once, one thread each (default: all cores; one configuration alone gets them "
-                 "all; results do not depend on it)")
+                 "threads, shared among the configurations that run at once (default: all cores; one configuration "
+                 "alone gets them all; results do not depend on it)")
       ->check(CLI::Range(0, process::kMaxThreads));
   sub.add_flag("--gradients-only", o.gradients_only, "skip the explicit Jacobians (gradient norms only, ~100x faster)");
   sub.add_option("--device", o.device, "where each configuration's explicit products (or streamed/matrix-free "

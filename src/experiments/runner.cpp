@@ -1,6 +1,7 @@
 // runner.cpp — see runner.hpp. Parallel over configurations with `omp parallel for schedule(dynamic, 1)`;
-// with several jobs side by side each worker sets its own OpenMP team size to 1 so the engine's loops and OpenBLAS
-// (OpenMP build) run serially inside it (no oversubscription of the cores); a job that runs alone (one job, or
+// each worker sets its own OpenMP team size to its share of the threads (share_threads), and the region allows one
+// level of nested teams, so a job's engine loops and products (gradflow's dgemm_, src/linalg/blas_threads.cpp)
+// run on its share and the jobs together on the threads asked for, no more. A job that runs alone (one job, or
 // one at a time on a device: the region then has one thread and is inactive) gives its engine every thread. The
 // numbers are the same either way: the engines do not depend on the thread count (docs/experiments.md,
 // "Parallelism and determinism"; tests/experiments/test_runner.cpp).
@@ -129,6 +130,14 @@ std::vector<Json> merge_results(const std::vector<ResumableJob>& jobs, const Pla
 
 }  // namespace
 
+ThreadShare share_threads(int threads, int jobs, bool one_at_a_time) {
+  ThreadShare s;
+  s.threads = std::max(1, threads > 0 ? threads : omp_get_max_threads());
+  // never more jobs at once than jobs or threads; one at a time (a device): one job with every thread
+  s.side_by_side = one_at_a_time ? 1 : std::max(1, std::min(s.threads, jobs));
+  return s;
+}
+
 Json load_result_file(const std::string& path, const Json& expected) {
   if (!fs::exists(path)) return Json();
   Json j;
@@ -186,18 +195,17 @@ std::vector<Json> run_resumable(const std::vector<ResumableJob>& jobs, const Run
   if (opts.progress && resume)
     std::cerr << "gradflow: " << resumed << " of " << selected.size() << " " << noun << "s already done in " << dir
               << "\n";
-  // never more jobs at once than jobs (a thread per job is the most that can run side by side); a job that runs alone
-  // (one job, or one at a time on a device) gets every thread for its engine, jobs side by side one each
-  const int available = std::max(1, opts.threads > 0 ? opts.threads : omp_get_max_threads());
-  const int threads = opts.one_at_a_time ? 1 : std::max(1, std::min(available, static_cast<int>(todo.size())));
-  const int engine_threads = threads == 1 ? available : 1;
+  const ThreadShare share = share_threads(opts.threads, static_cast<int>(todo.size()), opts.one_at_a_time);
+  const int levels = omp_get_max_active_levels();  // the workers' teams nest in theirs: one level more, for the run
+  if (share.side_by_side > 1 && share.most() > 1) omp_set_max_active_levels(std::max(levels, 2));
   std::vector<std::string> errors(jobs.size());
   std::vector<int> error_code(jobs.size(), 0);
   int finished = 0;
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(share.side_by_side)
   for (int t = 0; t < static_cast<int>(todo.size()); ++t) {
     const int i = todo[static_cast<size_t>(t)];
-    omp_set_num_threads(engine_threads);  // this worker's own team size for the engine (see the file comment)
+    // this worker's own team size for the engine (see the file comment)
+    omp_set_num_threads(share.engine_threads(omp_get_thread_num()));
     try {
       if (std::find(step.inject_fault.begin(), step.inject_fault.end(), i) != step.inject_fault.end())
         throw Error("injected fault (GRADFLOW_TASK_FAULT names task " + std::to_string(i) +
@@ -237,6 +245,7 @@ std::vector<Json> run_resumable(const std::vector<ResumableJob>& jobs, const Run
                   << "\n";
     }
   }
+  omp_set_max_active_levels(levels);
   for (int i = 0; i < n; ++i)
     if (error_code[i]) throw Error(noun + " " + jobs[i].name + ": " + errors[i], static_cast<ErrorKind>(error_code[i] - 1));
   if (stats) *stats = RunnerStats{n, resumed, static_cast<int>(todo.size()), Json()};

@@ -7,7 +7,8 @@
 // (EIGEN_USE_BLAS; OpenBLAS's own LAPACK calls them through its PLT too, so they cover dgesdd's inner products):
 //  - dgemm_: C is cut into blocks of whole columns (or rows, whichever dimension is longer) whose edges are
 //    multiples of kTileAlign, one block per thread, each an OpenBLAS call on its thread alone (inside a parallel
-//    region OpenBLAS does not split). Every entry of C is then summed by the same kernel tile, in the same order,
+//    region OpenBLAS does not split). Inside a parallel region that may start a nested team (a runner's worker with
+//    its share of the threads, src/experiments/runner.cpp) the blocks go to a nested team of the worker's size. Every entry of C is then summed by the same kernel tile, in the same order,
 //    as in one single-threaded call of the whole product (tests/linalg/test_blas_threads.cpp checks it bit for bit,
 //    on shapes that are not multiples of anything).
 //  - dgemv_, dsymv_, dtrmv_, dtrmm_, ddot_: run on one thread (they are small or memory-bound where gradflow uses
@@ -78,7 +79,9 @@ int dgemm_(const char* ta, const char* tb, const int* m, const int* n, const int
                      const int*, const double*, const int*, const double*, double*, const int*);
   static const Fn gemm = real<Fn>("dgemm_");
   const auto whole = [&] { gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc); };
-  if (omp_in_parallel() || omp_get_max_threads() == 1 || *m <= 0 || *n <= 0) {  // (an empty C: nothing to split)
+  // inside a parallel region that cannot start a team of its own (OpenBLAS then runs on the calling thread alone), on
+  // one thread, or an empty C: nothing to split. A runner's worker may start one: its engine's share of the threads
+  if (omp_get_active_level() >= omp_get_max_active_levels() || omp_get_max_threads() == 1 || *m <= 0 || *n <= 0) {
     whole();
     return 0;
   }

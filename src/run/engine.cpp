@@ -1,6 +1,8 @@
 // engine.cpp — the engine decision, the memory estimates it rests on, and the --spectral-layers list (engine.hpp).
 #include "gradflow/run/engine.hpp"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -181,7 +183,7 @@ MemoryEstimate streamed_memory(const ModelConfig& cfg, Index n_tokens, Index row
 
 int explicit_concurrent_layers(const ModelConfig& cfg, Index n_tokens, double budget_bytes, int threads) {
   threads = std::max(threads, 1);
-  if (threads <= kExplicitConcurrentLayers) return threads;
+  if (threads <= kExplicitConcurrentLayers || omp_in_parallel()) return std::min(threads, kExplicitConcurrentLayers);
   const double N = state_size(cfg, n_tokens);
   const double spare = memory_budget(budget_bytes) - explicit_memory_estimate(cfg, n_tokens);
   const double more = spare > 0 ? std::floor(spare / (2.0 * N * N * sizeof(double))) : 0.0;

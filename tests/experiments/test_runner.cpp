@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "gradflow/experiments/runner.hpp"
@@ -35,29 +36,74 @@ TEST_CASE("runner: identical reports with 1 and 2 threads, repetition 0 is a pla
   REQUIRE(without_timing(analyze(rc)) == without_timing(a[0]));
 }
 
-TEST_CASE("runner: jobs side by side run one thread each, a job alone gets every thread") {
-  // each job reports the team size its engine would get
+TEST_CASE("runner: the threads are shared among the jobs that run at once") {
+  const auto teams = [](int threads, int jobs, bool one_at_a_time) {
+    const ThreadShare s = share_threads(threads, jobs, one_at_a_time);
+    std::vector<int> t;
+    for (int w = 0; w < s.side_by_side; ++w) t.push_back(s.engine_threads(w));
+    return t;
+  };
+  REQUIRE(teams(16, 3, false) == std::vector<int>{6, 5, 5});  // 16 threads over 3 jobs, no thread idle
+  REQUIRE(teams(16, 20, false) == std::vector<int>(16, 1));   // more jobs than threads: one each
+  REQUIRE(teams(4, 2, false) == std::vector<int>{2, 2});
+  REQUIRE(teams(2, 3, false) == std::vector<int>{1, 1});
+  REQUIRE(teams(2, 1, false) == std::vector<int>{2});         // one configuration: the whole machine
+  REQUIRE(teams(2, 3, true) == std::vector<int>{2});          // one at a time (a device): every thread
+  REQUIRE(teams(1, 3, false) == std::vector<int>{1});         // --threads 1 stays one thread
+  REQUIRE(teams(2, 0, false) == std::vector<int>{2});
+  REQUIRE(share_threads(0, 1, false).threads == omp_get_max_threads());  // 0: every core OpenMP sees
+}
+
+TEST_CASE("runner: each job's engine gets its share of the threads as a team of its own") {
+  // each job reports its worker, the team size its engine would get and the size of a team it starts: a nested team
+  // of its share (not one thread, as without nesting), and the nesting limit is restored after the run
   const auto jobs_of = [](int n) {
     std::vector<ResumableJob> jobs;
     for (int i = 0; i < n; ++i)
-      jobs.push_back(ResumableJob{"job" + std::to_string(i), [] { return Json::object(); },
-                                  [] { return Json{{"threads", omp_get_max_threads()}}; }});
+      jobs.push_back(ResumableJob{"job" + std::to_string(i), [] { return Json::object(); }, [] {
+                                    int team = 0;
+#pragma omp parallel
+#pragma omp single
+                                    team = omp_get_num_threads();
+                                    return Json{{"worker", omp_get_thread_num()}, {"threads", omp_get_max_threads()},
+                                                {"team", team}};
+                                  }});
     return jobs;
   };
-  const auto threads_of = [&](int n, int threads, bool one_at_a_time) {
+  const int levels = omp_get_max_active_levels();
+  for (const auto& [threads, n, one_at_a_time] :
+       std::vector<std::tuple<int, int, bool>>{{5, 2, false}, {4, 2, false}, {2, 3, false}, {2, 1, false},
+                                               {3, 3, true}, {1, 2, false}}) {
+    INFO(threads << " threads, " << n << " jobs" << (one_at_a_time ? ", one at a time" : ""));
     RunnerOptions o;
     o.threads = threads;
     o.one_at_a_time = one_at_a_time;
     o.progress = false;
-    std::vector<int> t;
-    for (const Json& r : run_resumable(jobs_of(n), o, "job", nullptr)) t.push_back(r["threads"].get<int>());
-    return t;
-  };
-  REQUIRE(threads_of(1, 2, false) == std::vector<int>{2});        // one configuration: the whole machine
-  REQUIRE(threads_of(3, 2, false) == std::vector<int>{1, 1, 1});  // side by side: one each
-  REQUIRE(threads_of(3, 2, true) == std::vector<int>{2, 2, 2});   // one at a time (a device): every thread each
-  REQUIRE(threads_of(1, 1, false) == std::vector<int>{1});        // --threads 1 stays one thread
-  REQUIRE(threads_of(3, 1, true) == std::vector<int>{1, 1, 1});
+    const ThreadShare share = share_threads(threads, n, one_at_a_time);
+    for (const Json& r : run_resumable(jobs_of(n), o, "job", nullptr)) {
+      const int expected = share.engine_threads(r["worker"].get<int>());
+      REQUIRE(r["threads"].get<int>() == expected);
+      REQUIRE(r["team"].get<int>() == expected);
+    }
+    REQUIRE(omp_get_max_active_levels() == levels);
+  }
+}
+
+TEST_CASE("runner: configurations side by side on a share of two threads each give the 1-thread reports") {
+  // two explicit configurations at N = 1024 on --threads 4: each engine's products are split between the two
+  // threads of its nested team (src/linalg/blas_threads.cpp), and every bit stays that of one thread
+  PlanAxes axes;
+  axes.placements = {"post", "pre"};
+  axes.depths = {2};
+  axes.seeds = 1;
+  const auto plan = test::plan_of(axes, 64, 4, 16, "explicit");
+  REQUIRE(plan.size() == 2);
+  RunnerOptions one, four;
+  one.threads = 1;
+  four.threads = 4;
+  one.progress = four.progress = false;
+  const auto a = run_configurations(plan, one), b = run_configurations(plan, four);
+  for (size_t i = 0; i < plan.size(); ++i) REQUIRE(without_timing(a[i]) == without_timing(b[i]));
 }
 
 TEST_CASE("runner: a configuration alone on two threads gives the report of one thread, bit for bit") {

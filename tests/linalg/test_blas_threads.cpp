@@ -57,6 +57,28 @@ TEST_CASE("blas threads: products give the 1-thread bits on 2 to 5 threads", "[l
   }
 }
 
+TEST_CASE("blas threads: products inside a worker with a nested team of its own give the 1-thread bits",
+          "[linalg][quick]") {
+  // as in the experiment runner (src/experiments/runner.cpp): two workers side by side, one level of nesting
+  // allowed, each worker's products split over its own team of 2 or 3 threads
+  const Mat A = normal(333, 512, 4), B = normal(512, 1000, 5), At = A.transpose();
+  const int saved = omp_get_max_threads(), levels = omp_get_max_active_levels();
+  omp_set_num_threads(1);
+  const Mat ab = A * B, atb = At.transpose() * B;
+  omp_set_max_active_levels(2);
+  std::vector<Mat> got(2);
+#pragma omp parallel num_threads(2)
+  {
+    const int w = omp_get_thread_num();
+    omp_set_num_threads(2 + w);
+    got[static_cast<size_t>(w)] = w == 0 ? Mat(A * B) : Mat(At.transpose() * B);
+  }
+  omp_set_max_active_levels(levels);
+  omp_set_num_threads(saved);
+  CHECK(got[0] == ab);
+  CHECK(got[1] == atb);
+}
+
 TEST_CASE("blas threads: matrix-vector products on any thread count", "[linalg][quick]") {
   const Mat A = normal(20000, 48, 4);
   const Vec x = normal(48, 1, 5), z = normal(20000, 1, 6);

@@ -1,6 +1,6 @@
 // runner.hpp — runs the configurations of an experiment, in parallel over configurations (OpenMP), and
 // returns their analyze reports in plan order. Every configuration is deterministic and its engine does not depend
-// on the thread count (several configurations at once run one thread each; one alone gets every thread), so the
+// on the thread count (the threads are shared among the configurations that run at once: share_threads), so the
 // reports do not depend on --threads. With a resume directory, each finished
 // configuration is written there atomically (DIR/<Configuration::file_name()>, {"configuration": expected_config,
 // "report": analyze report}) and a restarted run loads the files it finds (after checking "configuration" against
@@ -19,7 +19,7 @@
 namespace gradflow {
 
 struct RunnerOptions {
-  int threads = 0;         // --threads: configurations run at once (0: every core OpenMP sees)
+  int threads = 0;         // --threads: the threads to share among the configurations (0: every core OpenMP sees)
   bool one_at_a_time = false;  // one job after another, each with all `threads` (a device holds one job's products)
   std::string resume_dir;  // --resume DIR ("": results kept in memory only)
   bool progress = true;    // one line per finished configuration on stderr
@@ -35,9 +35,21 @@ struct RunnerStats {
 std::vector<nlohmann::ordered_json> run_configurations(const std::vector<Configuration>& configs,
                                                        const RunnerOptions& opts, RunnerStats* stats = nullptr);
 
-// The engine under run_configurations and train-sweep: one job per result, computed in parallel (each job's own
-// OpenMP team set to 1 thread; a job that runs alone, to every thread), resumable from opts.resume_dir as described
-// above.
+// How run_resumable shares `threads` (0: every core OpenMP sees) among `jobs` jobs: at most one job per thread runs
+// at once, and each gets an equal share of the threads for its engine's own OpenMP team (a nested team), the first
+// `threads % side_by_side` of them one more: 3 jobs on 16 threads run side by side on 6, 5 and 5 threads; 20 jobs
+// on 16 threads one thread each; one job alone, or jobs one at a time (a device), every thread.
+struct ThreadShare {
+  int side_by_side = 1;  // jobs running at once
+  int threads = 1;       // threads in all
+  // the OpenMP team of the job on worker `w` (0 <= w < side_by_side)
+  int engine_threads(int w) const { return threads / side_by_side + (w < threads % side_by_side ? 1 : 0); }
+  int most() const { return engine_threads(0); }  // the largest team (for memory estimates)
+};
+ThreadShare share_threads(int threads, int jobs, bool one_at_a_time);
+
+// The engine under run_configurations and train-sweep: one job per result, computed in parallel (the threads
+// shared as share_threads says), resumable from opts.resume_dir as described above.
 struct ResumableJob {
   std::string name;                                        // DIR/<name>.json; also the job's name in messages
   std::function<nlohmann::ordered_json()> configuration;   // what a resumed file must have been computed with

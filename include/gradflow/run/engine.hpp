@@ -49,7 +49,9 @@ double explicit_memory_estimate(const ModelConfig& cfg, Index n_tokens);
 // The layers whose norms and spectra the CPU's explicit walk computes at once, one thread each (host copies of their
 // B_l and P_l): kExplicitConcurrentLayers, which explicit_memory counts, or fewer threads; with more threads, as many
 // more as `budget_bytes` (--max-memory; 0: its default) holds beyond explicit_memory_estimate at 2 (N, N) matrices
-// each. The numbers do not depend on it: each layer's are the same single-threaded calls.
+// each, but only for a configuration that runs alone: called inside an active parallel region (a runner's worker
+// beside other configurations, whose memory adds up) it stays at kExplicitConcurrentLayers. The numbers do not
+// depend on it: each layer's are the same single-threaded calls.
 inline constexpr int kExplicitConcurrentLayers = 2;
 int explicit_concurrent_layers(const ModelConfig& cfg, Index n_tokens, double budget_bytes, int threads);
 // Estimated peak memory (bytes) of the engines that never form an (N, N) matrix (matrix-free, gradients-only):
