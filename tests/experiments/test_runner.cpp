@@ -89,39 +89,44 @@ TEST_CASE("runner: each job's engine gets its share of the threads as a team of 
   }
 }
 
-TEST_CASE("runner: configurations side by side on a share of two threads each give the 1-thread reports") {
-  // two explicit configurations at N = 1024 on --threads 4: each engine's products are split between the two
-  // threads of its nested team (src/linalg/blas_threads.cpp), and every bit stays that of one thread
+namespace {
+
+// the reports of `plan` on `threads` threads, no progress lines
+std::vector<Json> reports_on(const std::vector<Configuration>& plan, int threads) {
+  RunnerOptions o;
+  o.threads = threads;
+  o.progress = false;
+  return run_configurations(plan, o);
+}
+
+// one configuration per placement, 2 layers at N = n*d = 1024: the walk's products large enough to be split between
+// threads, every SVD on the two-stage route
+std::vector<Configuration> plan_at_1024(std::vector<std::string> placements, const char* mode) {
   PlanAxes axes;
-  axes.placements = {"post", "pre"};
+  axes.placements = std::move(placements);
   axes.depths = {2};
   axes.seeds = 1;
-  const auto plan = test::plan_of(axes, 64, 4, 16, "explicit");
+  return test::plan_of(axes, 64, 4, 16, mode);
+}
+
+}  // namespace
+
+TEST_CASE("runner: configurations side by side on a share of two threads each give the 1-thread reports") {
+  // two explicit configurations on --threads 4: each engine's products are split between the two threads of its
+  // nested team (src/linalg/blas_threads.cpp), and every bit stays that of one thread
+  const auto plan = plan_at_1024({"post", "pre"}, "explicit");
   REQUIRE(plan.size() == 2);
-  RunnerOptions one, four;
-  one.threads = 1;
-  four.threads = 4;
-  one.progress = four.progress = false;
-  const auto a = run_configurations(plan, one), b = run_configurations(plan, four);
+  const auto a = reports_on(plan, 1), b = reports_on(plan, 4);
   for (size_t i = 0; i < plan.size(); ++i) REQUIRE(without_timing(a[i]) == without_timing(b[i]));
 }
 
 TEST_CASE("runner: a configuration alone on two threads gives the report of one thread, bit for bit") {
-  // N = n*d = 1024 and explicit mode: the walk's products large enough for OpenBLAS to split them between threads,
-  // every SVD on the two-stage route; the matrix-free chain and the gradients at the same size
+  // explicit, and the matrix-free chain and the gradients at the same size
   for (const char* mode : {"explicit", "matrix-free"}) {
     INFO(mode);
-    PlanAxes axes;
-    axes.placements = {"post"};
-    axes.depths = {2};
-    axes.seeds = 1;
-    const auto plan = test::plan_of(axes, 64, 4, 16, mode);
+    const auto plan = plan_at_1024({"post"}, mode);
     REQUIRE(plan.size() == 1);
-    RunnerOptions one, two;
-    one.threads = 1;
-    two.threads = 2;
-    one.progress = two.progress = false;
-    const auto a = run_configurations(plan, one), b = run_configurations(plan, two);
+    const auto a = reports_on(plan, 1), b = reports_on(plan, 2);
     REQUIRE(a[0]["config"]["mode"] == mode);
     REQUIRE(without_timing(a[0]) == without_timing(b[0]));
   }
