@@ -1,6 +1,6 @@
 // sweep.cpp — see sweep.hpp. The parallel loop and the --resume files are src/experiments/runner.cpp's
-// (run_resumable): a worker runs one training (its batch loop on one thread: tc.threads = 1) and writes
-// {"configuration", "report"} atomically.
+// (run_resumable): a worker runs one training (its batch loop on the worker's share of the threads, share_threads)
+// and writes {"configuration", "report"} atomically.
 #include "gradflow/train/sweep.hpp"
 
 #include <omp.h>
@@ -75,7 +75,11 @@ std::vector<Json> run_train_runs(const std::vector<TrainRun>& runs, const TrainS
   for (const auto& r : runs) {
     const std::string file = r.file_name();
     jobs.push_back(ResumableJob{file.substr(0, file.size() - 5), [&r] { return train_config_json(r.tc); },
-                                [&r] { return train(r.tc); }});
+                                [&r] {
+                                  TrainConfig tc = r.tc;
+                                  tc.threads = 0;  // the worker's share of the threads (runner.hpp)
+                                  return train(tc);
+                                }});
   }
   const auto describe = [](const Json& r) {
     char buf[64];
@@ -83,16 +87,19 @@ std::vector<Json> run_train_runs(const std::vector<TrainRun>& runs, const TrainS
     std::snprintf(buf, sizeof buf, "  eval %.4f", has ? r[kFinal][kEvalLoss].get<double>() : NAN);
     return std::string(buf) + (r.is_object() && !r[kDiverged].is_null() ? " diverged" : "");
   };
-  // runs side by side, one thread each: the largest run's memory times the runs that run at once (a plan: one run,
-  // each task at least; a merge runs nothing)
+  // runs side by side, each on its share of the threads: the largest run's memory on the largest share times the
+  // runs that run at once (a plan: one run, each task at least; a merge runs nothing). With fewer runs left to do (a
+  // resume) fewer run at once on larger shares, which this bounds too: a run's memory grows by one gradient and
+  // trace copy per thread.
   if (!runs.empty() && o.plan.kind != PlanStep::Kind::Merge) {
-    const long side_by_side =
-        o.plan.kind == PlanStep::Kind::Write
-            ? 1
-            : std::min<long>(o.threads > 0 ? o.threads : omp_get_max_threads(), static_cast<long>(runs.size()));
-    MemoryEstimate largest = train_memory(runs[0].tc, 1);
+    const ThreadShare share = share_threads(o.threads, static_cast<int>(runs.size()), false);
+    const long side_by_side = o.plan.kind == PlanStep::Kind::Write ? 1 : share.side_by_side;
+    const auto memory_of = [&](const TrainConfig& tc) {
+      return train_memory(tc, static_cast<int>(std::min<long>(share.most(), tc.batch)));
+    };
+    MemoryEstimate largest = memory_of(runs[0].tc);
     for (const auto& r : runs)
-      if (MemoryEstimate m = train_memory(r.tc, 1); m.total() > largest.total()) largest = std::move(m);
+      if (MemoryEstimate m = memory_of(r.tc); m.total() > largest.total()) largest = std::move(m);
     MemoryEstimate all;
     for (const auto& p : largest.parts)
       all.add(p.what + " x " + std::to_string(side_by_side) + " runs", p.bytes * static_cast<double>(side_by_side));

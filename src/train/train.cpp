@@ -173,7 +173,8 @@ Json train(const TrainConfig& c0) {
     groups.push_back(p.name);
   }
   Adam adam(params, c.adam);
-  const int threads = c.threads > 0 ? c.threads : omp_get_max_threads();
+  // no more threads than sequences in a batch (validate_train's memory estimate counts as many)
+  const int threads = static_cast<int>(std::min<long>(c.threads > 0 ? c.threads : omp_get_max_threads(), c.batch));
   // one gradient buffer per thread (not per sequence): each sequence's gradient is computed fresh in its thread's
   // buffer and added to the total in sequence order (omp ordered), so the sum is ((g_0 + g_1) + g_2) + ... whatever
   // the thread count, with memory for `threads` copies of the parameters only
