@@ -38,6 +38,11 @@ cmp -s "$T/s1.json" "$T/s2.json" || fail "train-sweep report differs between 1 a
 "$G" train-sweep $SW --threads 2 --json "$T/s3.json" --resume "$T/res" || fail "train-sweep resumed"
 cmp -s "$T/s1.json" "$T/s3.json" || fail "resumed train-sweep report differs"
 [ "$(wc -l < "$T/s1.csv")" -eq 17 ] || fail "train-sweep CSV should hold 16 runs"
+# two runs on --threads 4: each run's batch loop on its share of two threads (a nested team), the 1-thread report
+SW2="--placements post,pre --layers 2 --seeds 1 --steps 10 --log-every 5 $S -q"
+"$G" train-sweep $SW2 --threads 1 --json "$T/p1.json" || fail "train-sweep of two runs, threads 1"
+"$G" train-sweep $SW2 --threads 4 --json "$T/p4.json" || fail "train-sweep of two runs, threads 4"
+cmp -s "$T/p1.json" "$T/p4.json" || fail "train-sweep report differs between 1 thread and two runs on 2 threads each"
 # figures (script and data only: no gnuplot needed)
 "$G" plot "$T/t.json" --kind loss-curves -o "$T/loss.pdf" --no-render >/dev/null 2>&1 || fail "plot loss-curves"
 [ -s "$T/loss.gp" ] && [ -s "$T/loss.dat" ] || fail "loss-curves wrote no script/data"
