@@ -101,7 +101,8 @@ void setup_train_sweep(CLI::App& app) {
   sub->add_option("--seeds", opts->sweep.seeds, "repetitions per cell (seed = --seed + r)")->capture_default_str();
   sub->add_option("--converge-margin", opts->sweep.converge_margin, "converged: final eval loss <= floor + MARGIN")
       ->capture_default_str();
-  sub->add_option("--threads", opts->sweep.threads, "runs at once (0: every core; results do not depend on it)")
+  sub->add_option("--threads", opts->sweep.threads,
+                  "threads, shared among the runs that run at once (0: every core; results do not depend on it)")
       ->check(CLI::Range(0, process::kMaxThreads))
       ->capture_default_str();
   sub->add_option("--resume", opts->sweep.resume_dir, "keep each finished run in DIR and reuse it when restarted")->check(non_empty_path());

@@ -42,7 +42,7 @@ struct TrainSweepOptions {
   std::vector<double> lrs;
   int seeds = 1;
   double converge_margin = 0.05;
-  int threads = 0;          // runs at once (0: every core)
+  int threads = 0;          // threads, shared among the runs that run at once (0: every core)
   std::string resume_dir;   // --resume DIR
   bool progress = true;
   PlanStep plan;            // --plan DIR, `gradflow task`, `gradflow merge` (experiments/plan_dir.hpp)
