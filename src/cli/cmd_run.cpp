@@ -80,7 +80,8 @@ void setup_run(CLI::App& app) {
   sub->add_option("--resume", opts->resume, "keep finished configurations in DIR (DIR/<spec name> for several specs)")->check(non_empty_path());
   sub->add_option("--plan", opts->plan, "write each spec's plan into DIR (DIR/<spec name> for several specs) "
                                         "instead of running it (docs/cluster.md)")->check(non_empty_path());
-  sub->add_option("--threads", opts->threads, "threads, shared among the configurations that run at once (default: the spec's, else all cores)")
+  sub->add_option("--threads", opts->threads,
+                  "threads, shared among the configurations that run at once (default: the spec's, else all cores)")
       ->check(CLI::Range(0, process::kMaxThreads));
   sub->add_flag("-q,--quiet", opts->quiet, "no tables, no progress");
   sub->callback([opts] { run_run(*opts); });

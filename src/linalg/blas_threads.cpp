@@ -8,9 +8,10 @@
 //  - dgemm_: C is cut into blocks of whole columns (or rows, whichever dimension is longer) whose edges are
 //    multiples of kTileAlign, one block per thread, each an OpenBLAS call on its thread alone (inside a parallel
 //    region OpenBLAS does not split). Inside a parallel region that may start a nested team (a runner's worker with
-//    its share of the threads, src/experiments/runner.cpp) the blocks go to a nested team of the worker's size. Every entry of C is then summed by the same kernel tile, in the same order,
-//    as in one single-threaded call of the whole product (tests/linalg/test_blas_threads.cpp checks it bit for bit,
-//    on shapes that are not multiples of anything).
+//    its share of the threads, src/experiments/runner.cpp) the blocks go to a nested team of the worker's size.
+//    Every entry of C is then summed by the same kernel tile, in the same order, as in one single-threaded call of
+//    the whole product (tests/linalg/test_blas_threads.cpp checks it bit for bit, on shapes that are not multiples
+//    of anything).
 //  - dgemv_, dsymv_, dtrmv_, dtrmm_, ddot_: run on one thread (they are small or memory-bound where gradflow uses
 //    them; OpenBLAS splits the sums of some of them). The others are split by OpenBLAS only entry by entry.
 // The real routines are found with dlsym(RTLD_NEXT): the BLAS library linked after gradflow's own code.
