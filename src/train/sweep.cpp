@@ -94,12 +94,9 @@ std::vector<Json> run_train_runs(const std::vector<TrainRun>& runs, const TrainS
   if (!runs.empty() && o.plan.kind != PlanStep::Kind::Merge) {
     const ThreadShare share = share_threads(o.threads, static_cast<int>(runs.size()), false);
     const long side_by_side = o.plan.kind == PlanStep::Kind::Write ? 1 : share.side_by_side;
-    const auto memory_of = [&](const TrainConfig& tc) {
-      return train_memory(tc, static_cast<int>(std::min<long>(share.most(), tc.batch)));
-    };
-    MemoryEstimate largest = memory_of(runs[0].tc);
+    MemoryEstimate largest = train_memory(runs[0].tc, share.most());
     for (const auto& r : runs)
-      if (MemoryEstimate m = memory_of(r.tc); m.total() > largest.total()) largest = std::move(m);
+      if (MemoryEstimate m = train_memory(r.tc, share.most()); m.total() > largest.total()) largest = std::move(m);
     MemoryEstimate all;
     for (const auto& p : largest.parts)
       all.add(p.what + " x " + std::to_string(side_by_side) + " runs", p.bytes * static_cast<double>(side_by_side));

@@ -70,9 +70,12 @@ void validate_train(const TrainConfig& c) {
           "--save-every needs a directory for the checkpoints; fix: add --checkpoint-dir DIR");
   require(c.threads >= 0, "--threads must be >= 0 (0: every core); fix: e.g. --threads 2");
   c.model.validate();
-  const int threads = static_cast<int>(std::min<long>(c.threads > 0 ? c.threads : omp_get_max_threads(), c.batch));
-  require_memory(train_memory(c, threads), c.max_memory_bytes, "training",
+  require_memory(train_memory(c, batch_threads(c)), c.max_memory_bytes, "training",
                  "lower --layers, --d-model, --seq-len or --vocab, use fewer --threads, or raise --max-memory");
+}
+
+int batch_threads(const TrainConfig& c) {
+  return static_cast<int>(std::min<long>(c.threads > 0 ? c.threads : omp_get_max_threads(), c.batch));
 }
 
 MemoryEstimate train_memory(const TrainConfig& c, int threads) {
@@ -80,7 +83,7 @@ MemoryEstimate train_memory(const TrainConfig& c, int threads) {
   const double n = static_cast<double>(c.task.seq_len);  // positions the model reads
   const double io = V * d + n * d + (c.tie_embeddings ? 0.0 : V * d);
   const double P = body_parameter_count(c.model) + io;
-  const double T = static_cast<double>(std::max(threads, 1));
+  const double T = static_cast<double>(std::clamp<long>(threads, 1, std::max<long>(c.batch, 1)));
   MemoryEstimate m;
   m.add("parameters", P * sizeof(double));
   m.add("gradients (total and one per thread)", (1 + T) * P * sizeof(double));
@@ -173,8 +176,7 @@ Json train(const TrainConfig& c0) {
     groups.push_back(p.name);
   }
   Adam adam(params, c.adam);
-  // no more threads than sequences in a batch (validate_train's memory estimate counts as many)
-  const int threads = static_cast<int>(std::min<long>(c.threads > 0 ? c.threads : omp_get_max_threads(), c.batch));
+  const int threads = batch_threads(c);  // as many as validate_train's memory estimate counts
   // one gradient buffer per thread (not per sequence): each sequence's gradient is computed fresh in its thread's
   // buffer and added to the total in sequence order (omp ordered), so the sum is ((g_0 + g_1) + g_2) + ... whatever
   // the thread count, with memory for `threads` copies of the parameters only

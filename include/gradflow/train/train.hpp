@@ -56,9 +56,11 @@ struct TrainConfig {
 // Validates every option (Error naming the option and the fix) and refuses a run whose train_memory exceeds
 // --max-memory; call before any output is created.
 void validate_train(const TrainConfig& c);
-// Estimated peak memory of one training run with `threads` threads over a batch: the body's and the embeddings'
-// parameters with their total gradient, one gradient per thread and Adam's two moments; per thread one
-// sequence's forward trace and logits; the checkpoint buffer when saving.
+// The threads over a batch's sequences: --threads (0: omp_get_max_threads()), never more than the batch holds.
+int batch_threads(const TrainConfig& c);
+// Estimated peak memory of one training run with `threads` threads over a batch (at most c.batch of them run):
+// the body's and the embeddings' parameters with their total gradient, one gradient per thread and Adam's two
+// moments; per thread one sequence's forward trace and logits; the checkpoint buffer when saving.
 MemoryEstimate train_memory(const TrainConfig& c, int threads);
 // Seed of the held-out evaluation set.
 uint64_t eval_seed(uint64_t seed);
