@@ -12,15 +12,16 @@ namespace gradflow {
 Vec singular_values(const Mat& A);
 Vec singular_values(Mat&& A);
 
-// Where the two-stage route takes over (min(rows, cols)) and its band width. Measured on one core at N = 1024: dgesdd
-// 0.23 s, banded 0.17 s (band 24; 16: 0.18, 32: 0.19); at N = 512 0.044 vs 0.029 s (docs/math.md §9).
+// Where the two-stage route takes over (min(rows, cols)) and its band width. Measured on one core (AMD EPYC VM,
+// 2026-12-02) on a random matrix at N = 1024: dgesdd 0.165 s, banded 0.119 s (band 24; 16: 0.121, 32: 0.127,
+// 48: 0.143); at N = 512 0.035 vs 0.028 s (docs/math.md §9).
 inline constexpr Index kBandedSvdMin = 512;
 inline constexpr Index kSvdBand = 24;
 
 #ifdef GRADFLOW_HAVE_LAPACK
 // LAPACK's dgesdd without vectors: bidiagonalization (dgebrd, half of it matrix-vector products) and dqds.
 Vec singular_values_dgesdd(const Mat& A);
-// Two stages: blocked QR/LQ panels to an upper band of `band` superdiagonals (matrix-matrix products), dgbbrd's
+// Two stages: blocked QR/LQ panels (the LQ as the QR of a transposed copy) to an upper band of `band` superdiagonals (matrix-matrix products), dgbbrd's
 // Givens chase to bidiagonal, dqds (dbdsqr without vectors). Matrices with max|a| outside [1e-100, 1e100] are
 // scaled by a power of two first.
 Vec singular_values_banded(Mat A, Index band = kSvdBand);
