@@ -21,9 +21,9 @@ inline constexpr Index kSvdBand = 24;
 #ifdef GRADFLOW_HAVE_LAPACK
 // LAPACK's dgesdd without vectors: bidiagonalization (dgebrd, half of it matrix-vector products) and dqds.
 Vec singular_values_dgesdd(const Mat& A);
-// Two stages: blocked QR/LQ panels (the LQ as the QR of a transposed copy) to an upper band of `band` superdiagonals (matrix-matrix products), dgbbrd's
-// Givens chase to bidiagonal, dqds (dbdsqr without vectors). Matrices with max|a| outside [1e-100, 1e100] are
-// scaled by a power of two first.
+// Two stages: blocked QR/LQ panels (the LQ as the QR of a transposed copy) to an upper band of `band`
+// superdiagonals (matrix-matrix products), dgbbrd's Givens chase to bidiagonal, dqds (dbdsqr without vectors).
+// Matrices with max|a| outside [1e-100, 1e100] are scaled by a power of two first.
 Vec singular_values_banded(Mat A, Index band = kSvdBand);
 #endif
 
