@@ -79,7 +79,7 @@ Vec banded_col_major(double* a, int m, int n, int band) {
     // L = Rᵀ back into the row panel's band part (lower triangle: L(i, j) = R(j, i), j <= i); the rest of the
     // panel lies outside the band and is never read
     for (int j = 0; j < kl; ++j)
-      for (int i = 0; i < kb; ++i) *at(k + i, k + kb + j) = j <= i ? panel[static_cast<size_t>(i) * ldp + j] : 0.0;
+      for (int i = j; i < kb; ++i) *at(k + i, k + kb + j) = panel[static_cast<size_t>(i) * ldp + j];
   }
   // the (n, n) upper band in LAPACK's band storage: AB(ku + i − j, j) = A(i, j) for j − ku <= i <= j
   const int ldab = ku + 1, zero = 0, one = 1;

@@ -3,8 +3,6 @@
 // and writes {"configuration", "report"} atomically.
 #include "gradflow/train/sweep.hpp"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
