@@ -78,6 +78,7 @@ void run_slurm(SlurmOptions o) {
   s.json = fs::absolute(s.json.empty() ? fs::path(o.dir) / "report.json" : fs::path(s.json)).string();
   if (!s.csv.empty()) s.csv = fs::absolute(s.csv).string();
   s.name = "gradflow-" + fs::path(s.dir).filename().string();
+  validate_slurm_settings(s);  // before anything is written: a value outside Slurm's form never reaches a script
   check_outputs({{"--json", s.json}, {"--csv", s.csv}}, {});
   const ArrayLayout layout = array_layout(tasks, missing, max_array_size(o.max_array_size, true), s.cpus_per_task);
   const fs::path slurm_dir = fs::path(o.dir) / "slurm";
@@ -90,7 +91,7 @@ void run_slurm(SlurmOptions o) {
     std::error_code ignore;
     fs::remove(array, ignore);  // an old array script would rerun nothing; none is left to mislead
     std::cout << "every one of the " << tasks << " tasks of " << o.dir << " has a result: no array to run; merge with "
-              << "`gradflow merge " << o.dir << " --json report.json`" << (o.submit ? " (nothing submitted)" : "")
+              << "`gradflow merge " << shell_word(o.dir) << " --json report.json`" << (o.submit ? " (nothing submitted)" : "")
               << "\n";
     return;
   }
@@ -99,8 +100,8 @@ void run_slurm(SlurmOptions o) {
             << layout.elements.size() << " array elements (" << layout.pack << " task" << (layout.pack > 1 ? "s" : "")
             << " each)\nwrote " << merge << "\n";
   if (!o.submit) {
-    std::cout << "submit with: jid=$(sbatch --parsable " << array << ") && sbatch --dependency=afterany:$jid " << merge
-              << "   (or gradflow slurm " << o.dir << " --submit)\n";
+    std::cout << "submit with: jid=$(sbatch --parsable " << shell_word(array) << ") && sbatch --dependency=afterany:$jid "
+              << shell_word(merge) << "   (or gradflow slurm " << shell_word(o.dir) << " --submit)\n";
     return;
   }
   const std::string array_id = submit(array, "");

@@ -7,6 +7,7 @@
 
 #include "gradflow/core/error.hpp"
 #include "gradflow/experiments/runner.hpp"
+#include "gradflow/experiments/slurm_script.hpp"
 
 #ifndef GRADFLOW_GIT_COMMIT
 #define GRADFLOW_GIT_COMMIT ""
@@ -104,6 +105,8 @@ std::vector<int> parse_task_ids(const std::string& text, int n) {
   return out;
 }
 
-std::string task_command(const std::string& dir, int id) { return "gradflow task " + dir + " " + std::to_string(id); }
+std::string task_command(const std::string& dir, int id) {
+  return "gradflow task " + shell_word(dir) + " " + std::to_string(id);  // a hint to copy: the DIR quoted as needed
+}
 
 }  // namespace gradflow

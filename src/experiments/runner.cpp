@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "gradflow/core/error.hpp"
+#include "gradflow/experiments/slurm_script.hpp"
 #include "gradflow/model/model.hpp"
 #include "gradflow/report/atomic_file.hpp"
 #include "gradflow/run/run_config.hpp"
@@ -81,8 +82,9 @@ void write_plan(const std::vector<ResumableJob>& jobs, const PlanStep& step, con
   write_file_atomic(path, manifest.dump(1) + "\n");
   if (progress)
     std::cerr << "gradflow: wrote a plan of " << jobs.size() << " tasks (one " << noun << " each) to " << path
-              << "; run them with `gradflow task " << step.dir << " ID` or `gradflow slurm " << step.dir
-              << "`, then `gradflow merge " << step.dir << " --json report.json` (docs/cluster.md)\n";
+              << "; run them with `gradflow task " << shell_word(step.dir) << " ID` or `gradflow slurm "
+              << shell_word(step.dir) << "`, then `gradflow merge " << shell_word(step.dir)
+              << " --json report.json` (docs/cluster.md)\n";
 }
 
 // Task and Merge: the plan in DIR must have exactly these jobs (a changed gradflow or options would mix results).

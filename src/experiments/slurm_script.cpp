@@ -2,9 +2,13 @@
 #include "gradflow/experiments/slurm_script.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <regex>
 #include <sstream>
 
 #include "gradflow/core/error.hpp"
+#include "io/file_bytes.hpp"
 
 namespace gradflow {
 
@@ -39,17 +43,79 @@ std::string shell_quote(const std::string& s) {
   return out + "'";
 }
 
+std::string shell_word(const std::string& s) {
+  const bool bare = !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || std::strchr("_@%+=:,./-", c) != nullptr;
+  });
+  return bare ? s : shell_quote(s);
+}
+
+std::string sbatch_word(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '\\' || c == '"') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string slurm_pattern_literal(const std::string& s) {
+  std::string out;
+  for (char c : s) out += c == '%' ? std::string("%%") : std::string(1, c);
+  return out;
+}
+
+namespace {
+
+bool has_control_char(const std::string& s) {
+  return std::any_of(s.begin(), s.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7F; });
+}
+
+// Slurm's forms (sbatch(1)): a time limit is minutes, minutes:seconds, hours:minutes:seconds, days-hours,
+// days-hours:minutes or days-hours:minutes:seconds, or UNLIMITED/INFINITE; memory a whole number with an optional
+// unit K, M, G or T; partitions a comma-separated list of names; an account a name; --gres a comma-separated list
+// of name[:type][:count] (a name may carry a "gres/" prefix).
+const std::regex kTime(R"(\d+(:\d+){0,2}|\d+-\d+(:\d+){0,2}|(?:UNLIMITED|INFINITE|unlimited|infinite))");
+const std::regex kMem(R"(\d+[KMGTkmgt]?)");
+const std::regex kName(R"([A-Za-z0-9_.\-]+)");
+const std::regex kNames(R"([A-Za-z0-9_.\-]+(,[A-Za-z0-9_.\-]+)*)");
+const std::regex kGres(R"([A-Za-z0-9_./\-]+(:[A-Za-z0-9_.\-]+)*(,[A-Za-z0-9_./\-]+(:[A-Za-z0-9_.\-]+)*)*)");
+
+void check_form(const std::string& value, const std::regex& form, const std::string& option, const std::string& fix) {
+  if (value.empty() || std::regex_match(value, form)) return;
+  throw Error(option + " '" + io_detail::printable(value) + "' is not in Slurm's form for it (a #SBATCH line holds "
+              "nothing else); fix: " + fix);
+}
+
+}  // namespace
+
+void validate_slurm_settings(const SlurmSettings& s) {
+  const std::string time_fix = "give minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS (e.g. 00:30:00)";
+  const std::string mem_fix = "give a whole number with an optional unit K, M, G or T (e.g. 4G)";
+  check_form(s.partition, kNames, "--partition", "give partition names (letters, digits, _ . -), comma-separated");
+  check_form(s.account, kName, "--account", "give the account's name (letters, digits, _ . -)");
+  check_form(s.time, kTime, "--time", time_fix);
+  check_form(s.merge_time, kTime, "--merge-time", time_fix);
+  check_form(s.mem, kMem, "--mem", mem_fix);
+  check_form(s.merge_mem, kMem, "--merge-mem", mem_fix);
+  check_form(s.gres, kGres, "--gres", "give name[:type][:count], comma-separated (e.g. gpu:1)");
+  for (const auto& [what, path] : {std::pair<std::string, std::string>{"the plan directory", s.dir},
+                                   {"--json", s.json}, {"--csv", s.csv}, {"--gradflow", s.gradflow}})
+    require(!has_control_char(path), what + " '" + io_detail::printable(path) + "' holds a control character (a "
+                                     "newline?), which no batch script can hold safely; fix: use a path without one");
+}
+
 namespace {
 
 // The #SBATCH lines both jobs write: the job name, the account and partition they share, the job's own time limit,
 // and the log file.
 void common_lines(std::ostream& os, const SlurmSettings& s, const std::string& name, const std::string& time,
                   const std::string& log) {
-  os << "#SBATCH --job-name=" << name << "\n";
+  os << "#SBATCH --job-name=" << sbatch_word(name) << "\n";
   if (!s.partition.empty()) os << "#SBATCH --partition=" << s.partition << "\n";
   if (!s.account.empty()) os << "#SBATCH --account=" << s.account << "\n";
   if (!time.empty()) os << "#SBATCH --time=" << time << "\n";
-  os << "#SBATCH --output=" << s.dir << "/slurm/" << log << "\n";
+  os << "#SBATCH --output=" << sbatch_word(slurm_pattern_literal(s.dir) + "/slurm/" + log) << "\n";
 }
 
 }  // namespace

@@ -29,6 +29,28 @@ std::string lower_extension(const std::string& path) {
   return e;
 }
 
+// Control characters (newline, carriage return, ...) end a gnuplot command or comment: no name that holds one is
+// written into a script.
+bool has_control_char(const std::string& s) {
+  return std::any_of(s.begin(), s.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7F; });
+}
+
+// `s` with each control character written as \xNN: the command line a script records, which may name an input
+// (a report's file name may hold a newline) and is only ever written inside a quoted string literal.
+std::string escape_controls(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F) {
+      char buf[5];
+      std::snprintf(buf, sizeof buf, "\\x%02X", static_cast<unsigned char>(c));
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 struct Run {
   int start_errno = 0;  // errno of a failed exec (0: gnuplot started)
   int status = 0;       // waitpid status
@@ -124,6 +146,11 @@ RenderedFiles render_figure(const Figure& fig, const PlotOptions& o, const std::
   namespace fs = std::filesystem;
   const double h = o.height > 0 ? o.height : o.width * fig.aspect + fig.extra_height;
   const std::string terminal = terminal_line(o.output, o.width, h, o.dpi);
+  // nothing user-controlled reaches the script but as a quoted string literal (the command line below), and the
+  // figure's own name and folder are written as literals and comments: one that no script line can hold is refused
+  require(!has_control_char(o.output), "-o '" + io_detail::printable(o.output) + "' holds a control character (a "
+                                       "newline?), which no gnuplot script can name safely; fix: choose a figure "
+                                       "path without one");
   check_writable(o.output, "-o");
   const fs::path out(o.output);
   const std::string dir = out.parent_path().empty() ? "." : out.parent_path().string();
@@ -131,8 +158,9 @@ RenderedFiles render_figure(const Figure& fig, const PlotOptions& o, const std::
   RenderedFiles files{(fs::path(dir) / (stem + ".gp")).string(), (fs::path(dir) / (stem + ".dat")).string(), {}};
 
   std::string s;
-  s += "# " + stem + ".gp — written by gradflow " GRADFLOW_VERSION ": " + command_line + "\n";
-  s += "# Edit freely, then redraw with:  cd " + dir + " && gnuplot " + stem + ".gp\n";
+  s += "# " + stem + ".gp — written by gradflow " GRADFLOW_VERSION " (the command: gradflow_command below).\n";
+  s += "# Edit freely, then redraw from this script's folder with:  gnuplot " + stem + ".gp\n";
+  s += "gradflow_command = " + gp_quote(escape_controls(command_line)) + "\n";
   s += "# Data: " + stem + ".dat (blocks separated by two blank lines; `index i` selects block i).\n";
   s += "if (!exists(\"outfile\")) outfile = " + gp_quote(name) + "\n";
   s += "data = " + gp_quote(stem + ".dat") + "\n";

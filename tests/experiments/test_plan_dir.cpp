@@ -171,3 +171,74 @@ TEST_CASE("slurm: array layout, packing past MaxArraySize, scripts") {
   merge = slurm_merge_script(s);
   REQUIRE_THAT(merge, Catch::Contains("#SBATCH --time=00:10:00\n") && Catch::Contains("#SBATCH --mem=2G\n"));
 }
+
+TEST_CASE("slurm: options outside Slurm's forms and paths with control characters are refused (issue 39 item 2)") {
+  SlurmSettings s;
+  s.dir = "/scratch/plan";
+  s.gradflow = "/opt/gradflow";
+  s.json = "/scratch/plan/report.json";
+  REQUIRE_NOTHROW(validate_slurm_settings(s));
+  s.partition = "gpu,debug";
+  s.account = "proj-1.a_b";
+  s.time = "1-02:30:00";
+  s.merge_time = "30";
+  s.mem = "64G";
+  s.merge_mem = "2000";
+  s.gres = "gpu:a100:2,gres/shard:1";
+  REQUIRE_NOTHROW(validate_slurm_settings(s));
+  for (const char* t : {"90", "90:30", "01:30:00", "2-12", "2-12:30", "2-12:30:15", "UNLIMITED", "infinite"}) {
+    s.time = t;
+    REQUIRE_NOTHROW(validate_slurm_settings(s));
+  }
+  const auto refused = [](SlurmSettings bad, const std::string& option) {
+    try {
+      validate_slurm_settings(bad);
+      FAIL("accepted a bad " << option);
+    } catch (const Error& e) {
+      const std::string what = e.what();
+      REQUIRE_THAT(what, Catch::Contains(option) && Catch::Contains("fix:"));
+      REQUIRE(what.find('\n') == std::string::npos);  // one line, the newline shown as \x0A
+    }
+  };
+  const std::string injected = "x\ntouch /tmp/pwned";
+  SlurmSettings b = s;
+  b.partition = injected;
+  refused(b, "--partition");
+  b = s, b.account = injected;
+  refused(b, "--account");
+  b = s, b.time = "01:00:00\n#SBATCH --uid=0";
+  refused(b, "--time");
+  b = s, b.time = "1h";
+  refused(b, "--time");
+  b = s, b.merge_time = injected;
+  refused(b, "--merge-time");
+  b = s, b.mem = "4 G";
+  refused(b, "--mem");
+  b = s, b.merge_mem = injected;
+  refused(b, "--merge-mem");
+  b = s, b.gres = "gpu:1 --uid=0";
+  refused(b, "--gres");
+  b = s, b.dir = "/scratch/a\nb";
+  refused(b, "plan directory");
+  b = s, b.json = "/scratch/r\r.json";
+  refused(b, "--json");
+}
+
+TEST_CASE("slurm: the plan directory quoted in directives, % kept literal in --output, hints quoted as needed") {
+  REQUIRE(sbatch_word("/a b/c") == "\"/a b/c\"");
+  REQUIRE(sbatch_word("q\"uo\\te") == "\"q\\\"uo\\\\te\"");
+  REQUIRE(slurm_pattern_literal("/x/50%y") == "/x/50%%y");
+  REQUIRE(shell_word("/scratch/plan-1") == "/scratch/plan-1");
+  REQUIRE(shell_word("/scratch/my plan") == "'/scratch/my plan'");
+  REQUIRE(shell_word("$(reboot)") == "'$(reboot)'");
+  REQUIRE(task_command("/a b", 3) == "gradflow task '/a b' 3");
+  SlurmSettings s;
+  s.dir = "/scratch/my plan 50%x";
+  s.gradflow = "/opt/gradflow";
+  s.name = "gradflow-my plan 50%x";
+  const std::string array = slurm_array_script(s, array_layout(2, {0, 1}, 1001));
+  REQUIRE_THAT(array, Catch::Contains("#SBATCH --output=\"/scratch/my plan 50%%x/slurm/task-%A_%a.out\"\n"));
+  REQUIRE_THAT(array, Catch::Contains("#SBATCH --job-name=\"gradflow-my plan 50%x\"\n"));
+  REQUIRE_THAT(array, Catch::Contains("exec '/opt/gradflow' task '/scratch/my plan 50%x' \"$first-$last\""));
+  REQUIRE_THAT(slurm_merge_script(s), Catch::Contains("#SBATCH --output=\"/scratch/my plan 50%%x/slurm/merge-%j.out\"\n"));
+}

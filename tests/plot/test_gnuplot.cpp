@@ -109,3 +109,46 @@ TEST_CASE("the script redraws the figure by itself, from its own folder", "[gnup
   REQUIRE(std::system(("cd '" + dir.path() + "' && gnuplot again.gp 2>/dev/null").c_str()) == 0);
   REQUIRE(xml_problem(read_bytes(o.output)) == "");
 }
+
+namespace {
+
+// issue 39 item 1: `gradflow plot $'rep\nsystem("touch x")\n#.json'` once wrote that line into the script's header
+std::string hostile_command(const std::string& marker) {
+  return "gradflow plot rep\nsystem(\"touch " + marker + "\")\n#.json\\";
+}
+
+}  // namespace
+
+TEST_CASE("no code runs from a file name: the command line only as a quoted string, a name with a newline refused") {
+  TempDir dir;
+  PlotOptions o = simple_plot(dir, "fig.svg");
+  o.render = false;
+  const std::string marker = dir.file("pwned");
+  make_plot(o, hostile_command(marker));
+  const std::string script = read_bytes(dir.file("fig.gp"));
+  REQUIRE(script.find("\nsystem(") == std::string::npos);
+  REQUIRE_THAT(script, Catch::Contains("gradflow_command = 'gradflow plot rep\\x0Asystem(\"touch "));
+  for (const std::string out : {"fig\nsystem(\"touch " + marker + "\")\n#.svg", std::string("sub\ndir/fig.svg")}) {
+    PlotOptions bad = simple_plot(dir, out);
+    try {
+      make_plot(bad, "test");
+      FAIL("a figure path with a newline was accepted");
+    } catch (const Error& e) {
+      REQUIRE_THAT(std::string(e.what()), Catch::Contains("control character") && Catch::Contains("fix:"));
+      REQUIRE(std::string(e.what()).find('\n') == std::string::npos);
+    }
+  }
+  REQUIRE_FALSE(std::filesystem::exists(marker));
+}
+
+TEST_CASE("no code runs from a file name: gnuplot reads the script and runs nothing", "[gnuplot]") {
+  require_gnuplot();
+  TempDir dir;
+  PlotOptions o = simple_plot(dir, "fig.svg");
+  o.render = false;
+  const std::string marker = dir.file("pwned");
+  make_plot(o, hostile_command(marker));
+  REQUIRE(std::system(("cd '" + dir.path() + "' && gnuplot fig.gp 2>/dev/null").c_str()) == 0);
+  REQUIRE(xml_problem(read_bytes(o.output)) == "");
+  REQUIRE_FALSE(std::filesystem::exists(marker));
+}

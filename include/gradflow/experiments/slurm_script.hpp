@@ -40,5 +40,18 @@ std::string slurm_merge_script(const SlurmSettings& s);
 int parse_max_array_size(const std::string& scontrol_config);
 // `s` quoted for a POSIX shell ('...', with ' written as '\'').
 std::string shell_quote(const std::string& s);
+// `s` as one word of a printed command (a hint to copy): bare when it is only letters, digits and _@%+=:,./-, else
+// shell_quote(s).
+std::string shell_word(const std::string& s);
+// `s` as the argument of a #SBATCH directive: in double quotes with \ and " escaped by a backslash, as sbatch reads
+// directive arguments (quotes, backslash escapes, an unquoted # starting a comment).
+std::string sbatch_word(const std::string& s);
+// `s` with % doubled: a literal part of a Slurm filename pattern (--output), where %A, %a, %j, %x... are expanded.
+std::string slurm_pattern_literal(const std::string& s);
+// Error (exit 2) naming the option and Slurm's form of it for a value outside that form (--partition, --account,
+// --time, --mem, --gres, --merge-time, --merge-mem: a value written into a #SBATCH line may hold nothing else, so a
+// newline can never start a shell command in the job), and for a path (the plan directory, --json, --csv, the
+// gradflow executable) holding a control character, which no directive, comment or shell word can hold safely.
+void validate_slurm_settings(const SlurmSettings& s);
 
 }  // namespace gradflow

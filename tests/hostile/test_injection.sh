@@ -1,0 +1,76 @@
+#!/bin/sh
+# test_injection.sh GRADFLOW CASE — no code runs from a name (issue 39 items 1, 2): a report or figure whose name
+# holds a newline and a gnuplot command, Slurm options holding a newline and a shell command, a plan folder with a
+# space and a %. Exit 0 pass, 1 fail, 77 skipped (with the reason).
+gf=${1:?usage: test_injection.sh GRADFLOW CASE}
+case_=${2:?usage: test_injection.sh GRADFLOW CASE}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+model="--placement pre --layers 1 --d-model 8 --heads 2 --seq-len 2 -q"
+fail() { echo "FAIL: $*"; exit 1; }
+nl='
+'
+one_line() { [ "$(wc -l < "$1")" -le 1 ] || fail "the message is not one line: $(cat "$1")"; }
+plan() {  # plan DIR: a two-task compare plan
+  "$gf" compare --placements post,pre --layers 1 --d-model 8 --heads 2 --seq-len 2 --seeds 1 --plan "$1" -q \
+    > /dev/null 2>&1 || fail "compare --plan '$1' exited $?"
+}
+case $case_ in
+  plot_report_name)
+    # the report's name reaches the script's header (the command line): a newline there once started a gnuplot
+    # command, which system() turns into a shell command
+    rep="$tmp/rep${nl}system(\"touch $tmp/pwned\")${nl}#.json"
+    "$gf" analyze $model --json "$rep" || fail "analyze --json exited $?"
+    "$gf" plot "$rep" --kind grad-by-depth -o "$tmp/fig.svg" --no-render 2> "$tmp/err" || fail "plot exited $?: $(cat "$tmp/err")"
+    grep -q '^system(' "$tmp/fig.gp" && fail "the report's name wrote a command line into the script: $(grep -n '^system' "$tmp/fig.gp")"
+    if command -v gnuplot > /dev/null; then
+      (cd "$tmp" && gnuplot fig.gp > /dev/null 2>&1) || fail "gnuplot failed on the script"
+      [ -e "$tmp/pwned" ] && fail "gnuplot ran a command from the report's name"
+    fi
+    echo "ok: the report's name stays inside a quoted string of the script" ;;
+  plot_output_name)
+    "$gf" analyze $model --json "$tmp/r.json" || fail "analyze exited $?"
+    for out in "$tmp/fig${nl}system(\"touch $tmp/pwned\")${nl}#.svg" "$tmp/d${nl}x/fig.svg"; do
+      "$gf" plot "$tmp/r.json" --kind grad-by-depth -o "$out" 2> "$tmp/err"
+      rc=$?
+      [ $rc -eq 2 ] || fail "plot -o with a newline exited $rc: $(cat "$tmp/err")"
+      one_line "$tmp/err"
+      grep -q "control character" "$tmp/err" || fail "the message does not name the problem: $(cat "$tmp/err")"
+    done
+    [ "$(ls "$tmp")" = "$(printf 'err\nr.json')" ] || fail "files were written: $(ls "$tmp")"
+    [ -e "$tmp/pwned" ] && fail "a command ran"
+    echo "ok: a figure path with a newline is refused, nothing written" ;;
+  sbatch_options)
+    plan "$tmp/p"
+    for opt in --partition --account --time --mem --gres --merge-time --merge-mem; do
+      "$gf" slurm "$tmp/p" $opt "1${nl}touch $tmp/pwned" > "$tmp/out" 2> "$tmp/err"
+      rc=$?
+      [ $rc -eq 2 ] || fail "slurm $opt with a newline exited $rc: $(cat "$tmp/err")"
+      one_line "$tmp/err"
+      grep -q -- "$opt" "$tmp/err" || fail "the message does not name $opt: $(cat "$tmp/err")"
+      [ -e "$tmp/p/slurm" ] && fail "slurm $opt with a newline wrote $(ls "$tmp/p/slurm")"
+    done
+    "$gf" slurm "$tmp/p" --time 1h > /dev/null 2> "$tmp/err" && fail "--time 1h (not Slurm's form) was accepted"
+    "$gf" slurm "$tmp/p" --partition gpu --account a-1 --time 1-00:30 --mem 4G --gres gpu:1 --merge-time 10 \
+      --merge-mem 500M > /dev/null 2> "$tmp/err" || fail "Slurm's own forms were refused: $(cat "$tmp/err")"
+    bash -n "$tmp/p/slurm/array.sbatch" || fail "the array script is not valid shell"
+    echo "ok: every #SBATCH option outside Slurm's form is refused before a script is written" ;;
+  sbatch_dir)
+    d="$tmp/my plan 50%x"
+    plan "$d"
+    "$gf" slurm "$d" > "$tmp/out" 2> "$tmp/err" || fail "slurm on a folder with a space and % exited $?: $(cat "$tmp/err")"
+    grep -q "^#SBATCH --output=\"$tmp/my plan 50%%x/slurm/task-%A_%a.out\"$" "$d/slurm/array.sbatch" ||
+      fail "the --output directive: $(grep output "$d/slurm/array.sbatch")"
+    grep -q "^exec '.*' task '$d' " "$d/slurm/array.sbatch" || fail "the task line: $(grep exec "$d/slurm/array.sbatch")"
+    grep -q "sbatch --parsable '$d/slurm/array.sbatch'" "$tmp/out" || fail "the submit hint is not quoted: $(cat "$tmp/out")"
+    for s in array merge; do bash -n "$d/slurm/$s.sbatch" || fail "the $s script is not valid shell"; done
+    bad="$tmp/p${nl}touch $tmp/pwned"
+    plan "$bad"
+    "$gf" slurm "$bad" > /dev/null 2> "$tmp/err"
+    rc=$?
+    [ $rc -eq 2 ] || fail "slurm on a folder with a newline exited $rc"
+    one_line "$tmp/err"
+    [ -e "$bad/slurm" ] && fail "scripts were written for a folder with a newline"
+    echo "ok: a folder with a space and % is quoted and escaped; one with a newline is refused" ;;
+  *) echo "unknown case $case_"; exit 1 ;;
+esac
