@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -49,6 +50,20 @@ std::string escape_controls(const std::string& s) {
     }
   }
   return out;
+}
+
+// "" when `bytes` end as a whole file of the format does (PDF: the %%EOF marker; PNG: the IEND chunk; SVG: the
+// closing </svg> tag, trailing white space allowed), else what is missing.
+std::string missing_trailer(const std::string& bytes, const std::string& ext) {
+  std::string end = bytes.substr(bytes.size() > 64 ? bytes.size() - 64 : 0);
+  if (ext == ".png") {
+    static const std::string iend("\0\0\0\0IEND\xAE\x42\x60\x82", 12);
+    return end.size() >= 12 && end.compare(end.size() - 12, 12, iend) == 0 ? "" : "no PNG IEND chunk at its end";
+  }
+  while (!end.empty() && std::isspace(static_cast<unsigned char>(end.back()))) end.pop_back();
+  if (ext == ".pdf") return end.size() >= 5 && end.compare(end.size() - 5, 5, "%%EOF") == 0 ? "" : "no PDF %%EOF at its end";
+  if (ext == ".svg") return end.size() >= 6 && end.compare(end.size() - 6, 6, "</svg>") == 0 ? "" : "no closing </svg> tag";
+  return "";
 }
 
 struct Run {
@@ -151,11 +166,15 @@ RenderedFiles render_figure(const Figure& fig, const PlotOptions& o, const std::
   require(!has_control_char(o.output), "-o '" + io_detail::printable(o.output) + "' holds a control character (a "
                                        "newline?), which no gnuplot script can name safely; fix: choose a figure "
                                        "path without one");
-  check_writable(o.output, "-o");
   const fs::path out(o.output);
   const std::string dir = out.parent_path().empty() ? "." : out.parent_path().string();
   const std::string name = out.filename().string(), stem = out.stem().string();
   RenderedFiles files{(fs::path(dir) / (stem + ".gp")).string(), (fs::path(dir) / (stem + ".dat")).string(), {}};
+  // the figure, its script and its data are outputs like any other: never an input (a report named fig.pdf, a
+  // kept fig.dat plotted again, a .dat linked to a report), never each other (checked as files, links followed)
+  std::vector<NamedPath> inputs;
+  for (const auto& in : o.inputs) inputs.push_back({"the input", in});
+  check_outputs({{"-o", o.output}, {"-o's script", files.script}, {"-o's data", files.data}}, inputs);
 
   std::string s;
   s += "# " + stem + ".gp — written by gradflow " GRADFLOW_VERSION " (the command: gradflow_command below).\n";
@@ -203,6 +222,10 @@ RenderedFiles render_figure(const Figure& fig, const PlotOptions& o, const std::
     throw;
   }
   fs::remove(tmp_path, ec);
+  // gnuplot exits 0 when the disk fills under it: a figure without its format's ending is not written over the old
+  const std::string missing = missing_trailer(bytes, lower_extension(o.output));
+  require(missing.empty(), "gnuplot wrote an incomplete figure for " + o.output + " (" + missing + "; a full disk?); "
+                           "fix: free space and rerun (the previous figure, if any, is kept)");
   write_file_atomic(o.output, bytes);
   return files;
 }

@@ -1,7 +1,8 @@
 #!/bin/sh
-# test_injection.sh GRADFLOW CASE — no code runs from a name (issue 39 items 1, 2): a report or figure whose name
-# holds a newline and a gnuplot command, Slurm options holding a newline and a shell command, a plan folder with a
-# space and a %. Exit 0 pass, 1 fail, 77 skipped (with the reason).
+# test_injection.sh GRADFLOW CASE — no code runs from a name, no output replaces an input (issue 39 items 1, 2, 4, 6):
+# a report or figure whose name holds a newline and a gnuplot command, Slurm options holding a newline and a shell
+# command, a plan folder with a space and a %, a figure (or its script or data) onto its input, a truncated figure.
+# Exit 0 pass, 1 fail, 77 skipped (with the reason).
 gf=${1:?usage: test_injection.sh GRADFLOW CASE}
 case_=${2:?usage: test_injection.sh GRADFLOW CASE}
 tmp=$(mktemp -d)
@@ -72,5 +73,37 @@ case $case_ in
     one_line "$tmp/err"
     [ -e "$bad/slurm" ] && fail "scripts were written for a folder with a newline"
     echo "ok: a folder with a space and % is quoted and escaped; one with a newline is refused" ;;
+  plot_onto_input)
+    # issue 39 item 4: the figure, its .gp and its .dat are checked against the inputs like every other output
+    "$gf" analyze $model --json "$tmp/rep.pdf" || fail "analyze exited $?"
+    cp "$tmp/rep.pdf" "$tmp/keep.json"
+    "$gf" plot "$tmp/rep.pdf" --kind grad-by-depth -o "$tmp/rep.pdf" 2> "$tmp/err"
+    [ $? -eq 2 ] || fail "plot rep.pdf -o rep.pdf was not refused: $(cat "$tmp/err")"
+    cmp -s "$tmp/rep.pdf" "$tmp/keep.json" || fail "plot -o INPUT changed the input"
+    cp "$tmp/keep.json" "$tmp/fig.dat"
+    "$gf" plot "$tmp/fig.dat" --kind grad-by-depth -o "$tmp/fig.svg" --no-render 2> "$tmp/err"
+    [ $? -eq 2 ] || fail "plot fig.dat -o fig.svg (the data file is the input) was not refused: $(cat "$tmp/err")"
+    cmp -s "$tmp/fig.dat" "$tmp/keep.json" || fail "the input fig.dat was overwritten"
+    ln -s keep.json "$tmp/other.dat"
+    "$gf" plot "$tmp/keep.json" --kind grad-by-depth -o "$tmp/other.svg" --no-render 2> "$tmp/err"
+    [ $? -eq 2 ] || fail "a .dat linked to the input was not refused: $(cat "$tmp/err")"
+    one_line "$tmp/err"
+    /usr/bin/python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$tmp/keep.json" || fail "the linked input was destroyed"
+    echo "ok: the figure, its script and its data never replace an input" ;;
+  plot_truncated)
+    # issue 39 item 6: gnuplot exits 0 on a full disk, leaving a truncated figure; it must not replace the old one
+    "$gf" analyze $model --json "$tmp/r.json" || fail "analyze exited $?"
+    printf '%s\n' '#!/bin/sh' 'out=$(echo "$2" | sed "s/^outfile=.\(.*\).$/\1/")' 'printf "<svg><g>" > "$out"' 'exit 0' \
+      > "$tmp/fake-gnuplot"
+    chmod +x "$tmp/fake-gnuplot"
+    echo "old figure" > "$tmp/fig.svg"
+    GRADFLOW_GNUPLOT="$tmp/fake-gnuplot" "$gf" plot "$tmp/r.json" --kind grad-by-depth -o "$tmp/fig.svg" 2> "$tmp/err"
+    rc=$?
+    [ $rc -ne 0 ] || fail "a truncated figure was accepted (exit 0)"
+    one_line "$tmp/err"
+    grep -q "incomplete" "$tmp/err" || fail "the message does not say the figure is incomplete: $(cat "$tmp/err")"
+    [ "$(cat "$tmp/fig.svg")" = "old figure" ] || fail "the old figure was replaced by the truncated one"
+    ls "$tmp" | grep -q "tmp\." && fail "a temporary file was left: $(ls "$tmp")"
+    echo "ok: a truncated figure is refused and the old one kept" ;;
   *) echo "unknown case $case_"; exit 1 ;;
 esac
