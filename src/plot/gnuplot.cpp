@@ -17,6 +17,8 @@
 #include <vector>
 
 #include "gradflow/core/error.hpp"
+#include "gradflow/io/pending_child.hpp"
+#include "gradflow/io/pending_temp_files.hpp"
 #include "io/file_bytes.hpp"
 #include "gradflow/plot/style.hpp"
 #include "gradflow/report/atomic_file.hpp"
@@ -66,6 +68,27 @@ std::string missing_trailer(const std::string& bytes, const std::string& ext) {
   return "";
 }
 
+// Temporary files held for an interrupt (io/pending_temp_files.hpp) while they may exist, removed at the end.
+class HeldTemps {
+ public:
+  explicit HeldTemps(std::vector<std::string> paths) : paths_(std::move(paths)) {
+    for (const auto& p : paths_) slots_.push_back(io::hold_pending_temp(p));
+  }
+  ~HeldTemps() {
+    std::error_code ec;
+    for (size_t i = 0; i < paths_.size(); ++i) {
+      std::filesystem::remove(paths_[i], ec);
+      io::release_pending_temp(slots_[i]);
+    }
+  }
+  HeldTemps(const HeldTemps&) = delete;
+  HeldTemps& operator=(const HeldTemps&) = delete;
+
+ private:
+  std::vector<std::string> paths_;
+  std::vector<int> slots_;
+};
+
 struct Run {
   int start_errno = 0;  // errno of a failed exec (0: gnuplot started)
   int status = 0;       // waitpid status
@@ -97,6 +120,7 @@ Run run_in(const std::string& dir, const std::vector<std::string>& argv) {
     if (::write(err[1], &e, sizeof e) < 0) {}
     ::_exit(127);
   }
+  io::hold_pending_child(pid);  // an interrupt now stops and reaps gnuplot too (io/pending_child.hpp)
   ::close(out[1]);
   ::close(err[1]);
   Run r;
@@ -109,6 +133,10 @@ Run run_in(const std::string& dir, const std::vector<std::string>& argv) {
     r.output.append(buf, static_cast<size_t>(k));
   }
   ::close(out[0]);
+  // wait without reaping, let go of the child, then reap: an interrupt never signals a PID that was reused
+  siginfo_t info;
+  while (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOWAIT) < 0 && errno == EINTR) {}
+  io::release_pending_child();
   while (::waitpid(pid, &r.status, 0) < 0 && errno == EINTR) {}
   return r;
 }
@@ -182,24 +210,37 @@ RenderedFiles render_figure(const Figure& fig, const PlotOptions& o, const std::
   s += "gradflow_command = " + gp_quote(escape_controls(command_line)) + "\n";
   s += "# Data: " + stem + ".dat (blocks separated by two blank lines; `index i` selects block i).\n";
   s += "if (!exists(\"outfile\")) outfile = " + gp_quote(name) + "\n";
-  s += "data = " + gp_quote(stem + ".dat") + "\n";
+  s += "if (!exists(\"data\")) data = " + gp_quote(stem + ".dat") + "\n";
   s += terminal + "\nset output outfile\nset encoding utf8\n";
   s += palette_commands();
   s += base_style();
   if (!o.title.empty()) s += "set title " + gp_quote(o.title) + " noenhanced\n";
   s += fig.body;
   s += "unset output\n";
-  write_file_atomic(files.data, fig.data);
-  write_file_atomic(files.script, s);
-  if (!o.render) return files;
+  const auto write_script_and_data = [&] {
+    write_file_atomic(files.data, fig.data);
+    write_file_atomic(files.script, s);
+  };
+  if (!o.render) {
+    write_script_and_data();
+    return files;
+  }
 
-  const std::string prog = gnuplot_program();
-  const std::string tmp = name + ".tmp." + std::to_string(::getpid());
-  const Run r = run_in(dir, {prog, "-e", "outfile=" + gp_quote(tmp), stem + ".gp"});
+  // gnuplot draws from temporary copies of the script and data into a temporary figure, all three removed when
+  // this returns or an interrupt strikes (io/pending_temp_files.hpp; the interrupt also stops gnuplot); the three
+  // outputs are written only once the figure is whole, so an interrupted plot leaves nothing behind
+  const std::string pid = std::to_string(::getpid());
+  const std::string tmp = name + ".tmp." + pid, tmp_gp = stem + ".gp.tmp." + pid, tmp_dat = stem + ".dat.tmp." + pid;
   const std::string tmp_path = (fs::path(dir) / tmp).string();
+  const HeldTemps held({tmp_path, (fs::path(dir) / tmp_gp).string(), (fs::path(dir) / tmp_dat).string()});
+  write_file_atomic((fs::path(dir) / tmp_dat).string(), fig.data);
+  write_file_atomic((fs::path(dir) / tmp_gp).string(), s);
+  const std::string prog = gnuplot_program();
+  const Run r = run_in(dir, {prog, "-e", "outfile=" + gp_quote(tmp) + "; data=" + gp_quote(tmp_dat), tmp_gp});
   const std::string rerun = "script " + files.script + " and data " + files.data + " are written: redraw with `cd " +
                             dir + " && gnuplot " + stem + ".gp`";
   if (r.start_errno != 0) {
+    write_script_and_data();
     const bool set = std::getenv("GRADFLOW_GNUPLOT") && *std::getenv("GRADFLOW_GNUPLOT");
     throw Error("cannot run gnuplot ('" + prog + "'" + (set ? " from GRADFLOW_GNUPLOT" : " on PATH") + ": " +
                 std::strerror(r.start_errno) + "); fix: install it (apt-get install gnuplot-nox)" +
@@ -208,24 +249,20 @@ RenderedFiles render_figure(const Figure& fig, const PlotOptions& o, const std::
   std::error_code ec;
   const bool ok = WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0 && fs::file_size(tmp_path, ec) > 0 && !ec;
   if (!ok) {
-    fs::remove(tmp_path, ec);
-    throw Error("gnuplot failed on " + files.script + ": " + first_error(r.output) +
+    write_script_and_data();
+    std::string why = first_error(r.output);
+    for (size_t k; (k = why.find(tmp_gp)) != std::string::npos;) why.replace(k, tmp_gp.size(), stem + ".gp");
+    throw Error("gnuplot failed on " + files.script + ": " + why +
                 "; fix: edit the script and rerun it, or report the command that wrote it");
   }
   // the figure goes out like every other output (a regular file replaced atomically, a device or FIFO written as it
-  // is, a link kept: report/atomic_file.hpp), then gnuplot's temporary file goes
-  std::string bytes;
-  try {
-    bytes = io_detail::read_file_bytes(tmp_path);
-  } catch (const Error&) {
-    fs::remove(tmp_path, ec);
-    throw;
-  }
-  fs::remove(tmp_path, ec);
+  // is, a link kept: report/atomic_file.hpp)
+  const std::string bytes = io_detail::read_file_bytes(tmp_path);
   // gnuplot exits 0 when the disk fills under it: a figure without its format's ending is not written over the old
   const std::string missing = missing_trailer(bytes, lower_extension(o.output));
   require(missing.empty(), "gnuplot wrote an incomplete figure for " + o.output + " (" + missing + "; a full disk?); "
                            "fix: free space and rerun (the previous figure, if any, is kept)");
+  write_script_and_data();
   write_file_atomic(o.output, bytes);
   return files;
 }

@@ -1,5 +1,6 @@
 // interrupt.cpp — see interrupt.hpp. The note lives in one of two static buffers and is published by an atomic
-// index, so the handler (async-signal-safe: atomic loads, write, unlink, _exit) never reads a half-copied note.
+// index, so the handler (async-signal-safe: atomic loads, kill, waitpid, write, unlink, _exit) never reads a
+// half-copied note.
 #include "process/interrupt.hpp"
 
 #include <signal.h>
@@ -9,6 +10,7 @@
 #include <atomic>
 #include <cstring>
 
+#include "gradflow/io/pending_child.hpp"
 #include "gradflow/io/pending_temp_files.hpp"
 
 namespace gradflow::process {
@@ -46,6 +48,7 @@ void write_str(const char* s) {
 }
 
 extern "C" void on_interrupt(int sig) {
+  io::stop_pending_child();  // first, so that it writes no more into the files removed next
   io::remove_pending_temps();
   write_str(stderr_is_terminal ? "\ngradflow: interrupted; " : "gradflow: interrupted; ");
   const char* n = note.get();

@@ -1,7 +1,8 @@
 #!/bin/sh
-# test_injection.sh GRADFLOW CASE — no code runs from a name, no output replaces an input (issue 39 items 1, 2, 4, 6):
+# test_injection.sh GRADFLOW CASE — no code runs from a name, no output replaces an input (issue 39 items 1, 2, 4, 6, 7):
 # a report or figure whose name holds a newline and a gnuplot command, Slurm options holding a newline and a shell
-# command, a plan folder with a space and a %, a figure (or its script or data) onto its input, a truncated figure.
+# command, a plan folder with a space and a %, a figure (or its script or data) onto its input, a truncated figure,
+# an interrupted plot.
 # Exit 0 pass, 1 fail, 77 skipped (with the reason).
 gf=${1:?usage: test_injection.sh GRADFLOW CASE}
 case_=${2:?usage: test_injection.sh GRADFLOW CASE}
@@ -93,7 +94,8 @@ case $case_ in
   plot_truncated)
     # issue 39 item 6: gnuplot exits 0 on a full disk, leaving a truncated figure; it must not replace the old one
     "$gf" analyze $model --json "$tmp/r.json" || fail "analyze exited $?"
-    printf '%s\n' '#!/bin/sh' 'out=$(echo "$2" | sed "s/^outfile=.\(.*\).$/\1/")' 'printf "<svg><g>" > "$out"' 'exit 0' \
+    printf '%s\n' '#!/bin/sh' 'out=$(echo "$2" | sed "s/^outfile=.\([^;]*\).;.*$/\1/")' 'printf "<svg><g>" > "$out"' \
+      'exit 0' \
       > "$tmp/fake-gnuplot"
     chmod +x "$tmp/fake-gnuplot"
     echo "old figure" > "$tmp/fig.svg"
@@ -105,5 +107,32 @@ case $case_ in
     [ "$(cat "$tmp/fig.svg")" = "old figure" ] || fail "the old figure was replaced by the truncated one"
     ls "$tmp" | grep -q "tmp\." && fail "a temporary file was left: $(ls "$tmp")"
     echo "ok: a truncated figure is refused and the old one kept" ;;
+  plot_interrupt)
+    # issue 39 item 7: SIGTERM while gnuplot draws: gnuplot stopped and reaped, no temporary file, nothing written
+    # (the old message said "nothing was written" after the script and data had been replaced)
+    "$gf" analyze $model --json "$tmp/r.json" || fail "analyze exited $?"
+    mkdir "$tmp/out"
+    printf '%s\n' '#!/bin/sh' 'echo $$ > "$MARK/child.pid"' 'out=$(echo "$2" | sed "s/^outfile=.\([^;]*\).;.*$/\1/")' \
+      'printf "<svg" > "$out"' 'exec sleep 60' > "$tmp/slow-gnuplot"
+    chmod +x "$tmp/slow-gnuplot"
+    MARK=$tmp GRADFLOW_GNUPLOT="$tmp/slow-gnuplot" "$gf" plot "$tmp/r.json" --kind grad-by-depth -o "$tmp/out/fig.svg" \
+      2> "$tmp/err" &
+    gpid=$!
+    i=0
+    while [ ! -s "$tmp/child.pid" ]; do
+      i=$((i + 1)); [ $i -lt 200 ] || { kill $gpid; fail "the fake gnuplot never started: $(cat "$tmp/err")"; }
+      sleep 0.05
+    done
+    sleep 0.2
+    kill -TERM $gpid
+    wait $gpid
+    rc=$?
+    [ $rc -eq 143 ] || fail "plot after SIGTERM exited $rc: $(cat "$tmp/err")"
+    child=$(cat "$tmp/child.pid")
+    sleep 0.2
+    kill -0 "$child" 2>/dev/null && { kill "$child"; fail "gnuplot (PID $child) kept running after the interrupt"; }
+    [ -z "$(ls -A "$tmp/out")" ] || fail "files were left: $(ls -A "$tmp/out")"
+    grep -q "nothing was written" "$tmp/err" || fail "the message: $(cat "$tmp/err")"
+    echo "ok: an interrupted plot stops gnuplot and leaves nothing: $(cat "$tmp/err")" ;;
   *) echo "unknown case $case_"; exit 1 ;;
 esac
