@@ -14,23 +14,14 @@
 #include "gradflow/experiments/runner.hpp"
 #include "gradflow/report/fields.hpp"
 #include "gradflow/report/finite_json.hpp"
+#include "gradflow/report/number_text.hpp"
 
 namespace gradflow {
 using Json = nlohmann::ordered_json;
 using namespace fields;
 
-namespace {
-
-std::string short_num(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", v);
-  return buf;
-}
-
-}  // namespace
-
 std::string TrainRun::file_name() const {
-  return placement + "_L" + std::to_string(layers) + "_w" + std::to_string(warmup) + "_lr" + short_num(lr) + "_s" +
+  return placement + "_L" + std::to_string(layers) + "_w" + std::to_string(warmup) + "_lr" + number_text(lr) + "_s" +
          std::to_string(repetition) + ".json";
 }
 
@@ -198,7 +189,7 @@ Json train_sweep_report(const TrainSweepOptions& o, const std::vector<TrainRun>&
                             {kMeanEvalCurve, mc}});
           if (best.is_null() && c.n > 0 && c.conv == c.n) best = w;  // (n = 0: a partial merge lacks the cell)
         }
-        warm[short_num(lr)] = best;
+        warm[number_text(lr)] = best;
       }
       for (long w : o.warmups) {
         Json best = nullptr, best_nd = nullptr;
