@@ -59,17 +59,13 @@ std::vector<TrainRun> plan_train_runs(const TrainSweepOptions& o,
 }
 
 std::vector<Json> run_train_runs(const std::vector<TrainRun>& runs, const TrainSweepOptions& o, RunnerStats* stats) {
-  std::vector<ResumableJob> jobs;
-  jobs.reserve(runs.size());
-  for (const auto& r : runs) {
-    const std::string file = r.file_name();
-    jobs.push_back(ResumableJob{file.substr(0, file.size() - 5), [&r] { return train_config_json(r.tc); },
-                                [&r] {
-                                  TrainConfig tc = r.tc;
-                                  tc.threads = 0;  // the worker's share of the threads (runner.hpp)
-                                  return train(tc);
-                                }});
-  }
+  const auto jobs = resumable_jobs(
+      runs, [](const TrainRun& r) { return train_config_json(r.tc); },
+      [](const TrainRun& r) {
+        TrainConfig tc = r.tc;
+        tc.threads = 0;  // the worker's share of the threads (runner.hpp)
+        return train(tc);
+      });
   const auto describe = [](const Json& r) {
     char buf[64];
     const bool has = r.is_object() && r[kFinal][kEvalLoss].is_number();
