@@ -42,8 +42,8 @@ double numel_of(const SafeTensor& t) {
 
 // What reading will hold, from the headers: the tensors kept (the block stack, the embeddings) and the largest
 // gradflow tensor, built while its sources are still held.
-CheckpointLoad load_plan(const Checkpoint& ck, const io_detail::CheckpointFiles& f, const HfLayout* l, const std::string& prefix,
-                         const std::vector<std::string>& needed) {
+CheckpointLoad load_plan(const Checkpoint& ck, const io_detail::CheckpointFiles& f, const HfLayout* l,
+                         const std::string& prefix, const std::vector<std::string>& needed) {
   CheckpointLoad p;
   p.path = ck.path;
   p.format = ck.format;
