@@ -257,17 +257,13 @@ std::vector<Json> run_resumable(const std::vector<ResumableJob>& jobs, const Run
 
 std::vector<Json> run_configurations(const std::vector<Configuration>& configs, const RunnerOptions& opts,
                                      RunnerStats* stats) {
-  std::vector<ResumableJob> jobs;
-  jobs.reserve(configs.size());
-  for (const auto& c : configs) {
-    const std::string file = c.file_name();
-    jobs.push_back(ResumableJob{file.substr(0, file.size() - 5), [&c] { return expected_config(c.rc); },
-                                [&c] {
-                                  RunConfig rc = c.rc;
-                                  rc.analysis.progress = false;
-                                  return analyze(rc);
-                                }});
-  }
+  const auto jobs = resumable_jobs(
+      configs, [](const Configuration& c) { return expected_config(c.rc); },
+      [](const Configuration& c) {
+        RunConfig rc = c.rc;
+        rc.analysis.progress = false;
+        return analyze(rc);
+      });
   return run_resumable(jobs, opts, "configuration", nullptr, stats);
 }
 

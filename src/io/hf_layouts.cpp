@@ -1,4 +1,5 @@
-// hf_layouts.cpp — the table of Hugging Face layouts (see hf_layouts.hpp). A new family is one entry here.
+// hf_layouts.cpp — the table of Hugging Face layouts and the syntax of their names (see hf_layouts.hpp). A new
+// family is one entry here.
 // Sources (read, not copied): transformers' models/bert/modeling_bert.py (BertSelfAttention: query/key/value
 // nn.Linear, scores / sqrt(head_size); BertSelfOutput and BertOutput: LayerNorm(dense(h) + input), i.e. Post-LN;
 // layer_norm_eps default 1e-12; hidden_act default "gelu" = exact erf GELU), models/roberta/modeling_roberta.py
@@ -101,6 +102,24 @@ const HfLayout* find_hf_layout(const std::string& format) {
   for (const HfLayout& l : hf_layouts())
     if (l.format == format) return &l;
   return nullptr;
+}
+
+Index layer_of(const std::string& name, const std::string& stem, std::string* rest) {
+  if (name.compare(0, stem.size(), stem) != 0) return -1;
+  size_t k = stem.size();
+  Index i = 0;
+  while (k < name.size() && name[k] >= '0' && name[k] <= '9' && k - stem.size() < 6) i = 10 * i + (name[k++] - '0');
+  if (k == stem.size() || k >= name.size() || name[k] != '.') return -1;
+  if (rest) *rest = name.substr(k + 1);
+  return i;
+}
+
+std::vector<std::string> alternatives(const std::string& spec) {
+  std::vector<std::string> out;
+  size_t a = 0;
+  for (size_t b; (b = spec.find('|', a)) != std::string::npos; a = b + 1) out.push_back(spec.substr(a, b - a));
+  out.push_back(spec.substr(a));
+  return out;
 }
 
 }  // namespace gradflow::io_detail

@@ -1,13 +1,16 @@
-// hf_layouts.hpp — the Hugging Face checkpoint layouts gradflow reads, one table entry per model family
-// (private to src/io; read by checkpoint.cpp). An entry says where a family keeps each tensor of gradflow's
-// block (the name map), what config.json calls each architecture setting, and which gradflow placement its
-// block is. Conventions checked against Hugging Face's modeling code (docs/formats.md, "Hugging Face
-// checkpoints"): BERT/RoBERTa use nn.Linear (weight (out, in), y = x·Wᵀ + b) with q, k, v as three
-// Linears; GPT-2 uses Conv1D (weight (in, out), y = x·W + b) with q, k, v packed as the columns [q | k | v]
-// of attn.c_attn, so every GPT-2 weight is transposed into gradflow's (out, in).
+// hf_layouts.hpp — the Hugging Face checkpoint layouts gradflow reads, one table entry per model family, and the
+// syntax of the names the entries spell (private to src/io; read by checkpoint.cpp, checkpoint_format.cpp,
+// hf_config.cpp, hf_name_map.cpp and hf_export.cpp). An entry says where a family keeps each tensor of gradflow's
+// block (the name map), what config.json calls each architecture setting, and which gradflow placement its block
+// is. Conventions checked against Hugging Face's modeling code (docs/formats.md, "Hugging Face checkpoints"):
+// BERT/RoBERTa use nn.Linear (weight (out, in), y = x·Wᵀ + b) with q, k, v as three Linears; GPT-2 uses Conv1D
+// (weight (in, out), y = x·W + b) with q, k, v packed as the columns [q | k | v] of attn.c_attn, so every GPT-2
+// weight is transposed into gradflow's (out, in).
 #pragma once
 #include <string>
 #include <vector>
+
+#include "gradflow/core/types.hpp"
 
 namespace gradflow::io_detail {
 
@@ -52,5 +55,10 @@ struct HfLayout {
 const std::vector<HfLayout>& hf_layouts();
 // The layout of `format`, or nullptr.
 const HfLayout* find_hf_layout(const std::string& format);
+
+// The names the entries spell: i for "<stem>{i}.rest" (decimal, at most 6 digits), and `rest`; -1 for any other name.
+Index layer_of(const std::string& name, const std::string& stem, std::string* rest);
+// The spellings of a source "a|b": {"a", "b"} ({"a"} for a plain name).
+std::vector<std::string> alternatives(const std::string& spec);
 
 }  // namespace gradflow::io_detail

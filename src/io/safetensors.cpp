@@ -46,12 +46,6 @@ size_t itemsize_of(const std::string& dtype) {
   return 0;
 }
 
-std::string shape_str(const std::vector<int64_t>& shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
-
 uint64_t le_u64(const unsigned char* p) {
   uint64_t v = 0;
   for (int k = 7; k >= 0; --k) v = v << 8 | p[k];
@@ -122,7 +116,7 @@ Entry parse_entry(const std::string& path, const std::string& name, const json& 
   for (int64_t d : e.shape) {
     const uint64_t ud = static_cast<uint64_t>(d);
     if (ud != 0 && e.numel > kMaxElements / ud)
-      fail_tensor(path, name, "shape " + shape_str(e.shape) + " has more elements than can be addressed (overflow)");
+      fail_tensor(path, name, "shape " + shape_text(e.shape) + " has more elements than can be addressed (overflow)");
     e.numel *= ud;
   }
   const uint64_t nbytes = e.numel * e.itemsize;  // cannot overflow: numel <= SIZE_MAX / 8
@@ -138,7 +132,7 @@ Entry parse_entry(const std::string& path, const std::string& name, const json& 
                 "the file is truncated or corrupt; " + std::string(kFixReexport));
   if (e.end - e.begin != nbytes)
     fail_tensor(path, name, offs_str + " span " + std::to_string(e.end - e.begin) + " bytes but shape " +
-                                shape_str(e.shape) + " of " + e.dtype + " needs " + std::to_string(nbytes));
+                                shape_text(e.shape) + " of " + e.dtype + " needs " + std::to_string(nbytes));
   return e;
 }
 
@@ -150,7 +144,7 @@ std::string multi_index(uint64_t k, const std::vector<int64_t>& shape) {
     idx[i] = static_cast<int64_t>(k % d);
     k /= d;
   }
-  return shape_str(idx);
+  return shape_text(idx);
 }
 
 enum class Kind { F64, F32, F16, BF16 };
@@ -293,6 +287,12 @@ std::vector<SafeTensor> read_impl(const std::string& path, const std::function<b
 
 }  // namespace
 
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
 double half_to_double(uint16_t bits) {
   const bool neg = (bits & 0x8000u) != 0;
   const int exp = (bits >> 10) & 0x1F;
@@ -343,13 +343,13 @@ void write_safetensors(const std::string& path, const std::vector<SafeTensor>& t
     if (!seen.insert(t.name).second) internal("tensor '" + t.name + "' given twice");
     uint64_t numel = 1;
     for (int64_t d : t.shape) {
-      if (d < 0) internal("tensor '" + t.name + "' has negative shape " + shape_str(t.shape));
+      if (d < 0) internal("tensor '" + t.name + "' has negative shape " + shape_text(t.shape));
       const uint64_t ud = static_cast<uint64_t>(d);
       if (ud != 0 && numel > kMaxElements / ud) internal("tensor '" + t.name + "' shape overflows");
       numel *= ud;
     }
     if (numel != t.data.size())
-      internal("tensor '" + t.name + "' has " + std::to_string(t.data.size()) + " values for shape " + shape_str(t.shape));
+      internal("tensor '" + t.name + "' has " + std::to_string(t.data.size()) + " values for shape " + shape_text(t.shape));
     header[t.name] = {{"dtype", "F64"}, {"shape", t.shape}, {"data_offsets", {offset, offset + 8 * numel}}};
     offset += 8 * numel;
   }
@@ -391,7 +391,7 @@ std::vector<SafeTensor> to_tensors(const ParamStore& store) {
     int64_t numel = 1;
     for (int64_t d : p.shape) numel *= d;
     if (numel != static_cast<int64_t>(p.value.size()))
-      throw Error("internal: parameter '" + p.name + "' has shape " + shape_str(p.shape) + " but holds " +
+      throw Error("internal: parameter '" + p.name + "' has shape " + shape_text(p.shape) + " but holds " +
                       std::to_string(p.value.size()) + " values",
                   ErrorKind::Internal);
     out.push_back(SafeTensor{p.name, "F64", p.shape, std::vector<double>(p.value.data(), p.value.data() + p.value.size())});

@@ -1,6 +1,6 @@
 // dyt.cpp — Dynamic Tanh (Zhu et al. 2025): y = γ ⊙ tanh(α·x) + β, α a learnable scalar (α0 = 0.5).
 // Element-wise, so one token's Jacobian is diag(γ ⊙ α·(1 − tanh²(α·x))).
-#include "gradflow/ops/norm.hpp"
+#include "gradflow/ops/dyt.hpp"
 
 namespace gradflow::ops {
 

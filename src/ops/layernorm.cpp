@@ -2,7 +2,7 @@
 // With xhat = (x − μ)·r, r = 1/sqrt(σ² + ε), one token's Jacobian is
 //   dy/dx = r · diag(γ) · (I − 1 1ᵀ/d − xhat xhatᵀ/d)
 // (docs/math.md derives it; it equals REFERENCES' (√d/‖y‖)(I − y yᵀ/‖y‖²)(I − 1 1ᵀ/d) when ε = 0).
-#include "gradflow/ops/norm.hpp"
+#include "gradflow/ops/layernorm.hpp"
 
 #include "scaled_moments.hpp"
 
@@ -12,29 +12,9 @@ Mat layernorm_forward(const Mat& x, const Mat& gamma, const Mat& beta, double ep
   const Index n = x.rows(), d = x.cols();
   c.xhat.resize(n, d);
   c.rstd.resize(n);
-  for (Index i = 0; i < n; ++i) {
-    const double mu = x.row(i).mean();
-    const RowVec xc = x.row(i).array() - mu;
-    const double var = xc.squaredNorm() / static_cast<double>(d);
-    if ((std::isfinite(mu) && std::isfinite(var)) || !x.row(i).allFinite()) {
-      c.rstd(i) = 1.0 / std::sqrt(var + eps);
-      c.xhat.row(i) = xc * c.rstd(i);
-      continue;
-    }
-    // the sum or the squares overflowed for a finite row: the same normalization on the row scaled by 2^-e
-    const int e = detail::scale_exponent(x.row(i));
-    const RowVec xs = x.row(i).unaryExpr([e](double v) { return std::ldexp(v, -e); });
-    const RowVec xcs = xs.array() - xs.mean();
-    const double var_s = xcs.squaredNorm() / static_cast<double>(d);
-    if (var_s == 0.0) {  // all entries equal: only ε is left
-      c.rstd(i) = 1.0 / std::sqrt(eps);
-      c.xhat.row(i).setZero();
-      continue;
-    }
-    const double rs = detail::scaled_rsqrt(var_s, eps, e);
-    c.rstd(i) = std::ldexp(rs, -e);
-    c.xhat.row(i) = xcs * rs;
-  }
+  // the moment is taken of the centred row, x − μ
+  const auto centred = [](const auto& row) { return RowVec(row.array() - row.mean()); };
+  for (Index i = 0; i < n; ++i) detail::normalize_row(x.row(i), eps, centred, c.rstd(i), c.xhat.row(i));
   Mat y = c.xhat.array().rowwise() * gamma.row(0).array();
   y.rowwise() += beta.row(0);
   return y;

@@ -2,6 +2,9 @@
 #include "gradflow/ops/norm.hpp"
 
 #include "gradflow/core/error.hpp"
+#include "gradflow/ops/dyt.hpp"
+#include "gradflow/ops/layernorm.hpp"
+#include "gradflow/ops/rmsnorm.hpp"
 
 namespace gradflow {
 

@@ -1,6 +1,6 @@
 // rmsnorm.cpp — RMSNorm (Zhang & Sennrich 2019) and its exact derivatives.
 // With xhat = x·r, r = 1/sqrt(mean(x²) + ε), one token's Jacobian is r · diag(γ) · (I − xhat xhatᵀ/d).
-#include "gradflow/ops/norm.hpp"
+#include "gradflow/ops/rmsnorm.hpp"
 
 #include "scaled_moments.hpp"
 
@@ -10,26 +10,9 @@ Mat rmsnorm_forward(const Mat& x, const Mat& gamma, double eps, NormCache& c) {
   const Index n = x.rows(), d = x.cols();
   c.xhat.resize(n, d);
   c.rstd.resize(n);
-  for (Index i = 0; i < n; ++i) {
-    const double ms = x.row(i).squaredNorm() / static_cast<double>(d);
-    if (std::isfinite(ms) || !x.row(i).allFinite()) {
-      c.rstd(i) = 1.0 / std::sqrt(ms + eps);
-      c.xhat.row(i) = x.row(i) * c.rstd(i);
-      continue;
-    }
-    // the squares overflowed for a finite row: the same normalization on the row scaled by 2^-e
-    const int e = detail::scale_exponent(x.row(i));
-    const RowVec xs = x.row(i).unaryExpr([e](double v) { return std::ldexp(v, -e); });
-    const double ms_s = xs.squaredNorm() / static_cast<double>(d);
-    if (ms_s == 0.0) {  // all entries equal: only ε is left
-      c.rstd(i) = 1.0 / std::sqrt(eps);
-      c.xhat.row(i).setZero();
-      continue;
-    }
-    const double rs = detail::scaled_rsqrt(ms_s, eps, e);
-    c.rstd(i) = std::ldexp(rs, -e);
-    c.xhat.row(i) = xs * rs;
-  }
+  // the moment is taken of the row itself
+  const auto itself = [](const auto& row) -> const auto& { return row; };
+  for (Index i = 0; i < n; ++i) detail::normalize_row(x.row(i), eps, itself, c.rstd(i), c.xhat.row(i));
   return c.xhat.array().rowwise() * gamma.row(0).array();
 }
 

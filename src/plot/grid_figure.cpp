@@ -5,12 +5,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <limits>
 
 #include "contour.hpp"
 #include "gradflow/core/error.hpp"
 #include "gradflow/plot/style.hpp"
+#include "gradflow/report/number_text.hpp"
 
 namespace gradflow {
 namespace {
@@ -29,12 +29,6 @@ bool even_steps(const std::vector<double>& x, bool log) {
   for (size_t k = 1; k + 1 < x.size(); ++k)
     if (std::abs(f(x[k + 1]) - f(x[k]) - step) > 1e-6 * std::max(std::abs(step), 1e-300)) return false;
   return true;
-}
-
-std::string number_text(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", v);
-  return buf;
 }
 
 std::string tic_name(const std::string& v) { return v == "inv-sqrt-2L" ? "1/√(2L)" : v; }

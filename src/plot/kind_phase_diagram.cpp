@@ -7,12 +7,12 @@
 // drawn as equal cells in order.
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <limits>
 #include <map>
 
 #include "gradflow/core/error.hpp"
 #include "gradflow/plot/kinds.hpp"
+#include "gradflow/report/number_text.hpp"
 #include "gradflow/report/fields.hpp"
 #include "grid_figure.hpp"
 #include "metric_labels.hpp"
@@ -43,9 +43,7 @@ bool is_scale(const std::string& p) {
 
 std::string short_number(const PlotJson& v) {
   if (v.is_number_integer()) return std::to_string(v.get<long long>());
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", v.get<double>());
-  return buf;
+  return number_text(v.get<double>());
 }
 
 Grid sweep_grid(const PlotInput& in, const std::string& metric) {

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "gradflow/report/number_text.hpp"
+
 namespace gradflow {
 namespace {
 
@@ -18,12 +20,6 @@ constexpr Style kPalette[kStyles] = {
     {"#0072B2", 7, 1},  {"#D55E00", 5, 2},  {"#009E73", 9, 4},  {"#CC79A7", 13, 3},
     {"#E69F00", 6, 1},  {"#56B4E9", 4, 2},  {"#000000", 8, 4},  {"#B8A000", 12, 3},  // Okabe–Ito yellow, darkened
 };
-
-std::string fmt_g(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", v);
-  return buf;
-}
 
 // Tic values in [lo, hi] at mantissas m·10^k.
 std::vector<double> mantissa_tics(double lo, double hi, const std::vector<double>& mantissas) {
@@ -139,7 +135,7 @@ std::string log_axis(const std::string& axis, double lo, double hi, int max_tics
   rlo = std::min(rlo, tics.front() / 1.01), rhi = std::max(rhi, tics.back() * 1.01);
   s += range + gp_num(rlo) + ":" + gp_num(rhi) + "]\n";
   s += "set " + axis + "tics (";
-  for (size_t i = 0; i < tics.size(); ++i) s += (i ? ", " : "") + gp_quote(fmt_g(tics[i])) + " " + gp_num(tics[i]);
+  for (size_t i = 0; i < tics.size(); ++i) s += (i ? ", " : "") + gp_quote(number_text(tics[i])) + " " + gp_num(tics[i]);
   return s + ")\nunset m" + axis + "tics\n";
 }
 

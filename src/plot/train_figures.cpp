@@ -3,11 +3,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 
 #include "gradflow/core/error.hpp"
 #include "gradflow/plot/style.hpp"
 #include "gradflow/report/fields.hpp"
+#include "gradflow/report/number_text.hpp"
 
 namespace gradflow {
 using namespace fields;
@@ -46,9 +46,7 @@ void apply_step_axis(LineFigure& f, const StepAxis& a) {
       for (double m : {1.0, 2.0, 5.0}) {
         const double v = m * std::pow(10.0, k);
         if ((m == 1.0 || fine) && v >= a.first * (1 - 1e-9) && v <= a.last * (1 + 1e-9)) {
-          char label[32];
-          std::snprintf(label, sizeof label, "%g", v);
-          tics += ", " + gp_quote(label) + " " + gp_num(v);
+          tics += ", " + gp_quote(number_text(v)) + " " + gp_num(v);
         }
       }
     f.extra += tics + ")\nunset mxtics\n";
@@ -87,11 +85,7 @@ Figure sweep_panels(const std::vector<PlotInput>& in, const PlotOptions& o, cons
       return a.depth != b.depth ? a.depth < b.depth : a.placement < b.placement;
     });
   for (const auto& p : panels)
-    for (const auto& l : p.lines) {
-      char lr[32];
-      std::snprintf(lr, sizeof lr, "lr %g", l.lr);
-      factors.push_back({lr, "warmup " + std::to_string(l.warmup)});
-    }
+    for (const auto& l : p.lines) factors.push_back({"lr " + number_text(l.lr), "warmup " + std::to_string(l.warmup)});
   // one style per (lr, warmup) cell, the same in every panel
   const TwoWay t = two_way(factors);
   std::vector<std::string> cells;  // "lr 0.001, warmup 0" in order of first appearance (one-way styling)

@@ -1,29 +1,22 @@
 // numeric_fix.cpp — see numeric_fix.hpp.
 #include "gradflow/run/numeric_fix.hpp"
 
-#include <cstdio>
 #include <vector>
 
+#include "gradflow/report/number_text.hpp"
+
 namespace gradflow {
-namespace {
-
-std::string number(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g", v);
-  return buf;
-}
-
-}  // namespace
 
 std::string nonfinite_fix(const RunConfig& rc, const Mat& x0) {
   std::vector<std::string> fixes;
   if (!rc.input.empty()) {
     const double m = x0.size() > 0 ? x0.cwiseAbs().maxCoeff() : 0.0;
-    fixes.push_back("rescale --input (its largest |entry| is " + number(m) + ")");
+    fixes.push_back("rescale --input (its largest |entry| is " + number_text(m, 3) + ")");
   }
   if (!rc.weights.empty()) fixes.push_back("check the --weights file");
   else if (rc.init.scale != 1.0) fixes.push_back("lower --init-scale (now " + rc.init.scale_text + ")");
-  if (rc.model.residual_scale != 1.0) fixes.push_back("lower --residual-scale (now " + number(rc.model.residual_scale) + ")");
+  if (rc.model.residual_scale != 1.0)
+    fixes.push_back("lower --residual-scale (now " + number_text(rc.model.residual_scale, 3) + ")");
   if (fixes.empty()) return kNonFiniteFix;
   std::string out = fixes[0];
   for (size_t i = 1; i < fixes.size(); ++i) out += " or " + fixes[i];

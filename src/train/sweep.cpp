@@ -14,23 +14,14 @@
 #include "gradflow/experiments/runner.hpp"
 #include "gradflow/report/fields.hpp"
 #include "gradflow/report/finite_json.hpp"
+#include "gradflow/report/number_text.hpp"
 
 namespace gradflow {
 using Json = nlohmann::ordered_json;
 using namespace fields;
 
-namespace {
-
-std::string short_num(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", v);
-  return buf;
-}
-
-}  // namespace
-
 std::string TrainRun::file_name() const {
-  return placement + "_L" + std::to_string(layers) + "_w" + std::to_string(warmup) + "_lr" + short_num(lr) + "_s" +
+  return placement + "_L" + std::to_string(layers) + "_w" + std::to_string(warmup) + "_lr" + number_text(lr) + "_s" +
          std::to_string(repetition) + ".json";
 }
 
@@ -68,17 +59,13 @@ std::vector<TrainRun> plan_train_runs(const TrainSweepOptions& o,
 }
 
 std::vector<Json> run_train_runs(const std::vector<TrainRun>& runs, const TrainSweepOptions& o, RunnerStats* stats) {
-  std::vector<ResumableJob> jobs;
-  jobs.reserve(runs.size());
-  for (const auto& r : runs) {
-    const std::string file = r.file_name();
-    jobs.push_back(ResumableJob{file.substr(0, file.size() - 5), [&r] { return train_config_json(r.tc); },
-                                [&r] {
-                                  TrainConfig tc = r.tc;
-                                  tc.threads = 0;  // the worker's share of the threads (runner.hpp)
-                                  return train(tc);
-                                }});
-  }
+  const auto jobs = resumable_jobs(
+      runs, [](const TrainRun& r) { return train_config_json(r.tc); },
+      [](const TrainRun& r) {
+        TrainConfig tc = r.tc;
+        tc.threads = 0;  // the worker's share of the threads (runner.hpp)
+        return train(tc);
+      });
   const auto describe = [](const Json& r) {
     char buf[64];
     const bool has = r.is_object() && r[kFinal][kEvalLoss].is_number();
@@ -198,7 +185,7 @@ Json train_sweep_report(const TrainSweepOptions& o, const std::vector<TrainRun>&
                             {kMeanEvalCurve, mc}});
           if (best.is_null() && c.n > 0 && c.conv == c.n) best = w;  // (n = 0: a partial merge lacks the cell)
         }
-        warm[short_num(lr)] = best;
+        warm[number_text(lr)] = best;
       }
       for (long w : o.warmups) {
         Json best = nullptr, best_nd = nullptr;

@@ -55,6 +55,21 @@ struct ResumableJob {
   std::function<nlohmann::ordered_json()> configuration;   // what a resumed file must have been computed with
   std::function<nlohmann::ordered_json()> compute;         // the job's report
 };
+// One job per item of a plan (a Configuration, a train-sweep's TrainRun: anything with file_name() "<name>.json"),
+// named after its result file, computing configuration(item) and compute(item). The jobs refer to the items, which
+// must outlive them.
+template <class Item, class ConfigurationOf, class ComputeOf>
+std::vector<ResumableJob> resumable_jobs(const std::vector<Item>& items, ConfigurationOf configuration,
+                                         ComputeOf compute) {
+  std::vector<ResumableJob> jobs;
+  jobs.reserve(items.size());
+  for (const Item& item : items) {
+    const std::string file = item.file_name();
+    jobs.push_back(ResumableJob{file.substr(0, file.size() - 5), [&item, configuration] { return configuration(item); },
+                                [&item, compute] { return compute(item); }});
+  }
+  return jobs;
+}
 // noun names a job in messages ("configuration", "run"); describe(report) may add to a progress line (may be null).
 // The first failed job's Error is rethrown, naming the job, after every job has finished.
 // With opts.plan: Write and Task return an empty vector (nothing to report); Merge returns every report in plan

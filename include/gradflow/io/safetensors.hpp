@@ -47,6 +47,9 @@ void write_safetensors(const std::string& path, const std::vector<SafeTensor>& t
 // Every parameter as an F64 tensor with its PyTorch shape (Param::shape), in the store's order.
 std::vector<SafeTensor> to_tensors(const ParamStore& store);
 
+// A shape as messages write it: "[768, 3072]" ("[]" for a scalar).
+std::string shape_text(const std::vector<int64_t>& shape);
+
 // Exact conversions of IEEE binary16 and bfloat16 bit patterns (subnormals, ±0, ±Inf, NaN included).
 double half_to_double(uint16_t bits);
 double bfloat16_to_double(uint16_t bits);

@@ -1,4 +1,5 @@
-// norm.hpp — the normalizations a block can use, behind one small dispatch type.
+// norm.hpp — the normalizations a block can use, behind one small dispatch type (the ops themselves:
+// layernorm.hpp, rmsnorm.hpp, dyt.hpp).
 //   layernorm (Ba et al. 2016, PyTorch nn.LayerNorm): y = γ ⊙ (x − μ)/sqrt(σ² + ε) + β, σ² biased
 //   rmsnorm   (Zhang & Sennrich 2019):                y = γ ⊙ x / sqrt(mean(x²) + ε)
 //   dyt       (Zhu et al. 2025, Dynamic Tanh):        y = γ ⊙ tanh(α·x) + β, α a learnable scalar
@@ -9,19 +10,13 @@
 #include "gradflow/core/jacobian.hpp"
 #include "gradflow/core/params.hpp"
 #include "gradflow/core/types.hpp"
+#include "gradflow/ops/norm_cache.hpp"
 
 namespace gradflow {
 
 enum class NormKind { LayerNorm, RMSNorm, DyT };
 NormKind parse_norm_kind(const std::string& name);  // "layernorm" | "rmsnorm" | "dyt", else Error
 std::string to_string(NormKind k);
-
-// What a norm's forward saves for its derivatives (everything else is recomputed).
-struct NormCache {
-  Mat xhat;  // (n, d) layernorm: (x − μ)·r; rmsnorm: x·r; dyt: tanh(α·x)
-  Vec rstd;  // (n)    layernorm: r = 1/sqrt(σ² + ε); rmsnorm: r = 1/sqrt(mean(x²) + ε); dyt: unused
-  Mat x;     // (n, d) dyt only: the input (for ∂/∂α)
-};
 
 // One normalization layer in a model: its kind and where its parameters live in the ParamStore.
 struct NormLayer {
@@ -39,23 +34,5 @@ struct NormLayer {
   Mat jvp_with_params(const ParamStore& p, const NormCache& c, const Mat& dx, const ParamGrads& dtheta) const;
   Jacobian jacobian(const ParamStore& p, const NormCache& c) const;
 };
-
-namespace ops {
-// Each function below accepts stacked tangents/cotangents (k*n rows, see types.hpp).
-Mat layernorm_forward(const Mat& x, const Mat& gamma, const Mat& beta, double eps, NormCache& c);
-Mat layernorm_vjp(const NormCache& c, const Mat& gamma, const Mat& dy, Mat* dgamma, Mat* dbeta);
-Mat layernorm_jvp(const NormCache& c, const Mat& gamma, const Mat& dx);
-Jacobian layernorm_jacobian(const NormCache& c, const Mat& gamma);
-
-Mat rmsnorm_forward(const Mat& x, const Mat& gamma, double eps, NormCache& c);
-Mat rmsnorm_vjp(const NormCache& c, const Mat& gamma, const Mat& dy, Mat* dgamma);
-Mat rmsnorm_jvp(const NormCache& c, const Mat& gamma, const Mat& dx);
-Jacobian rmsnorm_jacobian(const NormCache& c, const Mat& gamma);
-
-Mat dyt_forward(const Mat& x, double alpha, const Mat& gamma, const Mat& beta, NormCache& c);
-Mat dyt_vjp(const NormCache& c, double alpha, const Mat& gamma, const Mat& dy, Mat* dalpha, Mat* dgamma, Mat* dbeta);
-Mat dyt_jvp(const NormCache& c, double alpha, const Mat& gamma, const Mat& dx);
-Jacobian dyt_jacobian(const NormCache& c, double alpha, const Mat& gamma);
-}  // namespace ops
 
 }  // namespace gradflow
