@@ -118,8 +118,8 @@ TEST_CASE("model: input and parameter gradients vs finite differences, every pla
       if (m.params().all()[i].name.find("self_attn.k_norm.bias") != std::string::npos) {
         // HybridNorm's key-norm bias: exactly 0, as β_k adds q_i·β_k/√e to every score of query i alike and the
         // softmax cancels it; so both sides are rounding (central differences of a constant)
-        CHECK(grads[idx].norm() <= 1e-12);
-        CHECK(fd.norm() <= 1e-8);
+        CHECK(grads[idx].norm() <= kZeroGradTol);
+        CHECK(fd.norm() <= kFdZeroTol);
         continue;
       }
       CHECK(rel_err(grads[idx], fd) <= kFdTol);
