@@ -63,6 +63,12 @@ inline constexpr double kFdZeroTol = 1e-8;
 // correlation within this many standard errors of its exact value (a fair stream fails 5 sigma with p < 1e-6).
 inline constexpr double kRngMaxZ = 5.0;
 
+// Initialization statistics (tests/run/test_analysis.cpp, fixed seeds, so deterministic): the variance or standard
+// deviation of one initialized weight matrix (N >= 4096 entries) within this fraction of the scheme's value; the
+// relative standard error is <= 1.4 % there (uniform variance: sqrt(0.8/N); normal std: 1/sqrt(2N)), so >= 3.5 of
+// them, while a wrong fan-in or scale moves it by far more (a factor 2 in d: 100 %).
+inline constexpr double kInitMomentTol = 0.05;
+
 // Training (tests/train): a trained copy model's final eval loss above the task floor (issue 8's learning test).
 // Output sensitivity at relative size r = 1e-4: ‖y(θ+δ) − y(θ)‖² / ‖J_θ δ‖² − 1 is O(r) (second-order terms);
 // measured below 1e-3 on the small test models, bounded at 1e-2.
