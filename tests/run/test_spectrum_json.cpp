@@ -43,9 +43,9 @@ TEST_CASE("analyze --spectrum writes the spectra of every B_l and P_l", "[spectr
     for (const char* grp : {"block_jacobian", "product_jacobian"}) {
       const auto& sp = l[grp]["spectrum"];
       REQUIRE(sp["singular_values"].size() == static_cast<size_t>(N));
-      REQUIRE(sp["largest"].get<double>() == Approx(l[grp]["spectral_norm"].get<double>()).epsilon(1e-10));
+      REQUIRE(sp["largest"].get<double>() == Approx(l[grp]["spectral_norm"].get<double>()).epsilon(kSpectralNormTol));
       double sq = 0;
       for (const auto& v : sp["singular_values"]) sq += v.get<double>() * v.get<double>();
-      REQUIRE(std::sqrt(sq) == Approx(l[grp]["frobenius_norm"].get<double>()).epsilon(1e-12));
+      REQUIRE(std::sqrt(sq) == Approx(l[grp]["frobenius_norm"].get<double>()).epsilon(kSvdTol));
     }
 }

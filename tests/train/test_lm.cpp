@@ -63,8 +63,8 @@ void check_tensor(LanguageModel& lm, const std::vector<Sequence>& b, const std::
     fd.data()[k] = (lp - lm_) / (2 * h);
   }
   INFO(name << ": |analytic| = " << analytic.norm() << ", |fd| = " << fd.norm());
-  if (fd.norm() < 1e-9) {
-    REQUIRE(analytic.norm() < 1e-8);  // e.g. the attention key bias: exactly zero in exact arithmetic
+  if (fd.norm() < test::kFdZeroTol) {
+    REQUIRE(analytic.norm() < test::kZeroGradTol);  // e.g. the attention key bias: exactly zero in exact arithmetic
   } else {
     REQUIRE(rel_err(analytic, fd) < test::kFdTol);
   }
