@@ -19,12 +19,12 @@ TEST_CASE("frobenius_from_probes: mean, pairwise error, power-of-two scale", "[m
   W << 1.0, 0.0, 1.0, 1.0;
   const FrobeniusEstimate f = frobenius_from_probes(W, 1, 0);
   // mean ‖w‖² = 1.5; one pair, (w_1·w_2)² = 1 = T̂; SE(mean) = sqrt(2·1/2) = 1; SE(value) = 1/(2·sqrt(1.5))
-  REQUIRE(f.value == Approx(std::sqrt(1.5)).epsilon(1e-15));
-  REQUIRE(f.std_error == Approx(1.0 / (2.0 * std::sqrt(1.5))).epsilon(1e-15));
+  REQUIRE(f.value == Approx(std::sqrt(1.5)).epsilon(kClosedFormTol));
+  REQUIRE(f.std_error == Approx(1.0 / (2.0 * std::sqrt(1.5))).epsilon(kClosedFormTol));
   REQUIRE(f.probes == 2);
   const FrobeniusEstimate big = frobenius_from_probes(W, 1, 2000);
   REQUIRE(!std::isfinite(big.value));  // sqrt(1.5)·2^2000 is beyond a double: the report writes null ...
-  REQUIRE(big.log10_value == Approx(std::log10(std::sqrt(1.5)) + 2000 * std::log10(2.0)).epsilon(1e-14));  // ... not this
+  REQUIRE(big.log10_value == Approx(std::log10(std::sqrt(1.5)) + 2000 * std::log10(2.0)).epsilon(kClosedFormChainTol));  // ... not this
   REQUIRE(std::isnan(frobenius_from_probes(W.topRows(1), 1, 0).std_error));  // one probe: no error estimate
 }
 

@@ -31,20 +31,20 @@ TEST_CASE("SquareSum adds mantissa·2^e terms exactly in range and beyond a doub
   s.add(5.0, 2);     // 3 + 20
   REQUIRE(s.value() == 23.0);
   const ExactNorm e = exact_norm_from(s, 4);
-  REQUIRE(e.value == Approx(std::sqrt(23.0)).epsilon(1e-15));
-  REQUIRE(e.mean_sq_singular == Approx(23.0 / 4).epsilon(1e-15));
-  REQUIRE(e.rms_gain == Approx(std::sqrt(23.0) / 2).epsilon(1e-15));
+  REQUIRE(e.value == Approx(std::sqrt(23.0)).epsilon(kClosedFormTol));
+  REQUIRE(e.mean_sq_singular == Approx(23.0 / 4).epsilon(kClosedFormTol));
+  REQUIRE(e.rms_gain == Approx(std::sqrt(23.0) / 2).epsilon(kClosedFormTol));
   SquareSum big;
   big.add(1.0, 3000);
   big.add(1.0, 3000);  // 2^3001: beyond a double, its square root 2^1500.5 too
   REQUIRE(std::isinf(big.value()));
-  REQUIRE(big.log10() == Approx(3001 * std::log10(2.0)).epsilon(1e-15));
+  REQUIRE(big.log10() == Approx(3001 * std::log10(2.0)).epsilon(kClosedFormTol));
   const ExactNorm eb = exact_norm_from(big, 1);
   REQUIRE(std::isinf(eb.value));
-  REQUIRE(eb.log10_value == Approx(1500.5 * std::log10(2.0)).epsilon(1e-15));
+  REQUIRE(eb.log10_value == Approx(1500.5 * std::log10(2.0)).epsilon(kClosedFormTol));
   SquareSum odd;
   odd.add(1.0, -1001);  // sqrt(2^-1001) = 2^-500.5, representable: the exponent halves exactly
-  REQUIRE(exact_norm_from(odd, 1).value == Approx(std::ldexp(std::sqrt(0.5), -500)).epsilon(1e-15));
+  REQUIRE(exact_norm_from(odd, 1).value == Approx(std::ldexp(std::sqrt(0.5), -500)).epsilon(kClosedFormTol));
 }
 
 TEST_CASE("streamed ‖P_l‖_F and ‖B_l‖_F equal the explicit Jacobians' for every placement", "[matrix_free]") {

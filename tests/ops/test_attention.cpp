@@ -84,7 +84,7 @@ TEST_CASE("attention: forward matches a direct per-head computation", "[ops][att
   ops::AttentionCache c;
   ops::attention_forward(f.w(2, true), x, c);
   for (const Mat& P : c.P) {
-    for (Index i = 0; i < 3; ++i) CHECK(P.row(i).sum() == Approx(1.0).epsilon(1e-15));
+    for (Index i = 0; i < 3; ++i) CHECK(P.row(i).sum() == Approx(1.0).epsilon(kClosedFormTol));
     CHECK(P(0, 1) == 0.0);
     CHECK(P(0, 2) == 0.0);
     CHECK(P(1, 2) == 0.0);

@@ -46,9 +46,9 @@ TEST_CASE("gelu is the exact erf form, matching known values", "[ops][activation
   z << -1.0, 0.5, 3.0;
   const Mat y = ops::activation_forward(Activation::Gelu, z);
   // 0.5 z (1 + erf(z/√2)), values from PyTorch's F.gelu in float64
-  CHECK(y(0, 0) == Approx(-0.15865525393145702).epsilon(1e-15));
-  CHECK(y(0, 1) == Approx(0.34573123063700656).epsilon(1e-15));
-  CHECK(y(0, 2) == Approx(2.99595030590511).epsilon(1e-15));
+  CHECK(y(0, 0) == Approx(-0.15865525393145702).epsilon(kClosedFormTol));
+  CHECK(y(0, 1) == Approx(0.34573123063700656).epsilon(kClosedFormTol));
+  CHECK(y(0, 2) == Approx(2.99595030590511).epsilon(kClosedFormTol));
 }
 
 TEST_CASE("gelu-tanh is GPT-2's gelu_new and matches known values", "[ops][activation]") {
@@ -56,12 +56,12 @@ TEST_CASE("gelu-tanh is GPT-2's gelu_new and matches known values", "[ops][activ
   z << -1.0, 0.5, 3.0, -10.0;
   const Mat y = ops::activation_forward(Activation::GeluTanh, z);
   // 0.5 z (1 + tanh(sqrt(2/pi) (z + 0.044715 z^3))), values from PyTorch's F.gelu(approximate='tanh') in float64
-  CHECK(y(0, 0) == Approx(-0.15880800939172324).epsilon(1e-15));
-  CHECK(y(0, 1) == Approx(0.34571400982514394).epsilon(1e-15));
-  CHECK(y(0, 2) == Approx(2.996362607918227).epsilon(1e-15));
+  CHECK(y(0, 0) == Approx(-0.15880800939172324).epsilon(kClosedFormTol));
+  CHECK(y(0, 1) == Approx(0.34571400982514394).epsilon(kClosedFormTol));
+  CHECK(y(0, 2) == Approx(2.996362607918227).epsilon(kClosedFormTol));
   // far left the value is tiny but exact in relative terms (the sigmoid form; 1 + tanh would cancel to 0)
   const double u = 0.79788456080286535588 * (-10.0 + 0.044715 * -1000.0);
-  CHECK(y(0, 3) == Approx(-10.0 / (1.0 + std::exp(-2.0 * u))).epsilon(1e-14));  // about -1e-37
+  CHECK(y(0, 3) == Approx(-10.0 / (1.0 + std::exp(-2.0 * u))).epsilon(kClosedFormChainTol));  // about -1e-37
   CHECK(y(0, 3) < 0.0);
   // the derivative at 0 is 1/2, and it differs from exact gelu's elsewhere
   Mat z0 = Mat::Zero(1, 1);

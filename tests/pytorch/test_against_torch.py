@@ -11,20 +11,13 @@ and biases away from 1 and 0 are saved as safetensors, the input and cotangent a
 are compared with torch: relative error <= 1e-9 for each quantity, one line each. Exit 1 on any failure,
 77 (CTest SKIP_RETURN_CODE) when torch or numpy cannot be imported.
 """
-import json
 import os
 import sys
 import tempfile
 
-try:
-    import numpy as np
-    import torch
-except ImportError as e:  # the only reason to skip
-    print(f"SKIPPED: {sys.executable} cannot import torch/numpy ({e}); install python3-torch python3-numpy")
-    sys.exit(77)
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import torch_reference as tr  # noqa: E402
+from preamble import np, torch, gradflow_binary, load_json, randn64  # exits 77 (skipped) without numpy/torch
+import tolerances as tol
+import torch_reference as tr
 
 CONFIGS = [
     tr.Spec("post", layers=2, d=8, heads=2, d_ff=16, n=4, activation="relu"),
@@ -66,16 +59,15 @@ def check(gradflow, spec, i, tmp):
     state = tr.rounded(enc.state_dict(), spec.dtype)  # what the reader of spec.dtype will see
     enc.load_state_dict(state)
     tr.write_safetensors(w, state, spec.dtype)
-    x0 = torch.randn(spec.n, spec.d, dtype=torch.float64)
-    cot = torch.randn(spec.n, spec.d, dtype=torch.float64)
+    x0 = randn64(spec.n, spec.d)
+    cot = randn64(spec.n, spec.d)
     np.save(x, x0.numpy()[None] if spec.batch_dim else x0.numpy())  # (1, n, d) or (n, d)
     np.save(g, cot.numpy())
 
     files = ["--weights", w, "--input", x]
     tr.run([gradflow, "analyze", *files, "--cotangent", g, *spec.gradflow_options(), "--json", r, "-q"])
     tr.run([gradflow, "jacobian", *files, *spec.gradflow_options(), "--out", j])
-    with open(r) as f:
-        report = json.load(f)
+    report = load_json(r)
     ref, J_ref = tr.reference(spec, enc, x0, cot)
     print(f"[{i}] {spec.label()}")
     return tr.compare(f"[{i}] {spec.label()}", ref, tr.gradflow_quantities(report), J_ref, np.load(j),
@@ -83,14 +75,13 @@ def check(gradflow, spec, i, tmp):
 
 
 def main():
-    if len(sys.argv) != 2:
-        sys.exit("usage: test_against_torch.py PATH/TO/gradflow")
-    print(f"torch {torch.__version__}, numpy {np.__version__}; tolerance: relative error <= {tr.REL_TOL:g}")
+    gradflow = gradflow_binary()
+    print(f"torch {torch.__version__}, numpy {np.__version__}; tolerance: relative error <= {tol.REL_TOL:g}")
     failed = []
     with tempfile.TemporaryDirectory(prefix="gradflow_torch_") as tmp:
         for i, spec in enumerate(CONFIGS):
             try:
-                if check(sys.argv[1], spec, i, tmp):
+                if check(gradflow, spec, i, tmp):
                     failed.append(spec.label())
             except Exception as e:  # a crash of either side is a failure of this configuration, not of the test
                 print(f"FAIL [{i}] {spec.label()}: {type(e).__name__}: {e}")

@@ -6,20 +6,13 @@ The exported model is gradflow's own random initialization (no --weights): the t
 exactly the model gradflow analyzes, in PyTorch's names and shapes. Relative error <= 1e-9 per quantity.
 Exit 1 on any failure, 77 (CTest SKIP_RETURN_CODE) when torch or numpy cannot be imported.
 """
-import json
 import os
 import sys
 import tempfile
 
-try:
-    import numpy as np
-    import torch
-except ImportError as e:
-    print(f"SKIPPED: {sys.executable} cannot import torch/numpy ({e}); install python3-torch python3-numpy")
-    sys.exit(77)
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import torch_reference as tr  # noqa: E402
+from preamble import np, torch, gradflow_binary, load_json, randn64  # exits 77 (skipped) without numpy/torch
+import tolerances as tol
+import torch_reference as tr
 
 # (spec, extra options of gradflow's initialization); final_norm must match what the placement then has.
 CONFIGS = [
@@ -44,15 +37,14 @@ def check(gradflow, spec, init, i, tmp):
         assert torch.equal(p.detach(), state[name]), name
 
     torch.manual_seed(2000 + i)
-    x0 = torch.randn(spec.n, spec.d, dtype=torch.float64)
-    cot = torch.randn(spec.n, spec.d, dtype=torch.float64)
+    x0 = randn64(spec.n, spec.d)
+    cot = randn64(spec.n, spec.d)
     np.save(x, x0.numpy())
     np.save(g, cot.numpy())
     files = ["--input", x, "--cotangent", g]
     tr.run([gradflow, "analyze", *model, *files, "--json", r, "-q"])
     tr.run([gradflow, "jacobian", *model, "--input", x, "--out", j])
-    with open(r) as f:
-        report = json.load(f)
+    report = load_json(r)
     ref, J_ref = tr.reference(spec, enc, x0, cot)
     label = f"[{i}] export {' '.join(init)} -> load_state_dict(strict=True): {spec.label()}"
     print(label)
@@ -60,14 +52,13 @@ def check(gradflow, spec, init, i, tmp):
 
 
 def main():
-    if len(sys.argv) != 2:
-        sys.exit("usage: test_export_roundtrip.py PATH/TO/gradflow")
-    print(f"torch {torch.__version__}; tolerance: relative error <= {tr.REL_TOL:g}")
+    gradflow = gradflow_binary()
+    print(f"torch {torch.__version__}; tolerance: relative error <= {tol.REL_TOL:g}")
     failed = 0
     with tempfile.TemporaryDirectory(prefix="gradflow_export_") as tmp:
         for i, (spec, init) in enumerate(CONFIGS):
             try:
-                failed += check(sys.argv[1], spec, init, i, tmp) > 0
+                failed += check(gradflow, spec, init, i, tmp) > 0
             except Exception as e:
                 print(f"FAIL [{i}] {spec.label()}: {type(e).__name__}: {e}")
                 failed += 1

@@ -16,16 +16,10 @@ import subprocess
 import sys
 import tempfile
 
-try:
-    import numpy as np
-    import torch
-except ImportError as e:
-    print(f"SKIPPED: {sys.executable} cannot import torch/numpy ({e}); install python3-torch python3-numpy")
-    sys.exit(77)
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import hf_reference as hf  # noqa: E402
-import torch_reference as tr  # noqa: E402
+from preamble import np, torch, gradflow_binary, load_json, randn64  # exits 77 (skipped) without numpy/torch
+import tolerances as tol
+import hf_reference as hf
+import torch_reference as tr
 
 
 class Case:
@@ -89,8 +83,8 @@ def check(gradflow, c, i, tmp):
     if c.token_ids:
         x0 = c.model.embed(c.token_ids, roberta=c.fmt == "hf-roberta", pad=1)
     else:
-        x0 = torch.randn(n, c.model.d, dtype=torch.float64)
-    g = torch.randn(n, c.model.d, dtype=torch.float64)
+        x0 = randn64(n, c.model.d)
+    g = randn64(n, c.model.d)
     x, gp = os.path.join(tmp, f"{i}.x.npy"), os.path.join(tmp, f"{i}.g.npy")
     np.save(x, x0.numpy())
     np.save(gp, g.numpy())
@@ -100,8 +94,7 @@ def check(gradflow, c, i, tmp):
     cot = [] if c.lm else ["--cotangent", gp]
     tr.run([gradflow, "analyze", *common, *inputs, *cot, "--json", r, "-q"])
     tr.run([gradflow, "jacobian", *common, *inputs, "--out", j])
-    with open(r) as f:
-        report = json.load(f)
+    report = load_json(r)
     ref, J_ref = hf.reference(c.model, x0, g, hf.lm_loss(c.model, c.token_ids) if c.lm else None)
     label = f"[{i}] {c.label}"
     print(label)
@@ -174,8 +167,8 @@ def check_export(gradflow, i, fmt, cls, options, tmp):
         return 1
     ref.p = state
     torch.manual_seed(4000 + i)
-    x0 = torch.randn(n, ref.d, dtype=torch.float64)
-    g = torch.randn(n, ref.d, dtype=torch.float64)
+    x0 = randn64(n, ref.d)
+    g = randn64(n, ref.d)
     x, gp = os.path.join(tmp, f"e{i}.x.npy"), os.path.join(tmp, f"e{i}.g.npy")
     np.save(x, x0.numpy())
     np.save(gp, g.numpy())
@@ -185,8 +178,7 @@ def check_export(gradflow, i, fmt, cls, options, tmp):
         r, j = os.path.join(tmp, f"e{i}.json"), os.path.join(tmp, f"e{i}.J.npy")
         tr.run([gradflow, "analyze", *opts, "--input", x, "--cotangent", gp, "--json", r, "-q"])
         tr.run([gradflow, "jacobian", *opts, "--input", x, "--out", j])
-        with open(r) as f:
-            report = json.load(f)
+        report = load_json(r)
         failures += tr.compare(f"{label}: {source}", expected, tr.gradflow_quantities(report), J_ref, np.load(j))
     # exporting into the folder it reads is refused before any work (the checkpoint would be replaced)
     p = subprocess.run([gradflow, "export", "--weights", folder, "--format", fmt, "--out", folder],
@@ -198,20 +190,19 @@ def check_export(gradflow, i, fmt, cls, options, tmp):
 
 
 def main():
-    if len(sys.argv) != 2:
-        sys.exit("usage: test_hf_checkpoints.py PATH/TO/gradflow")
-    print(f"torch {torch.__version__}; tolerance: relative error <= {tr.REL_TOL:g}")
+    gradflow = gradflow_binary()
+    print(f"torch {torch.__version__}; tolerance: relative error <= {tol.REL_TOL:g}")
     failed = 0
     with tempfile.TemporaryDirectory(prefix="gradflow_hf_") as tmp:
         for i, c in enumerate(CASES):
             try:
-                failed += check(sys.argv[1], c, i, tmp) > 0
+                failed += check(gradflow, c, i, tmp) > 0
             except Exception as e:
                 print(f"FAIL [{i}] {c.label}: {type(e).__name__}: {e}")
                 failed += 1
         for i, (fmt, cls, options) in enumerate(EXPORTS):
             try:
-                failed += check_export(sys.argv[1], i, fmt, cls, options, tmp) > 0
+                failed += check_export(gradflow, i, fmt, cls, options, tmp) > 0
             except Exception as e:
                 print(f"FAIL [export {i}] {fmt}: {type(e).__name__}: {e}")
                 failed += 1

@@ -16,16 +16,9 @@ import subprocess
 import sys
 import tempfile
 
-try:
-    import numpy as np
-    import torch  # noqa: F401  (hf_reference builds the checkpoints with it)
-except ImportError as e:
-    print(f"SKIPPED: {sys.executable} cannot import torch/numpy ({e}); install python3-torch python3-numpy")
-    sys.exit(77)
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import hf_reference as hf  # noqa: E402
-import torch_reference as tr  # noqa: E402
+from preamble import np, torch, gradflow_binary, load_json  # exits 77 (skipped) without numpy/torch
+import hf_reference as hf
+import torch_reference as tr
 
 failures = 0
 
@@ -56,15 +49,8 @@ def numbers(report):
     return r
 
 
-def load(path):
-    with open(path) as f:
-        return json.load(f)
-
-
 def main():
-    if len(sys.argv) != 2:
-        sys.exit("usage: test_hf_commands.py PATH/TO/gradflow")
-    gf = sys.argv[1]
+    gf = gradflow_binary()
     with tempfile.TemporaryDirectory(prefix="gradflow_hfcmd_") as tmp:
         gpt2, bert = os.path.join(tmp, "gpt2"), os.path.join(tmp, "bert")
         g_model = hf.GPT2(2, 8, 2, seed=21)
@@ -81,8 +67,8 @@ def main():
                 "--json", j("list.json")])
         for f in ("ids64.npy", "ids32.npy"):
             tr.run([gf, "analyze", "--weights", gpt2, "--token-ids", j(f), "--loss", "lm", "-q", "--json", j(f + ".json")])
-            r = load(j(f + ".json"))
-            expect(numbers(r) == numbers(load(j("list.json"))) and r["config"]["token_ids_file"] == j(f),
+            r = load_json(j(f + ".json"))
+            expect(numbers(r) == numbers(load_json(j("list.json"))) and r["config"]["token_ids_file"] == j(f),
                    f"--token-ids {f}: the report of the same ids as a list, config.token_ids_file recorded")
         np.save(j("float.npy"), np.array(ids, dtype=np.float64))
         np.save(j("two.npy"), np.array([ids, ids], dtype=np.int64))
@@ -98,14 +84,14 @@ def main():
         for name, path, block in (("GPT-2", gpt2, "pre"), ("BERT", bert, "post")):
             tr.run([gf, "analyze", "--weights", path, "--gradients-only", "-q", "--json", j("a.json")])
             tr.run([gf, "compare", "--weights", path, "--seeds", "1", "--gradients-only", "-q", "--json", j("c.json")])
-            a, c = load(j("a.json")), load(j("c.json"))
+            a, c = load_json(j("a.json")), load_json(j("c.json"))
             g = c["groups"][0]
             same = all(g["per_layer"][l]["grad_norm"]["mean"] == a["layers"][l]["grad_norm"] for l in range(2))
             expect(c["placements"] == [block] and c["layers"] == [2] and same,
                    f"compare --weights {name} (no --placements/--layers): [{block}] at L = 2, analyze's numbers")
             tr.run([gf, "sweep", "--weights", path, "--param", "seq-len", "--values", "3,5", "--seeds", "1",
                     "--gradients-only", "-q", "--json", j("s.json")])
-            expect(load(j("s.json"))["placements"] == [block], f"sweep --weights {name}: the checkpoint's placement")
+            expect(load_json(j("s.json"))["placements"] == [block], f"sweep --weights {name}: the checkpoint's placement")
         expect(refused([gf, "compare", "--weights", gpt2, "--placements", "post,pre", "-q"],
                        "--placements post,pre contradicts the hf-gpt2 checkpoint", "its block is pre"),
                "compare --placements contradicting the checkpoint names both")
@@ -132,7 +118,7 @@ def main():
         expect(ok, "train --weights GPT-2: the saved step-0 blocks and ln_f equal the checkpoint's tensors (mapped)")
         expect(all(torch.equal(saved[k], fresh[k]) for k in ("tok_embedding.weight", "pos_embedding.weight")),
                "train --weights: the task's embeddings are drawn from --seed as without --weights")
-        cfg = load(j("tw.json"))["config"]
+        cfg = load_json(j("tw.json"))["config"]
         expect(cfg.get("weights_format") == "hf-gpt2" and cfg.get("placement") == "pre" and cfg.get("layers") == 2,
                "train --weights: config records the checkpoint, its placement and depth")
         expect(refused([gf, "train", "--weights", bert, *task], "bidirectional encoder"), "train --weights BERT refused")

@@ -13,23 +13,16 @@ b2t), random float64 weights are saved as safetensors and the input/cotangent as
   output_sensitivity                     the same probes δ (gradflow's seeded streams, torch_reference's port of its
                                          RNG): ||J_θ δ||² from autograd (the double-backward form of the parameter
                                          JVP) and ||y(θ + δ) − y(θ)||² from a perturbed copy, mean and standard error
-Each relative error <= 1e-9 (torch_reference.REL_TOL); exit 1 on any failure, 77 when torch/numpy are missing.
+Each relative error <= 1e-9 (tolerances.REL_TOL); exit 1 on any failure, 77 when torch/numpy are missing.
 """
-import json
 import math
 import os
 import sys
 import tempfile
 
-try:
-    import numpy as np
-    import torch
-except ImportError as e:  # the only reason to skip
-    print(f"SKIPPED: {sys.executable} cannot import torch/numpy ({e}); install python3-torch python3-numpy")
-    sys.exit(77)
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import torch_reference as tr  # noqa: E402
+from preamble import np, torch, gradflow_binary, load_json, randn64  # exits 77 (skipped) without numpy/torch
+import tolerances as tol
+import torch_reference as tr
 
 CONFIGS = [
     tr.Spec("post", layers=2, d=8, heads=2, d_ff=16, n=5, activation="relu"),
@@ -168,16 +161,15 @@ def check(gradflow, spec, i, tmp):
     state = tr.rounded(enc.state_dict(), spec.dtype)
     enc.load_state_dict(state)
     tr.write_safetensors(w, state, spec.dtype)
-    x0 = torch.randn(spec.n, spec.d, dtype=torch.float64)
-    cot = torch.randn(spec.n, spec.d, dtype=torch.float64)
+    x0 = randn64(spec.n, spec.d)
+    cot = randn64(spec.n, spec.d)
     np.save(x, x0.numpy())
     np.save(g, cot.numpy())
     seed = 7 + i  # with --weights, --input and --cotangent it seeds only the sensitivity probes
     tr.run([gradflow, "analyze", "--weights", w, "--input", x, "--cotangent", g, *spec.gradflow_options(),
             "--sensitivity-probes", str(SENSITIVITY_PROBES), "--sensitivity-size", repr(SENSITIVITY_SIZE),
             "--seed", str(seed), "--json", r, "-q"])
-    with open(r) as f:
-        report = json.load(f)
+    report = load_json(r)
     got = {}
     for l, layer in enumerate(report["layers"]):
         for key in ("token_geometry", "attention", "branch_ratio", "attention_grad_norms", "qk_grad_share"):
@@ -197,7 +189,7 @@ def check(gradflow, spec, i, tmp):
             ok, rel = False, float("inf")
         else:
             rel = abs(have - want) / max(abs(want), 1e-300)
-            ok = rel <= tr.REL_TOL or (want == 0 and abs(have) <= 1e-15)
+            ok = rel <= tol.REL_TOL or (want == 0 and abs(have) <= tol.ZERO_ABS_TOL)
         failures += not ok
         print(f"  {'ok  ' if ok else 'FAIL'} {key:<48} torch {want!s:<24} gradflow {have!s:<24} rel {rel:.2e}")
     extra = sorted(set(got) - set(ref))
@@ -208,14 +200,13 @@ def check(gradflow, spec, i, tmp):
 
 
 def main():
-    if len(sys.argv) != 2:
-        sys.exit("usage: test_layer_quantities_torch.py PATH/TO/gradflow")
-    print(f"torch {torch.__version__}; tolerance: relative error <= {tr.REL_TOL:g}")
+    gradflow = gradflow_binary()
+    print(f"torch {torch.__version__}; tolerance: relative error <= {tol.REL_TOL:g}")
     failed = []
     with tempfile.TemporaryDirectory(prefix="gradflow_torch_lq_") as tmp:
         for i, spec in enumerate(CONFIGS):
             try:
-                if check(sys.argv[1], spec, i, tmp):
+                if check(gradflow, spec, i, tmp):
                     failed.append(spec.label())
             except Exception as e:  # a crash of either side fails this configuration
                 print(f"FAIL [{i}] {spec.label()}: {type(e).__name__}: {e}")

@@ -13,25 +13,16 @@ the loss, so Adam amplifies round-off there differently in each framework; in_pr
 value parts, and the key part is only checked to stay within Adam's largest possible movement.
 Exit 1 on any failure, 77 (CTest SKIP_RETURN_CODE) when torch or numpy cannot be imported.
 """
-import json
 import math
 import os
-import subprocess
 import sys
 import tempfile
 
-try:
-    import numpy as np
-    import torch
-    import torch.nn.functional as F
-except ImportError as e:
-    print(f"SKIPPED: {sys.executable} cannot import torch/numpy ({e}); install python3-torch python3-numpy")
-    sys.exit(77)
+from preamble import np, torch, gradflow_binary, load_json  # exits 77 (skipped) without numpy/torch
+import torch.nn.functional as F
+import tolerances as tol
+import torch_reference as tr
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import torch_reference as tr  # noqa: E402
-
-REL_TOL = 1e-10  # issue 8's bound
 STEPS = 5
 
 # (spec of the encoder, gradflow train options)
@@ -94,7 +85,7 @@ def check(gradflow, spec, o, i, tmp):
     if not spec.final_norm and spec.placement != "post":  # post has none to drop (gradflow refuses the flag there)
         cmd.append("--no-final-norm")
     tr.run(cmd)
-    report = json.load(open(js))
+    report = load_json(js)
     assert report["config"]["final_norm"] == spec.final_norm
 
     model = LM(spec, o["vocab"], o["tie"])
@@ -128,7 +119,7 @@ def check(gradflow, spec, o, i, tmp):
     got_losses = [e["train_loss"] for e in report["log"]]
     for s, (want, got) in enumerate(zip(losses, got_losses)):
         rel = abs(got - want) / abs(want)
-        ok = rel <= REL_TOL
+        ok = rel <= tol.TRAIN_REL_TOL
         failures += not ok
         print(f"  {'ok  ' if ok else 'FAIL'} loss at step {s:<26} torch {want:.17g}  gradflow {got:.17g}  rel {rel:.2e}")
     if len(got_losses) != len(losses):
@@ -144,7 +135,7 @@ def check(gradflow, spec, o, i, tmp):
             # depend on b_k, so both sides hold only round-off in its gradient (1e-17 .. 1e-11 depending on the
             # activations' scale), which Adam amplifies into steps of lr*|g|/(|g| + eps), anywhere from lr*1e-8 to
             # about lr: the two frameworks' b_k are not comparable. Checked: both stay within Adam's largest possible
-            # movement (3*lr per step), and the query and value biases agree at REL_TOL.
+            # movement (3*lr per step), and the query and value biases agree at TRAIN_REL_TOL.
             kb_want, kb_got = want[d:2 * d], got[d:2 * d]
             bound = 3 * STEPS * o["lr"]
             ok = kb_want.abs().max().item() <= bound and kb_got.abs().max().item() <= bound
@@ -156,7 +147,7 @@ def check(gradflow, spec, o, i, tmp):
             name += " (q, v)"
         moved = (p.detach().reshape(-1) - init[name.split(" ")[0]].reshape(-1)).norm().item()
         rel = ((got - want).norm() / want.norm()).item()
-        ok = rel <= REL_TOL
+        ok = rel <= tol.TRAIN_REL_TOL
         failures += not ok
         print(f"  {'ok  ' if ok else 'FAIL'} {name:<40} ||w|| {want.norm().item():.6g}  moved {moved:.3g}  rel {rel:.2e}")
     print(f"{'ok  ' if failures == 0 else 'FAIL'} {label}")
@@ -164,14 +155,12 @@ def check(gradflow, spec, o, i, tmp):
 
 
 def main():
-    if len(sys.argv) != 2:
-        print("usage: test_train_against_torch.py PATH/TO/gradflow")
-        return 2
+    gradflow = gradflow_binary()
     torch.set_num_threads(1)
     failures = 0
     with tempfile.TemporaryDirectory() as tmp:
         for i, (spec, o) in enumerate(CONFIGS):
-            failures += check(os.path.abspath(sys.argv[1]), spec, o, i, tmp)
+            failures += check(os.path.abspath(gradflow), spec, o, i, tmp)
     print(f"{'FAILED' if failures else 'passed'}: {failures} failure(s) over {len(CONFIGS)} configurations")
     return 1 if failures else 0
 

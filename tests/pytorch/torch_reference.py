@@ -15,8 +15,9 @@ import numpy as np
 import torch
 from torch import nn
 
+from tolerances import REL_TOL, ZERO_REL_TOL
+
 SKIP_RETURN_CODE = 77
-REL_TOL = 1e-9  # the issue's bound on every compared quantity
 
 
 # --- files ------------------------------------------------------------------------------------------
@@ -322,7 +323,7 @@ def exactly_zero(spec, key):
 
 def compare(label, ref, got, J_ref, J_got, zero=lambda key: False):
     """Prints one line per quantity; returns the number of failures (relative error > REL_TOL, or missing).
-    A quantity `zero(key)` says is exactly 0 must be rounding on both sides: |value| <= 1e-12 * the largest."""
+    A quantity `zero(key)` says is exactly 0 must be rounding on both sides: |value| <= ZERO_REL_TOL * the largest."""
     failures = 0
     scale = max(abs(v) for v in ref.values())
     for key, want in ref.items():
@@ -331,13 +332,13 @@ def compare(label, ref, got, J_ref, J_got, zero=lambda key: False):
             failures += 1
             continue
         if zero(key):
-            ok = max(abs(want), abs(got[key])) <= 1e-12 * scale
+            ok = max(abs(want), abs(got[key])) <= ZERO_REL_TOL * scale
             failures += not ok
             print(f"  {'ok  ' if ok else 'FAIL'} {key:<40} torch {want:.3g}  gradflow {got[key]:.3g}  (exactly 0: "
-                  f"both <= 1e-12 * {scale:.3g})")
+                  f"both <= {ZERO_REL_TOL:g} * {scale:.3g})")
             continue
         # relative error; the floor only matters for an exactly-zero gradient (e.g. q, k biases when n = 1)
-        rel = abs(got[key] - want) / max(abs(want), 1e-12 * scale)
+        rel = abs(got[key] - want) / max(abs(want), ZERO_REL_TOL * scale)
         ok = rel <= REL_TOL
         failures += not ok
         print(f"  {'ok  ' if ok else 'FAIL'} {key:<40} torch {want:.17g}  gradflow {got[key]:.17g}  rel {rel:.2e}")

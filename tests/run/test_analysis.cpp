@@ -48,7 +48,8 @@ TEST_CASE("analyze: the report keeps the contract of issue 2", "[analysis]") {
     }
     CHECK(r["output_grad_norm"].is_number());
     CHECK(r["summary"]["bottom_to_top_grad_ratio"].get<double>() ==
-          Approx(r["layers"][0]["grad_norm"].get<double>() / r["layers"][2]["grad_norm"].get<double>()).epsilon(1e-15));
+          Approx(r["layers"][0]["grad_norm"].get<double>() / r["layers"][2]["grad_norm"].get<double>())
+              .epsilon(test::kClosedFormTol));
     CHECK(r["config"]["seed"] == 3);
     CHECK(r["config"]["placement"] == p);
   }
@@ -81,14 +82,14 @@ TEST_CASE("analyze: numerical rank: LayerNorms in series multiply their eps-atte
       INFO("layer " << l);
       CHECK(layers[l]["product_jacobian"]["numerical_rank"] == 32 - 2 * n);
       const auto s = relative_spectrum(layers[l]);
-      CHECK(s[2 * n - 1] < 1e-14);  // means and scales: rounding level (delta^4 ~ 1e-20)
-      CHECK(s[2 * n] > 1e-3);
+      CHECK(s[2 * n - 1] < test::kZeroSingularTol);  // means and scales: rounding level (delta^4 ~ 1e-20)
+      CHECK(s[2 * n] > test::kUnattenuatedFloor);
     }
     const auto s = relative_spectrum(layers[2]);  // P_2 = B_2: one block, two LayerNorms in series
-    CHECK(s[n - 1] < 1e-14);                      // the mean directions: exact zeros up to rounding
-    CHECK(s[n] > 1e-13);                          // the scale directions: delta^2, far above rounding ...
-    CHECK(s[2 * n - 1] < 1e-8);                   // ... and far below one LayerNorm's delta
-    CHECK(s[2 * n] > 1e-3);
+    CHECK(s[n - 1] < test::kZeroSingularTol);  // the mean directions: exact zeros up to rounding
+    CHECK(s[n] > test::kLnDeltaSquaredFloor);  // the scale directions: delta^2, far above rounding ...
+    CHECK(s[2 * n - 1] < test::kLnDeltaFloor);  // ... and far below one LayerNorm's delta
+    CHECK(s[2 * n] > test::kUnattenuatedFloor);
   }
   SECTION("Pre-LN with the final norm: the residual bypasses the inner norms, only the final one is in series") {
     auto rc = small("pre");
@@ -97,10 +98,10 @@ TEST_CASE("analyze: numerical rank: LayerNorms in series multiply their eps-atte
     for (const auto& layer : r["layers"]) {
       CHECK(layer["product_jacobian"]["numerical_rank"] == 32 - n);
       const auto s = relative_spectrum(layer);
-      CHECK(s[n - 1] < 1e-14);
-      CHECK(s[n] > 1e-8);  // delta ~ 1e-5 (measured 2e-6 .. 1e-5)
-      CHECK(s[2 * n - 1] < 1e-3);
-      CHECK(s[2 * n] > 1e-3);
+      CHECK(s[n - 1] < test::kZeroSingularTol);
+      CHECK(s[n] > test::kLnDeltaFloor);  // delta ~ 1e-5 (measured 2e-6 .. 1e-5)
+      CHECK(s[2 * n - 1] < test::kUnattenuatedFloor);
+      CHECK(s[2 * n] > test::kUnattenuatedFloor);
     }
   }
   SECTION("Pre-LN without a final norm: full rank") {
@@ -122,8 +123,8 @@ TEST_CASE("summarize_spectrum: threshold is kRankRtol relative to sigma_max", "[
 
 TEST_CASE("spectral_norm by Lanczos equals the SVD's sigma_max", "[analysis][linalg]") {
   const Mat A = random_normal(9, "A", 60, 60);
-  CHECK(spectral_norm(A) == Approx(singular_values(A)(0)).epsilon(1e-12));
-  CHECK(spectral_norm(Mat::Identity(30, 30)) == Approx(1.0).epsilon(1e-14));
+  CHECK(spectral_norm(A) == Approx(singular_values(A)(0)).epsilon(test::kSpectralNormTol));
+  CHECK(spectral_norm(Mat::Identity(30, 30)) == Approx(1.0).epsilon(test::kClosedFormChainTol));
   CHECK(spectral_norm(Mat::Zero(10, 10)) == 0.0);
 }
 
@@ -156,7 +157,7 @@ TEST_CASE("analyze: an explicit run too large for memory is refused before alloc
 }
 
 TEST_CASE("option parsing: init scale and memory sizes", "[analysis][options]") {
-  CHECK(parse_init_scale("inv-sqrt-2L", 8) == Approx(0.25).epsilon(1e-15));
+  CHECK(parse_init_scale("inv-sqrt-2L", 8) == Approx(0.25).epsilon(test::kClosedFormTol));
   CHECK(parse_init_scale("0.5", 8) == 0.5);
   CHECK_THROWS_AS(parse_init_scale("nope", 8), Error);
   CHECK_THROWS_AS(parse_init_scale("-1", 8), Error);
@@ -186,7 +187,7 @@ TEST_CASE("init: torch defaults in distribution, gpt2 scaling, init-scale", "[an
     CHECK(w.cwiseAbs().maxCoeff() <= b);
     CHECK(w.cwiseAbs().maxCoeff() > 0.95 * b);
     const double var = w.squaredNorm() / double(w.size());
-    CHECK(var == Approx(b * b / 3).epsilon(0.05));
+    CHECK(var == Approx(b * b / 3).epsilon(test::kInitMomentTol));
   };
   check_uniform(P.at("layers.0.self_attn.in_proj_weight"), std::sqrt(6.0 / (d + 3 * d)));
   check_uniform(P.at("layers.0.self_attn.out_proj.weight"), 1 / std::sqrt(d));
@@ -203,9 +204,9 @@ TEST_CASE("init: torch defaults in distribution, gpt2 scaling, init-scale", "[an
   initialize(g, init);
   const Mat& w2 = g.params().at("layers.0.linear2.weight");
   const double sd = std::sqrt(w2.squaredNorm() / double(w2.size()));
-  CHECK(sd == Approx(0.02 / std::sqrt(4.0) * 0.5).epsilon(0.05));
+  CHECK(sd == Approx(0.02 / std::sqrt(4.0) * 0.5).epsilon(test::kInitMomentTol));
   const Mat& w1 = g.params().at("layers.0.linear1.weight");
-  CHECK(std::sqrt(w1.squaredNorm() / double(w1.size())) == Approx(0.02).epsilon(0.05));
+  CHECK(std::sqrt(w1.squaredNorm() / double(w1.size())) == Approx(0.02).epsilon(test::kInitMomentTol));
   init.scheme = "bogus";
   CHECK_THROWS_AS(initialize(g, init), Error);
 }

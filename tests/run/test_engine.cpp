@@ -282,7 +282,7 @@ TEST_CASE("mode: streamed validates --stream-rows, refuses --spectrum and runs o
   // the chunk and its images: 3·K·N doubles beyond matrix-free's estimate for K probes; K is clamped to N
   const double N = 4 * 8;
   CHECK(streamed_memory(cfg, 4, 10).total() ==
-        Approx(streaming_memory_estimate(cfg, 4, 10) + 3 * 10 * N * 8).epsilon(1e-15));
+        Approx(streaming_memory_estimate(cfg, 4, 10) + 3 * 10 * N * 8).epsilon(kClosedFormTol));
   CHECK(streamed_memory(cfg, 4, 1000).total() == streamed_memory(cfg, 4, 32).total());
   o.max_memory_bytes = streamed_memory(cfg, 4, 256).total() - 1;
   REQUIRE_THROWS_WITH(choose_engine(cfg, o), Catch::Contains("streamed mode") && Catch::Contains("--stream-rows"));

@@ -9,6 +9,7 @@
 #include "gradflow/linalg/svd.hpp"
 #include "matrix_free/small_context.hpp"
 #include "gradflow/report/spectrum_json.hpp"
+#include "tolerances.hpp"
 
 using namespace gradflow;
 using namespace gradflow::test;
@@ -23,7 +24,7 @@ TEST_CASE("spectrum_json: summary statistics of a known spectrum", "[spectrum]")
   REQUIRE(j["smallest"].get<double>() == 1e-14);
   REQUIRE(j["median"].get<double>() == 4.0);
   REQUIRE(j["numerical_rank"].get<Index>() == 4);
-  REQUIRE(j["log10_condition_number"].get<double>() == Approx(2.0).epsilon(1e-15));
+  REQUIRE(j["log10_condition_number"].get<double>() == Approx(2.0).epsilon(kClosedFormTol));
   Vec e(4);
   e << 4.0, 3.0, 2.0, 1.0;
   REQUIRE(spectrum_json(e)["median"].get<double>() == 2.5);
@@ -42,9 +43,9 @@ TEST_CASE("analyze --spectrum writes the spectra of every B_l and P_l", "[spectr
     for (const char* grp : {"block_jacobian", "product_jacobian"}) {
       const auto& sp = l[grp]["spectrum"];
       REQUIRE(sp["singular_values"].size() == static_cast<size_t>(N));
-      REQUIRE(sp["largest"].get<double>() == Approx(l[grp]["spectral_norm"].get<double>()).epsilon(1e-10));
+      REQUIRE(sp["largest"].get<double>() == Approx(l[grp]["spectral_norm"].get<double>()).epsilon(kSpectralNormTol));
       double sq = 0;
       for (const auto& v : sp["singular_values"]) sq += v.get<double>() * v.get<double>();
-      REQUIRE(std::sqrt(sq) == Approx(l[grp]["frobenius_norm"].get<double>()).epsilon(1e-12));
+      REQUIRE(std::sqrt(sq) == Approx(l[grp]["frobenius_norm"].get<double>()).epsilon(kSvdTol));
     }
 }

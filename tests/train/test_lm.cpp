@@ -63,8 +63,8 @@ void check_tensor(LanguageModel& lm, const std::vector<Sequence>& b, const std::
     fd.data()[k] = (lp - lm_) / (2 * h);
   }
   INFO(name << ": |analytic| = " << analytic.norm() << ", |fd| = " << fd.norm());
-  if (fd.norm() < 1e-9) {
-    REQUIRE(analytic.norm() < 1e-8);  // e.g. the attention key bias: exactly zero in exact arithmetic
+  if (fd.norm() < test::kFdZeroTol) {
+    REQUIRE(analytic.norm() < test::kZeroGradTol);  // e.g. the attention key bias: exactly zero in exact arithmetic
   } else {
     REQUIRE(rel_err(analytic, fd) < test::kFdTol);
   }
@@ -101,9 +101,9 @@ TEST_CASE("train lm: cross-entropy row: value and softmax", "[train][quick]") {
   RowVec p;
   const double l = cross_entropy_row(z, 0, p);
   const double lse = std::log(std::exp(1.0) + std::exp(2.0) + std::exp(3.0));
-  REQUIRE(std::abs(l - (lse - 1.0)) < 1e-14);
-  REQUIRE(std::abs(p.sum() - 1.0) < 1e-15);
-  REQUIRE(std::abs(p(2) - std::exp(3.0 - lse)) < 1e-15);
+  REQUIRE(std::abs(l - (lse - 1.0)) < test::kClosedFormChainTol);
+  REQUIRE(std::abs(p.sum() - 1.0) < test::kClosedFormTol);
+  REQUIRE(std::abs(p(2) - std::exp(3.0 - lse)) < test::kClosedFormTol);
 }
 
 TEST_CASE("train lm: every parameter gradient vs finite differences (pre, untied, copy)", "[train]") {

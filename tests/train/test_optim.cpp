@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "gradflow/train/optim.hpp"
+#include "tolerances.hpp"
 
 using namespace gradflow;
 
@@ -19,9 +20,9 @@ TEST_CASE("train optim: Adam's first two updates by hand", "[train][quick]") {
   std::vector<double> dsq;
   adam.step({&g}, lr, &dsq);
   const double e0 = 1.0 - lr * 0.5 / (0.5 + eps), e1 = -2.0 - lr * (-0.25) / (0.25 + eps);
-  REQUIRE(std::abs(p(0) - e0) < 1e-15);
-  REQUIRE(std::abs(p(1) - e1) < 1e-15);
-  REQUIRE(std::abs(dsq[0] - ((e0 - 1.0) * (e0 - 1.0) + (e1 + 2.0) * (e1 + 2.0))) < 1e-15);
+  REQUIRE(std::abs(p(0) - e0) < test::kClosedFormTol);
+  REQUIRE(std::abs(p(1) - e1) < test::kClosedFormTol);
+  REQUIRE(std::abs(dsq[0] - ((e0 - 1.0) * (e0 - 1.0) + (e1 + 2.0) * (e1 + 2.0))) < test::kClosedFormTol);
   // update 2 with gradient h
   Mat h(1, 2);
   h << -1.0, 0.75;
@@ -33,7 +34,7 @@ TEST_CASE("train optim: Adam's first two updates by hand", "[train][quick]") {
     const double before = k == 0 ? e0 : e1;
     const double expect = before - lr * mhat / (std::sqrt(vhat) + eps);
     INFO("entry " << k);
-    REQUIRE(std::abs(p(k) - expect) < 1e-14);
+    REQUIRE(std::abs(p(k) - expect) < test::kClosedFormChainTol);
   }
   REQUIRE(adam.steps() == 2);
 }
@@ -59,8 +60,8 @@ TEST_CASE("train optim: gradient clipping as clip_grad_norm_", "[train][quick]")
   const double n = clip_grad_norm({&a, &b}, 1.0);
   REQUIRE(n == 5.0);
   const double coef = 1.0 / (5.0 + 1e-6);
-  REQUIRE(std::abs(a(0) - 3.0 * coef) < 1e-16);
-  REQUIRE(std::abs(b(1) - 4.0 * coef) < 1e-16);
+  REQUIRE(std::abs(a(0) - 3.0 * coef) < test::kSameDoubleTol);
+  REQUIRE(std::abs(b(1) - 4.0 * coef) < test::kSameDoubleTol);
   Mat c(1, 1);
   c << 0.5;
   REQUIRE(clip_grad_norm({&c}, 1.0) == 0.5);
@@ -72,13 +73,13 @@ TEST_CASE("train optim: schedules by hand", "[train][quick]") {
   REQUIRE(scheduled_lr("constant", 1.0, 4, 10, 1) == 0.25);
   REQUIRE(scheduled_lr("linear", 1.0, 4, 10, 4) == 1.0);
   REQUIRE(scheduled_lr("constant", 1.0, 4, 10, 7) == 1.0);
-  REQUIRE(std::abs(scheduled_lr("linear", 1.0, 4, 10, 7) - 3.0 / 6.0) < 1e-16);
+  REQUIRE(std::abs(scheduled_lr("linear", 1.0, 4, 10, 7) - 3.0 / 6.0) < test::kSameDoubleTol);
   REQUIRE(scheduled_lr("linear", 1.0, 4, 10, 10) == 0.0);
-  REQUIRE(std::abs(scheduled_lr("inverse-sqrt", 1.0, 4, 10, 9) - std::sqrt(4.0 / 9.0)) < 1e-16);
+  REQUIRE(std::abs(scheduled_lr("inverse-sqrt", 1.0, 4, 10, 9) - std::sqrt(4.0 / 9.0)) < test::kSameDoubleTol);
   REQUIRE(scheduled_lr("inverse-sqrt", 1.0, 4, 10, 4) == 1.0);  // continuous at the end of warmup
   // no warmup
   REQUIRE(scheduled_lr("inverse-sqrt", 2.0, 0, 10, 1) == 2.0);
-  REQUIRE(std::abs(scheduled_lr("inverse-sqrt", 2.0, 0, 10, 4) - 1.0) < 1e-16);
+  REQUIRE(std::abs(scheduled_lr("inverse-sqrt", 2.0, 0, 10, 4) - 1.0) < test::kSameDoubleTol);
   REQUIRE(scheduled_lr("constant", 2.0, 0, 10, 3) == 2.0);
   REQUIRE_THROWS(scheduled_lr("cosine", 1.0, 0, 10, 1));
 }

@@ -1,0 +1,20 @@
+"""tolerances.py — every numeric tolerance of the tests/pytorch cross-checks, named once (the C++ tests' are in
+tests/tolerances.hpp). Both sides compute in float64 from the very same weights, inputs and cotangents; what differs
+is the order of the operations (PyTorch's kernels vs gradflow's), so the differences are rounding; the bounds below
+leave orders of magnitude over it and still fail on any wrong formula, which moves these numbers by far more."""
+
+# Relative error of every compared quantity (loss, ||dL/dx_l||, parameter-gradient norms, the Jacobian dy/dx_0 in
+# Frobenius norm, the per-layer quantities): the issue's bound.
+REL_TOL = 1e-9
+
+# Five training steps (weights, losses, gradient norms, update ratios) against torch.optim.Adam: issue 8's bound,
+# per tensor ||a - b|| / ||b||.
+TRAIN_REL_TOL = 1e-10
+
+# A quantity that is exactly 0 (HybridNorm's key-norm bias gradient: the softmax cancels it; q, k biases at n = 1):
+# both sides are rounding, |value| <= ZERO_REL_TOL times the largest compared quantity; also the floor of the
+# relative error's denominator, so an exactly-zero reference does not divide by 0.
+ZERO_REL_TOL = 1e-12
+
+# A per-layer quantity whose reference is exactly 0.0 (test_layer_quantities_torch.py): gradflow's value, absolute.
+ZERO_ABS_TOL = 1e-15
