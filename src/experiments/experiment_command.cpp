@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "gradflow/core/error.hpp"
+#include "gradflow/core/max_threads.hpp"
 #include "gradflow/experiments/experiment.hpp"
 #include "gradflow/experiments/experiment_options.hpp"
 #include "gradflow/experiments/plan.hpp"

@@ -2,7 +2,7 @@
 #include "gradflow/experiments/experiment_options.hpp"
 
 #include "gradflow/core/error.hpp"
-#include "gradflow/experiments/runner.hpp"
+#include "gradflow/core/max_threads.hpp"
 #include "gradflow/report/path_option.hpp"
 #include "gradflow/run/analysis_options.hpp"
 #include "gradflow/run/model_options.hpp"

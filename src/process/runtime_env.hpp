@@ -2,7 +2,7 @@
 // the user unless the user chose them: short OpenMP spin-waits, and OpenBLAS kernels that match the CPU; and
 // malloc settings that keep freed matrices' memory for reuse.
 #pragma once
-#include "gradflow/experiments/runner.hpp"  // kMaxThreads: the most threads --threads and OMP_NUM_THREADS may ask
+#include "gradflow/core/max_threads.hpp"  // kMaxThreads: the most threads --threads and OMP_NUM_THREADS may ask
 
 namespace gradflow::process {
 

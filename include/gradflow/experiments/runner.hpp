@@ -18,10 +18,6 @@
 
 namespace gradflow {
 
-// The most OpenMP threads gradflow runs (--threads, OMP_NUM_THREADS): beyond it libgomp fails to create them
-// (exit 1 at 40000) or crashes (SIGSEGV at 100000); no machine gradflow targets has more cores.
-inline constexpr int kMaxThreads = 1024;
-
 struct RunnerOptions {
   int threads = 0;         // --threads: the threads to share among the configurations (0: every core OpenMP sees)
   bool one_at_a_time = false;  // one job after another, each with all `threads` (a device holds one job's products)
