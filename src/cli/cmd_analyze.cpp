@@ -5,9 +5,9 @@
 #include <iostream>
 #include <set>
 
-#include "cli/analysis_options.hpp"
+#include "gradflow/run/analysis_options.hpp"
 #include "cli/commands.hpp"
-#include "cli/model_options.hpp"
+#include "gradflow/run/model_options.hpp"
 #include "gradflow/core/error.hpp"
 #include "gradflow/run/engine.hpp"
 #include "gradflow/run/run_inputs.hpp"

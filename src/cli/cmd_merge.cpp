@@ -1,10 +1,10 @@
 // cmd_merge.cpp — `gradflow merge DIR [--json F] [--csv F] [--allow-partial] [-q]`: the report of the plan in DIR
-// from its tasks' results, built by the experiment's own command exactly as the single-machine run builds it (plan
-// order, whatever order the tasks finished in). Tasks without a result are listed with the command that reruns
+// from its tasks' results, built by the experiment's own options and code (the library's run_plan_step) exactly as
+// the single-machine run builds it (plan order, whatever order the tasks finished in). Tasks without a result are listed with the command that reruns
 // each, and the merge is refused (exit 2) unless --allow-partial, which merges what is there and lists the missing
 // tasks in the report under "partial" (docs/cluster.md).
 #include "cli/commands.hpp"
-#include "cli/plan_options.hpp"
+#include "cli/experiment_run.hpp"
 #include "gradflow/core/error.hpp"
 
 namespace gradflow::cli {
@@ -16,12 +16,14 @@ struct MergeOptions {
 };
 
 void run_merge(const MergeOptions& o) {
-  std::vector<std::string> extra;
-  if (!o.json.empty()) extra.insert(extra.end(), {"--json", o.json});
-  if (!o.csv.empty()) extra.insert(extra.end(), {"--csv", o.csv});
-  if (o.allow_partial) extra.push_back("--plan-allow-partial");
-  if (o.quiet) extra.push_back("-q");
-  run_plan_step(o.dir, "merge", extra);
+  SpecRun how = command_line_run();
+  how.plan.kind = PlanStep::Kind::Merge;
+  how.plan.dir = o.dir;
+  how.plan.allow_partial = o.allow_partial;
+  how.json = o.json;
+  how.csv = o.csv;
+  how.quiet = o.quiet;
+  hand_out(run_plan_step(how));
 }
 
 }  // namespace

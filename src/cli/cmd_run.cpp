@@ -1,13 +1,13 @@
-// cmd_run.cpp — `gradflow run SPEC.json... [--reduced] [--out-dir DIR]`: runs saved compare/sweep experiments
-// (include/gradflow/experiments/spec.hpp) through the very same command-line parser, so every flag works in a
-// spec; the report records the spec and the file it came from. --reduced applies the spec's "reduced" overrides
-// (a seconds-long smoke run, used by the tests).
+// cmd_run.cpp — `gradflow run SPEC.json... [--reduced] [--out-dir DIR]`: runs saved compare/sweep/train-sweep
+// experiments (include/gradflow/experiments/spec.hpp) through the library's run_spec, which parses a spec's options
+// by the commands' own table, so every flag works in a spec; the report records the spec and the file it came from.
+// --reduced applies the spec's "reduced" overrides (a seconds-long smoke run, used by the tests).
 #include <filesystem>
 
 #include "process/interrupt.hpp"
 #include "process/runtime_env.hpp"
 #include "cli/commands.hpp"
-#include "cli/plan_options.hpp"
+#include "cli/experiment_run.hpp"
 #include "gradflow/core/error.hpp"
 #include "gradflow/experiments/spec.hpp"
 
@@ -29,23 +29,27 @@ void run_one(const std::string& path, const RunOptions& o, bool many) {
     for (const auto& [k, v] : spec["reduced"].items()) spec["options"][k] = v;
     spec.erase("reduced");
   }
-  Json& opts = spec["options"];
   // the paths a spec (or a report's recorded spec) names for its outputs are never reused: a run writes where its
   // own --json/--csv/--out-dir say, resumes where its own --resume says, and otherwise prints the table only
-  for (const char* key : {"json", "csv", "resume", "spec-file", "plan"}) opts.erase(key);
+  if (spec.contains("options"))
+    for (const char* key : {"json", "csv", "resume", "spec-file", "plan"}) spec["options"].erase(key);
   const std::string stem = fs::path(path).stem().string();
+  SpecRun how = command_line_run();
   if (!o.out_dir.empty()) {
-    opts["json"] = (fs::path(o.out_dir) / (stem + ".json")).string();
-    opts["csv"] = (fs::path(o.out_dir) / (stem + ".csv")).string();
+    how.json = (fs::path(o.out_dir) / (stem + ".json")).string();
+    how.csv = (fs::path(o.out_dir) / (stem + ".csv")).string();
   }
-  if (!o.json.empty()) opts["json"] = o.json;
-  if (!o.csv.empty()) opts["csv"] = o.csv;
-  if (!o.resume.empty()) opts["resume"] = many ? (fs::path(o.resume) / stem).string() : o.resume;
-  if (!o.plan.empty()) opts["plan"] = many ? (fs::path(o.plan) / stem).string() : o.plan;
-  if (o.threads >= 0) opts["threads"] = o.threads;
-  if (o.quiet) opts["quiet"] = true;
-  opts["spec-file"] = path;
-  run_experiment_words(spec_to_args(spec, false), "spec '" + path + "'", spec["command"].get<std::string>());
+  if (!o.json.empty()) how.json = o.json;
+  if (!o.csv.empty()) how.csv = o.csv;
+  if (!o.resume.empty()) how.resume = many ? (fs::path(o.resume) / stem).string() : o.resume;
+  if (!o.plan.empty()) {
+    how.plan.kind = PlanStep::Kind::Write;
+    how.plan.dir = many ? (fs::path(o.plan) / stem).string() : o.plan;
+  }
+  how.threads = o.threads;
+  how.quiet = o.quiet;
+  how.spec_file = path;
+  hand_out(run_spec(spec, "spec '" + path + "'", how));
 }
 
 void run_run(const RunOptions& o) {
@@ -82,7 +86,7 @@ void setup_run(CLI::App& app) {
                                         "instead of running it (docs/cluster.md)")->check(non_empty_path());
   sub->add_option("--threads", opts->threads,
                   "threads, shared among the configurations that run at once (default: the spec's, else all cores)")
-      ->check(CLI::Range(0, process::kMaxThreads));
+      ->check(CLI::Range(0, kMaxThreads));
   sub->add_flag("-q,--quiet", opts->quiet, "no tables, no progress");
   sub->callback([opts] { run_run(*opts); });
 }

@@ -10,7 +10,7 @@
 #include "process/interrupt.hpp"
 #include "process/runtime_env.hpp"
 #include "cli/commands.hpp"
-#include "cli/train_options.hpp"
+#include "gradflow/train/train_options.hpp"
 #include "gradflow/report/atomic_file.hpp"
 #include "gradflow/train/train_csv.hpp"
 

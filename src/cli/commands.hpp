@@ -2,6 +2,8 @@
 #pragma once
 #include <CLI/CLI.hpp>
 
+#include "gradflow/report/path_option.hpp"  // non_empty_path, for every option that names a file to write
+
 namespace gradflow::cli {
 
 void setup_analyze(CLI::App& app);
@@ -17,16 +19,5 @@ void setup_train_sweep(CLI::App& app);
 void setup_task(CLI::App& app);
 void setup_merge(CLI::App& app);
 void setup_slurm(CLI::App& app);
-
-// The check of every option that names a file or folder to write: an empty value ('') names nothing and would
-// silently write nothing; refused with the fix.
-inline CLI::Validator non_empty_path() {
-  return CLI::Validator(
-      [](std::string& v) {
-        return v.empty() ? std::string("'' names no file or folder; fix: give a path (--json/-o also take - for stdout)")
-                         : std::string();
-      },
-      "PATH");
-}
 
 }  // namespace gradflow::cli

@@ -210,8 +210,8 @@ std::vector<Json> run_resumable(const std::vector<ResumableJob>& jobs, const Run
     omp_set_num_threads(share.engine_threads(omp_get_thread_num()));
     try {
       if (std::find(step.inject_fault.begin(), step.inject_fault.end(), i) != step.inject_fault.end())
-        throw Error("injected fault (GRADFLOW_TASK_FAULT names task " + std::to_string(i) +
-                    "); fix: unset GRADFLOW_TASK_FAULT");
+        throw Error("injected fault (the test's PlanStep::inject_fault names task " + std::to_string(i) +
+                    "); fix: rerun the task without the test's fault");
       Json report = jobs[i].compute();
       if (resume) {  // the configuration as planned (to check it on resume) and its report
         const Json saved{{"configuration", jobs[i].configuration()}, {"report", report}};

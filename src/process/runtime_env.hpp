@@ -2,12 +2,11 @@
 // the user unless the user chose them: short OpenMP spin-waits, and OpenBLAS kernels that match the CPU; and
 // malloc settings that keep freed matrices' memory for reuse.
 #pragma once
+#include "gradflow/core/max_threads.hpp"  // kMaxThreads: the most threads --threads and OMP_NUM_THREADS may ask
 
 namespace gradflow::process {
 
-// The most OpenMP threads gradflow runs (--threads, OMP_NUM_THREADS): beyond it libgomp fails to create them
-// (exit 1 at 40000) or crashes (SIGSEGV at 100000); no machine gradflow targets has more cores.
-inline constexpr int kMaxThreads = 1024;
+using gradflow::kMaxThreads;
 
 // Exits with code 2 and a one-line message when OMP_NUM_THREADS asks for more than kMaxThreads threads (or is not
 // a positive number list), before OpenMP starts any; tune_runtime_environment calls it first.

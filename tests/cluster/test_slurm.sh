@@ -2,15 +2,18 @@
 # test_slurm.sh GRADFLOW WORKDIR — gradflow on a real single-node Slurm cluster (docs/cluster.md): starts munged (as
 # the munge user, with a key it creates), slurmctld and slurmd (slurm.conf.in: this host with its CPUs and memory,
 # private ports, state and logs in WORKDIR), then:
-#   1. a compare plan of 6 tasks submitted with `gradflow slurm --submit`, one task failing (injected fault): the merge
+#   1. a compare plan of 6 tasks submitted with `gradflow slurm --submit`, one task failing (an injected fault: the
+#      jobs run a wrapper, given as --gradflow, whose `task` is the tests' plan_task_fault failing task 3): the merge
 #      job exits 2 and lists it; `gradflow merge` locally too; resubmission runs only that task; then the merged
 #      report and CSV equal the local `compare` run's, every numeric leaf (scripts/compare_reports.py);
 #   2. a train-sweep plan of 8 tasks, packed 3 to an array element (--max-array-size 3) on 2 CPUs each: the merged
 #      report equals the local `train-sweep` run's.
 # The daemons are stopped by PID when the test ends, also on failure. If they cannot start, the test fails with the
 # daemon's own log lines (it is never skipped).
-gf=${1:?usage: test_slurm.sh PATH/TO/gradflow WORKDIR}
-W=${2:?usage: test_slurm.sh PATH/TO/gradflow WORKDIR}
+usage="usage: test_slurm.sh PATH/TO/gradflow WORKDIR PATH/TO/plan_task_fault"
+gf=${1:?$usage}
+W=${2:?$usage}
+faulty_task=${3:?$usage}
 here=$(cd "$(dirname "$0")" && pwd)
 cmp_reports="/usr/bin/python3 $here/../../scripts/compare_reports.py"
 PATH=$PATH:/usr/sbin:/sbin
@@ -102,7 +105,10 @@ C="compare --placements post,pre,sandwich --layers 2,3 --seeds 1 --d-model 8 --h
 P="$W/runs/compare"
 "$gf" $C -q --json "$W/compare-local.json" --csv "$W/compare-local.csv" || fail "local compare"
 "$gf" $C --plan "$P" -q || fail "compare --plan"
-GRADFLOW_TASK_FAULT=3 "$gf" slurm "$P" --submit --max-running 2 --time 00:10:00 --merge-time 00:05:00 --merge-mem 200M \
+# the jobs' gradflow: its task fails task 3 on purpose, its merge is gradflow's
+printf '#!/bin/sh\nif [ "$1" = task ]; then shift; exec "%s" 3 "$@"; fi\nexec "%s" "$@"\n' "$faulty_task" "$gf" \
+  >"$W/faulty-gradflow" && chmod +x "$W/faulty-gradflow" || fail "cannot write the fault wrapper"
+"$gf" slurm "$P" --gradflow "$W/faulty-gradflow" --submit --max-running 2 --time 00:10:00 --merge-time 00:05:00 --merge-mem 200M \
   --csv "$P/report.csv" >"$W/submit1.out" 2>"$W/submit1.err" ||
   fail "gradflow slurm --submit: $(cat "$W/submit1.err")"
 ! grep -q "MaxArraySize unknown" "$W/submit1.err" || fail "MaxArraySize not read from scontrol: $(cat "$W/submit1.err")"

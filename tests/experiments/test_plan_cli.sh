@@ -4,8 +4,11 @@
 # xargs -P), then `gradflow merge`, whose JSON and CSV equal the single-machine run's, every numeric leaf bit for bit
 # (scripts/compare_reports.py). Also: a merge with tasks missing lists them with the command to rerun each and exits 2;
 # --allow-partial merges the rest and records the missing ones; a killed task's leftovers are never read as a result;
-# a finished task is not rerun; bad input exits 2 with a one-line fix and writes nothing.
-gf=${1:?usage: test_plan_cli.sh PATH/TO/gradflow}
+# a finished task is not rerun; bad input exits 2 with a one-line fix and writes nothing. A task that fails (an
+# injected fault, by the tests' own plan_task_fault: the command line has no way to inject one) leaves no result,
+# and the merge names the failure.
+gf=${1:?usage: test_plan_cli.sh PATH/TO/gradflow PATH/TO/plan_task_fault}
+faulty_task=${2:?usage: test_plan_cli.sh PATH/TO/gradflow PATH/TO/plan_task_fault}
 here=$(cd "$(dirname "$0")" && pwd)
 cmp_reports="/usr/bin/python3 $here/../../scripts/compare_reports.py"
 T=$(mktemp -d)
@@ -113,7 +116,7 @@ g = {(x["placement"], x["layers"]): x for x in r["groups"]}
 assert g[("post", 2)]["seeds"] == [0] and g[("pre", 3)]["seeds"] == [0] and g[("pre", 2)]["seeds"] == [0, 1], g.keys()
 PY
 # an injected fault: the task fails (exit != 0), merge names the failure
-GRADFLOW_TASK_FAULT=1 "$gf" task "$T/compare" 1 -q 2>"$T/err" && fail "an injected fault did not fail the task"
+"$faulty_task" 1 "$T/compare" 1 -q 2>"$T/err" && fail "an injected fault did not fail the task"
 grep -q "injected fault" "$T/err" || fail "no injected-fault message: $(cat "$T/err")"
 [ ! -e "$T/compare/results/post_L2_s1.json" ] || fail "a failed task left a result"
 "$gf" merge "$T/compare" -q 2>"$T/err"

@@ -23,7 +23,8 @@ struct PlanStep {
   std::string dir;                  // the plan directory
   nlohmann::ordered_json manifest;  // Write: the manifest's head (command, spec, ...); the runner adds the tasks
   std::string task_ids;             // Task: the IDs to run ("3", "0-7", "1,4,9-11")
-  std::vector<int> inject_fault;    // Task: IDs that fail on purpose (GRADFLOW_TASK_FAULT; the tests' fault)
+  std::vector<int> inject_fault;    // Task: IDs that fail on purpose, "injected fault": set only by tests (their
+                                    // fault tool, tests/experiments/fault/), never by the command line
   bool allow_partial = false;       // Merge: merge what is there instead of refusing
 };
 

@@ -1,9 +1,9 @@
 // analysis_options.cpp — see analysis_options.hpp.
-#include "cli/analysis_options.hpp"
+#include "gradflow/run/analysis_options.hpp"
 
 #include "gradflow/core/error.hpp"
 
-namespace gradflow::cli {
+namespace gradflow {
 
 void add_sensitivity_options(CLI::App& sub, AnalysisOptions& an) {
   sub.add_option("--sensitivity-probes", an.sensitivity_probes, "output sensitivity to parameters (Liu et al. 2020): "
@@ -17,4 +17,4 @@ void check_sensitivity_options(const CLI::App& sub, const AnalysisOptions& an) {
           "--sensitivity-size has no effect without probes; fix: add --sensitivity-probes K (e.g. 16) or drop it");
 }
 
-}  // namespace gradflow::cli
+}  // namespace gradflow

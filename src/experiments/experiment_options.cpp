@@ -1,20 +1,14 @@
 // experiment_options.cpp — see experiment_options.hpp.
-#include "process/interrupt.hpp"
-#include "process/runtime_env.hpp"
-#include "cli/experiment_options.hpp"
-#include "cli/analysis_options.hpp"
-#include "cli/commands.hpp"
-
-#include <iostream>
+#include "gradflow/experiments/experiment_options.hpp"
 
 #include "gradflow/core/error.hpp"
-#include "gradflow/experiments/experiment.hpp"
-#include "gradflow/experiments/run_experiment.hpp"
-#include "gradflow/experiments/spec.hpp"
-#include "gradflow/report/atomic_file.hpp"
+#include "gradflow/core/max_threads.hpp"
+#include "gradflow/report/path_option.hpp"
+#include "gradflow/run/analysis_options.hpp"
+#include "gradflow/run/model_options.hpp"
 #include "gradflow/run/run_inputs.hpp"
 
-namespace gradflow::cli {
+namespace gradflow {
 using Json = nlohmann::ordered_json;
 
 namespace {
@@ -33,10 +27,10 @@ Json given_options(const CLI::App& sub) {
     // where the outputs went is not part of the experiment: a spec never carries it (so rerunning a report never
     // writes over it)
     if (opt->count() == 0 || name.empty() || name == "help") continue;
-    if (name == "spec-file" || name == "json" || name == "csv" || name == "resume") continue;
+    if (name == "json" || name == "csv" || name == "resume") continue;
     if (name == "threads" || name == "quiet") continue;  // how it ran, not what: the report is the same for every
                                                          // --threads (docs/experiments.md) and with or without -q
-    if (name.rfind("plan", 0) == 0) continue;            // --plan and the steps of a plan: where and how it runs
+    if (name == "plan") continue;                        // where it runs
     if (opt->get_expected_min() == 0) {
       j[name] = true;
       continue;
@@ -61,16 +55,21 @@ void add_experiment_options(CLI::App& sub, ExperimentOptions& o) {
   sub.add_option("--threads", o.threads,
                  "threads, shared among the configurations that run at once (default: all cores; one configuration "
                  "alone gets them all; results do not depend on it)")
-      ->check(CLI::Range(0, process::kMaxThreads));
+      ->check(CLI::Range(0, kMaxThreads));
   sub.add_flag("--gradients-only", o.gradients_only, "skip the explicit Jacobians (gradient norms only, ~100x faster)");
   sub.add_option("--device", o.device, "where each configuration's explicit products (or streamed/matrix-free "
                                        "chain) run: cpu | cuda (one configuration at a time; docs/cuda.md)")
       ->check(CLI::IsMember({"cpu", "cuda"}))->capture_default_str();
   add_sensitivity_options(sub, o.model.rc.analysis);
   sub.add_flag("-q,--quiet", o.quiet, "no table, no progress");
-  sub.add_option("--spec-file", o.spec_file, "(set by `gradflow run`) the spec file this run comes from")
-      ->group("");
-  add_plan_options(sub, o.plan);
+  add_plan_option(sub, o.plan);
+}
+
+void add_plan_option(CLI::App& sub, std::string& dir) {
+  sub.add_option("--plan", dir,
+                 "write the plan (one task per configuration) into DIR instead of running it; then gradflow task, "
+                 "slurm, merge (docs/cluster.md)")
+      ->check(non_empty_path());
 }
 
 void axes_from_checkpoint(ExperimentOptions& o, PlanAxes& axes, const std::string& placements_option,
@@ -95,43 +94,4 @@ void axes_from_checkpoint(ExperimentOptions& o, PlanAxes& axes, const std::strin
                             " (the checkpoint fixes it) or pass " + placements_option + " " + block);
 }
 
-void run_experiment_command(const CLI::App& sub, const std::string& kind, const PlanAxes& axes,
-                            const ExperimentOptions& o) {
-  const RunConfig& rc = o.model.rc;
-  check_sensitivity_options(sub, rc.analysis);
-  require(!(o.gradients_only && o.device != "cpu"),
-          "--device " + o.device + " runs the Jacobian products, which --gradients-only skips (its gradients run on "
-          "the CPU); fix: drop --device or --gradients-only");
-  std::vector<NamedPath> inputs = run_input_paths(rc);
-  inputs.push_back({"the spec", o.spec_file});
-  check_outputs({{"--json", o.json}, {"--csv", o.csv}}, inputs);
-  ExperimentSettings e;
-  e.kind = kind;
-  e.model = o.model;
-  e.axes = axes;
-  e.axes.seeds = o.seeds;
-  e.axes.base_seed = o.model.rc.init.seed;
-  e.gradients_only = o.gradients_only;
-  e.backend = o.device == "cuda" ? BackendKind::Cuda : BackendKind::Cpu;
-  e.runner.threads = o.threads;
-  e.runner.resume_dir = o.resume;
-  e.runner.progress = !o.quiet;
-  e.spec = Json{{"gradflow_spec", kSpecVersion}, {"command", kind}, {"options", given_options(sub)}};
-  e.spec_file = o.spec_file;
-  e.runner.plan = plan_step(o.plan, e.spec, o.spec_file,
-                            {{"--json", !o.json.empty()}, {"--csv", !o.csv.empty()}, {"--resume", !o.resume.empty()},
-                             {"--threads", sub.count("--threads") > 0}});
-  process::set_interrupt_note(
-      e.runner.plan.kind == PlanStep::Kind::Task
-          ? "finished tasks are kept in " + plan_results_dir(o.plan.dir) + "; rerun the same gradflow task to "
-            "continue from them"
-      : o.resume.empty() ? "no configuration was kept; fix: rerun with --resume DIR, which keeps each finished one "
-                           "and continues from them when run again"
-                         : "finished configurations are kept in " + o.resume + "; rerun the same command to continue "
-                           "from them");
-  const Json report = run_experiment(std::move(e));
-  if (report.is_null()) return;  // a plan written, or tasks of one run
-  write_report(report, kExperimentWriters, {o.json, o.csv, !o.quiet}, std::cout);
-}
-
-}  // namespace gradflow::cli
+}  // namespace gradflow

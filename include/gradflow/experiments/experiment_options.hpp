@@ -1,26 +1,24 @@
-// experiment_options.hpp — what compare and sweep share on the command line: their flags (--seeds, --json, --csv,
-// --resume, --threads, ...), the spec a report records, and the output of the experiment the library runs.
+// experiment_options.hpp — what compare and sweep share among their options (--seeds, --json, --csv, --resume,
+// --threads, --plan, ...), registered on a CLI::App: the command line's subcommand and the spec parser
+// (experiments/spec_run.hpp) register the same ones, so a spec's "options" are the command's flags.
 #pragma once
-#include <memory>
 #include <string>
-#include <vector>
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
-#include "cli/model_options.hpp"
-#include "cli/plan_options.hpp"
 #include "gradflow/experiments/plan.hpp"
+#include "gradflow/run/model_settings.hpp"
 
-namespace gradflow::cli {
+namespace gradflow {
 
 struct ExperimentOptions {
   ModelSettings model;
   int seeds = 3;
   int threads = 0;
-  std::string json, csv, resume, spec_file;
+  std::string json, csv, resume, plan;  // --plan DIR: write the plan instead of running
   bool gradients_only = false, quiet = false;
   std::string device = "cpu";  // --device cpu | cuda
-  PlanFlags plan;
 };
 
 // The options given explicitly on `sub`, as a spec's "options" object: where outputs go and how the experiment runs
@@ -30,6 +28,9 @@ nlohmann::ordered_json given_options(const CLI::App& sub);
 // Adds the model flags and the shared experiment flags to `sub`.
 void add_experiment_options(CLI::App& sub, ExperimentOptions& o);
 
+// --plan DIR (compare, sweep and train-sweep): write the plan there instead of running (docs/cluster.md).
+void add_plan_option(CLI::App& sub, std::string& dir);
+
 // compare and sweep on a --weights checkpoint: the axes not given on the command line come from it (its number of
 // layers when !layers_given; a Hugging Face checkpoint's placement when !placements_given; a torch-encoder
 // state_dict does not say its placement, so the given or default placements run). A given placement that differs
@@ -38,10 +39,4 @@ void add_experiment_options(CLI::App& sub, ExperimentOptions& o);
 void axes_from_checkpoint(ExperimentOptions& o, PlanAxes& axes, const std::string& placements_option,
                           bool placements_given, bool layers_given);
 
-// Runs the experiment through the library (experiments/run_experiment.hpp), then prints the table and writes
-// --json/--csv atomically; the spec recorded is the options given on `sub`. axes: its placements, depths and swept
-// values (the seeds come from `o`).
-void run_experiment_command(const CLI::App& sub, const std::string& kind, const PlanAxes& axes,
-                            const ExperimentOptions& o);
-
-}  // namespace gradflow::cli
+}  // namespace gradflow

@@ -1,10 +1,10 @@
 // train_options.cpp — see train_options.hpp.
-#include "cli/train_options.hpp"
+#include "gradflow/train/train_options.hpp"
 
 #include "gradflow/core/error.hpp"
 
 
-namespace gradflow::cli {
+namespace gradflow {
 
 void add_train_flags(CLI::App& app, TrainFlags& f) {
   auto& t = f.tc;
@@ -57,4 +57,4 @@ TrainConfig resolve_train(const TrainFlags& f, const std::optional<std::string>&
   return c;
 }
 
-}  // namespace gradflow::cli
+}  // namespace gradflow

@@ -1,9 +1,9 @@
 // model_options.cpp — see model_options.hpp.
-#include "cli/model_options.hpp"
+#include "gradflow/run/model_options.hpp"
 
 #include "gradflow/core/error.hpp"
 
-namespace gradflow::cli {
+namespace gradflow {
 
 namespace {
 
@@ -34,4 +34,4 @@ CLI::Option* add_model_option(CLI::App& app, ModelSettings& s, const std::string
   throw Error("internal: no model option --" + name, ErrorKind::Internal);
 }
 
-}  // namespace gradflow::cli
+}  // namespace gradflow

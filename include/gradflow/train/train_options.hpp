@@ -1,14 +1,15 @@
 // train_options.hpp — the flags `train` and `train-sweep` share: model shape (as analyze's, minus the files),
-// task, optimizer and logging. One place defines each flag, its default and its help text.
+// task, optimizer and logging. One place defines each flag, its default and its help text (the command line's and a
+// train-sweep spec's, experiments/experiment_command.hpp).
 #pragma once
 #include <optional>
 
 #include <CLI/CLI.hpp>
 
-#include "cli/model_options.hpp"
+#include "gradflow/run/model_options.hpp"
 #include "gradflow/train/train.hpp"
 
-namespace gradflow::cli {
+namespace gradflow {
 
 struct TrainFlags {
   TrainConfig tc;
@@ -22,4 +23,4 @@ void add_train_flags(CLI::App& app, TrainFlags& f);
 // checkpoint is refused: every task is next-token prediction under the causal mask.
 TrainConfig resolve_train(const TrainFlags& f, const std::optional<std::string>& placement, std::optional<Index> layers);
 
-}  // namespace gradflow::cli
+}  // namespace gradflow

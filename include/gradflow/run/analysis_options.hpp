@@ -6,7 +6,7 @@
 
 #include "gradflow/run/options.hpp"
 
-namespace gradflow::cli {
+namespace gradflow {
 
 // --sensitivity-probes K and --sensitivity-size r into `an`.
 void add_sensitivity_options(CLI::App& sub, AnalysisOptions& an);
@@ -14,4 +14,4 @@ void add_sensitivity_options(CLI::App& sub, AnalysisOptions& an);
 // --sensitivity-size given without --sensitivity-probes (it would have no effect): an Error naming the fix.
 void check_sensitivity_options(const CLI::App& sub, const AnalysisOptions& an);
 
-}  // namespace gradflow::cli
+}  // namespace gradflow
