@@ -1,4 +1,4 @@
-// cmd_experiments.cpp — the experiment commands, each a library call (experiments/experiment_command.hpp) whose
+// cmd_experiments.cpp — the experiment commands, each a library call (commands/experiment_command.hpp) whose
 // options the library registers, the same table a spec's options are parsed by:
 //   `gradflow compare --placements post,pre --layers 6,12,24 --seeds 5 [model options]`: mean ± std over seeds of
 //   every per-layer and summary metric for each (placement, depth), ratios between placements at equal depth,

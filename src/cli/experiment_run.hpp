@@ -1,9 +1,9 @@
 // experiment_run.hpp — how the commands that run an experiment (compare, sweep, train-sweep, run, task, merge) hand
-// it to the library (experiments/experiment_command.hpp) and its outcome out.
+// it to the library (commands/experiment_command.hpp) and its outcome out.
 #pragma once
 #include <iostream>
 
-#include "gradflow/experiments/experiment_command.hpp"
+#include "gradflow/commands/experiment_command.hpp"
 #include "process/interrupt.hpp"
 
 namespace gradflow::cli {

@@ -1,9 +1,9 @@
-// test_spec_run.cpp — a spec as a library call (experiments/experiment_command.hpp): its options parsed as the
+// test_spec_run.cpp — a spec as a library call (commands/experiment_command.hpp): its options parsed as the
 // command's own flags (errors name the spec), and a plan written, run in tasks (one failing on purpose through
 // PlanStep::inject_fault, the tests' only fault) and merged through run_spec / run_plan_step, equal to the run.
 #include <catch2/catch.hpp>
 
-#include "gradflow/experiments/experiment_command.hpp"
+#include "gradflow/commands/experiment_command.hpp"
 #include "gradflow/experiments/spec.hpp"
 #include "io/temp_dir.hpp"
 

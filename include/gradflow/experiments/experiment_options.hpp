@@ -1,6 +1,6 @@
 // experiment_options.hpp — what compare and sweep share among their options (--seeds, --json, --csv, --resume,
 // --threads, --plan, ...), registered on a CLI::App: the command line's subcommand and the spec parser
-// (experiments/spec_run.hpp) register the same ones, so a spec's "options" are the command's flags.
+// (commands/spec_run.hpp) register the same ones, so a spec's "options" are the command's flags.
 #pragma once
 #include <string>
 

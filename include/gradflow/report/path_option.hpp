@@ -1,5 +1,5 @@
 // path_option.hpp — the check of every option that names a file or folder to write (the command line's and a
-// spec's, experiments/spec_run.hpp): an empty value ('') names nothing and would silently write nothing; refused
+// spec's, commands/spec_run.hpp): an empty value ('') names nothing and would silently write nothing; refused
 // with the fix.
 #pragma once
 #include <string>

@@ -1,6 +1,6 @@
 // model_options.hpp — the model options as flags: every entry of the library's table (run/model_settings.hpp)
 // registered on a CLI::App, so each is declared once for every command that builds a model, and for the spec
-// parser of the experiment commands (experiments/experiment_command.hpp).
+// parser of the experiment commands (commands/experiment_command.hpp).
 #pragma once
 #include <CLI/CLI.hpp>
 

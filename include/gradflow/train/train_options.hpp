@@ -1,6 +1,6 @@
 // train_options.hpp — the flags `train` and `train-sweep` share: model shape (as analyze's, minus the files),
 // task, optimizer and logging. One place defines each flag, its default and its help text (the command line's and a
-// train-sweep spec's, experiments/experiment_command.hpp).
+// train-sweep spec's, commands/experiment_command.hpp).
 #pragma once
 #include <optional>
 

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "gradflow/core/error.hpp"
-#include "gradflow/experiments/experiment_command.hpp"
+#include "gradflow/commands/experiment_command.hpp"
 #include "gradflow/experiments/plan.hpp"
 #include "process/runtime_env.hpp"
 

@@ -1,6 +1,6 @@
 // experiment_command.cpp — see experiment_command.hpp. compare's and sweep's options and run (the library's
 // run_experiment, experiments/run_experiment.hpp), train-sweep's (train/sweep.hpp), and the plan step they share.
-#include "gradflow/experiments/experiment_command.hpp"
+#include "gradflow/commands/experiment_command.hpp"
 
 #include <cmath>
 #include <memory>

@@ -4,7 +4,7 @@
 #include <filesystem>
 
 #include "gradflow/core/error.hpp"
-#include "gradflow/experiments/experiment_command.hpp"
+#include "gradflow/commands/experiment_command.hpp"
 #include "gradflow/experiments/spec.hpp"
 #include "gradflow/report/atomic_file.hpp"
 
