@@ -26,7 +26,8 @@ struct JacobianOptions {
 void run_jacobian(const JacobianOptions& o) {
   RunConfig rc = resolve(o.model);
   rc.analysis.engine_request = EngineRequest::Explicit;  // dense Jacobians: refused up front when they do not fit
-  choose_engine(rc.model, rc.analysis);
+  const RunBackend backend(rc.analysis.backend);
+  choose_engine(rc.model, rc.analysis, backend);
   std::string format = o.format;
   if (format.empty()) format = o.out.size() >= 4 && o.out.substr(o.out.size() - 4) == ".csv" ? "csv" : "npy";
   require(format == "npy" || format == "csv", "--format '" + format + "' is unknown; fix: use --format npy or csv");
@@ -34,7 +35,7 @@ void run_jacobian(const JacobianOptions& o) {
   Model model(rc.model);
   const RunInputs in = prepare_run(rc, model);  // --weights/--input/--cotangent, or --init and seeded draws
   const Mat J = with_nonfinite_fix(rc, in.x0, [&] {
-    const AnalysisContext ctx(model, in.x0, rc.analysis, in.cotangent_or_null(), rc.init.seed,
+    const AnalysisContext ctx(model, in.x0, rc.analysis, backend.get(), in.cotangent_or_null(), rc.init.seed,
                                 in.lm_loss_or_null());
     Mat j = ctx.jacobian_between(o.from, o.to.value_or(model.layers()));
     if (!all_finite(j))
