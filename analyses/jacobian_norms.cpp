@@ -19,7 +19,7 @@
 #include "gradflow/report/progress.hpp"
 #include "gradflow/report/spectrum_json.hpp"
 #include "gradflow/run/analysis.hpp"
-#include "gradflow/run/engine.hpp"
+#include "gradflow/run/memory_estimate.hpp"
 
 namespace gradflow {
 namespace {
@@ -92,7 +92,7 @@ class JacobianNorms final : public Analysis {
       progress.step();
     };
     const Backend& be = ctx.backend();
-    if (be.kind() == BackendKind::Cpu) {
+    if (be.on_host()) {  // host copies of several layers at once, one per thread
       run_host(ctx, write);
     } else {  // a device backend computes on its own buffers, layer by layer
       ctx.for_each_product([&](Index l, const DenseBuffer& B, const DenseBuffer& P) {
@@ -118,7 +118,7 @@ class JacobianNorms final : public Analysis {
   template <class Write>
   static void run_host(const AnalysisContext& ctx, const Write& write) {
     // layers at once, each holding host copies of its B_l and P_l: two (the explicit estimate's 7 (N, N) matrices),
-    // more on more threads when --max-memory holds them (src/run/engine.cpp)
+    // more on more threads when --max-memory holds them (src/run/memory_estimate.cpp)
     const int threads = explicit_concurrent_layers(ctx.model.config(), ctx.tokens(), ctx.opts.max_memory_bytes,
                                                    omp_get_max_threads());
     std::vector<PendingLayer> batch;

@@ -8,10 +8,9 @@
 #include <cstdio>
 #include <memory>
 
+#include "jacobian_chains.hpp"
 #include "gradflow/run/analysis.hpp"
 #include "gradflow/matrix_free/chain_singular.hpp"
-#include "gradflow/matrix_free/device_chain.hpp"
-#include "gradflow/matrix_free/hutchinson.hpp"
 #include "gradflow/run/engine.hpp"
 #include "gradflow/report/progress.hpp"
 
@@ -76,6 +75,9 @@ class MatrixFreeNorms final : public Analysis {
     return "top-k singular values of B_l and P_l by Lanczos on JVP/VJP, Frobenius norms by Hutchinson probes";
   }
   bool enabled(const AnalysisContext& ctx) const override { return ctx.opts.engine == Engine::MatrixFree; }
+  void check(const Model& model, const AnalysisOptions& opts, const Backend& backend) const override {
+    if (opts.engine == Engine::MatrixFree) JacobianChains::check_covered(model, opts, backend, Engine::MatrixFree);
+  }
   void run(const AnalysisContext& ctx, Json& report) const override {
     const AnalysisOptions& o = ctx.opts;
     // N: the state's size n·width (the columns of B_l and P_l; RMS gains per input direction); P_l has
@@ -92,19 +94,12 @@ class MatrixFreeNorms final : public Analysis {
     Progress progress("matrix-free Jacobians", total, o.progress);
 
     // The model's own JVPs/VJPs, or with a device backend the same chain on its kernels
-    // (matrix_free/device_chain.hpp): Hutchinson's K probes as one stack, Lanczos's one vector at a time
-    std::unique_ptr<DeviceChain> device;
-    if (ctx.backend().kind() != BackendKind::Cpu || o.kernel_chain)
-      device = std::make_unique<DeviceChain>(ctx.backend().kernels(), ctx.model, ctx.trace, std::max<Index>(K, 1));
+    // (jacobian_chains.hpp): Hutchinson's K probes as one stack, Lanczos's one vector at a time
+    JacobianChains chains(ctx, std::max<Index>(K, 1));
     HutchinsonSweep h;
     const auto probes_done = [&](Index) { progress.step(2 * K); };
-    if (K > 0)
-      h = device ? hutchinson_frobenius(*device, K, o.probe_seed, true, probes_done)
-                 : hutchinson_frobenius(ctx.model, ctx.trace, K, o.probe_seed, true, probes_done);
-    const auto chain = [&](Index from, Index to, std::string what) -> std::unique_ptr<ChainOperator> {
-      if (device) return std::make_unique<DeviceChainOperator>(*device, from, to, std::move(what));
-      return std::make_unique<JacobianChain>(ctx.model, ctx.trace, from, to, std::move(what));
-    };
+    if (K > 0) h = chains.hutchinson(K, o.probe_seed, true, probes_done);
+    const auto chain = [&](Index from, Index to, std::string what) { return chains.chain(from, to, std::move(what)); };
 
     // B_l: every layer whenever any spectral layer is asked (all L together cost about one P_0)
     std::vector<Json> blocks(static_cast<size_t>(L), Json::object()), products(static_cast<size_t>(L), Json::object());

@@ -34,6 +34,10 @@ const std::vector<std::unique_ptr<Analysis>>& analyses() {
   return all;
 }
 
+void check_analyses(const Model& model, const AnalysisOptions& opts, const Backend& backend) {
+  for (const auto& a : analyses()) a->check(model, opts, backend);
+}
+
 Json run_analyses(const AnalysisContext& ctx) {
   Json report = Json::object();
   Json layers = Json::array();

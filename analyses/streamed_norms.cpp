@@ -7,9 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "gradflow/matrix_free/device_chain.hpp"
-
-#include "gradflow/matrix_free/streamed.hpp"
+#include "jacobian_chains.hpp"
 #include "gradflow/report/fields.hpp"
 #include "gradflow/report/progress.hpp"
 #include "gradflow/run/analysis.hpp"
@@ -37,6 +35,9 @@ class StreamedNorms final : public Analysis {
     return "exact Frobenius norms of B_l and P_l and the mean of sigma^2, from identity rows streamed through VJPs";
   }
   bool enabled(const AnalysisContext& ctx) const override { return ctx.opts.engine == Engine::Streamed; }
+  void check(const Model& model, const AnalysisOptions& opts, const Backend& backend) const override {
+    if (opts.engine == Engine::Streamed) JacobianChains::check_covered(model, opts, backend, Engine::Streamed);
+  }
   void run(const AnalysisContext& ctx, Json& report) const override {
     // N: the state's size n·width (the columns of B_l and P_l); P_l's singular values: min(N, n·d)
     const Index L = ctx.model.layers(), N = ctx.tokens() * ctx.width();
@@ -46,13 +47,9 @@ class StreamedNorms final : public Analysis {
     const Index per_row = blocks ? 2 : 1;
     Progress progress("streamed exact Jacobian norms", per_row * N * L, ctx.opts.progress);
     const auto step = [&](Index, Index k) { progress.step(per_row * k); };
-    StreamedSweep s;
-    if (ctx.backend().kind() == BackendKind::Cpu && !ctx.opts.kernel_chain) {
-      s = streamed_frobenius(ctx.model, ctx.trace, ctx.opts.stream_rows, blocks, step);
-    } else {  // the chain on the device's kernels: the trace uploaded once, the stacks stay there
-      DeviceChain chain(ctx.backend().kernels(), ctx.model, ctx.trace, std::min(ctx.opts.stream_rows, N));
-      s = streamed_frobenius(chain, ctx.opts.stream_rows, blocks, step);
-    }
+    // the model's own VJPs, or the chain on a device's kernels (the trace uploaded once, the stacks stay there)
+    const StreamedSweep s =
+        JacobianChains(ctx, std::min(ctx.opts.stream_rows, N)).streamed(ctx.opts.stream_rows, blocks, step);
     double log_gain_product = 0;
     for (Index l = 0; l < L; ++l) {
       Json& layer = report[fields::kLayers][static_cast<size_t>(l)];

@@ -39,7 +39,7 @@ int main(int argc, char** argv) {
   initialize(model, init);
   const Mat x0 = random_normal(init.seed, "input", n, cfg.d_model);
   AnalysisOptions opts;
-  AnalysisContext ctx(model, x0, opts);
+  AnalysisContext ctx(model, x0, opts, make_backend(BackendKind::Cpu));
   std::vector<Mat> P(static_cast<size_t>(cfg.layers));
   const auto tw = Clock::now();
   ctx.for_each_product([&](Index l, const Mat&, const Mat& Pl) { P[static_cast<size_t>(l)] = Pl; });

@@ -32,7 +32,7 @@ int main(int argc, char** argv) {
   initialize(model, InitConfig{});
   const Mat x0 = random_normal(0, "input", n, cfg.d_model);
   AnalysisOptions opts;
-  AnalysisContext ctx(model, x0, opts);
+  AnalysisContext ctx(model, x0, opts, make_backend(BackendKind::Cpu));
 
   // one block's explicit Jacobian (dense (N, N))
   double best_block = 1e300;

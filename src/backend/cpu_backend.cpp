@@ -20,8 +20,10 @@ class CpuBackend final : public Backend {
  public:
   BackendKind kind() const override { return BackendKind::Cpu; }
   std::string description() const override { return "cpu"; }
+  bool on_host() const override { return true; }
   void require_memory(double, const std::string&) const override {}  // host memory: choose_engine's estimate
   double free_memory() const override { return std::numeric_limits<double>::infinity(); }
+  double gemm_rate() const override { return host_dgemm_rate(); }
   std::unique_ptr<DenseBuffer> upload(Mat m) const override { return std::make_unique<CpuBuffer>(std::move(m)); }
   std::unique_ptr<DenseBuffer> multiply(std::unique_ptr<DenseBuffer> P, const Jacobian& B) const override {
     auto& p = static_cast<CpuBuffer&>(*P);

@@ -11,6 +11,7 @@ class CpuBuffer final : public DenseBuffer {
   Index rows() const override { return m_.rows(); }
   Index cols() const override { return m_.cols(); }
   Mat to_host() const override { return m_; }
+  const Mat* host_view() const override { return &m_; }
   const Mat& mat() const { return m_; }
   Mat& mat() { return m_; }
 

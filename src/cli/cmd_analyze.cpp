@@ -61,11 +61,13 @@ void run_analyze(const AnalyzeOptions& o) {
   RunConfig rc = resolve(o.model);
   rc.analysis.engine_request = parse_engine_request(o.mode, o.gradients_only);
   rc.analysis.progress = !o.quiet;
-  rc.analysis.backend = o.device == "cuda" ? BackendKind::Cuda : BackendKind::Cpu;
+  rc.analysis.backend = parse_backend_kind(o.device);
+  const RunBackend backend(rc.analysis.backend);  // the run's one backend, built when first asked
   // refuses bad engine options and runs that do not fit, before any work
-  check_engine_options(o, choose_engine(rc.model, rc.analysis));
+  const EngineChoice choice = choose_engine(rc.model, rc.analysis, backend);
+  check_engine_options(o, choice);
   check_outputs({{"--json", o.json}}, run_input_paths(rc));
-  const auto report = analyze(rc);
+  const auto report = analyze(rc, backend, &choice);
   if (!o.quiet) print_report_table(std::cout, report, ::isatty(STDOUT_FILENO));
   if (!o.json.empty()) write_file_atomic(o.json, report.dump(2) + "\n");
 }

@@ -123,7 +123,8 @@ SpecOutcome run_compare_sweep(const CLI::App& sub, const std::string& kind, cons
   const PlanAxes axes = experiment_axes(sub, kind, given, o);
   const RunConfig& rc = o.model.rc;
   check_sensitivity_options(sub, rc.analysis);
-  require(!(o.gradients_only && o.device != "cpu"),
+  const BackendKind device = parse_backend_kind(o.device);
+  require(!(o.gradients_only && device != BackendKind::Cpu),
           "--device " + o.device + " runs the Jacobian products, which --gradients-only skips (its gradients run on "
           "the CPU); fix: drop --device or --gradients-only");
   std::vector<NamedPath> inputs = run_input_paths(rc);
@@ -136,7 +137,7 @@ SpecOutcome run_compare_sweep(const CLI::App& sub, const std::string& kind, cons
   e.axes.seeds = o.seeds;
   e.axes.base_seed = o.model.rc.init.seed;
   e.gradients_only = o.gradients_only;
-  e.backend = o.device == "cuda" ? BackendKind::Cuda : BackendKind::Cpu;
+  e.backend = device;
   e.runner.threads = o.threads;
   e.runner.resume_dir = o.resume;
   e.runner.progress = !o.quiet;

@@ -59,14 +59,16 @@ nlohmann::ordered_json run_experiment(ExperimentSettings e) {
     return p;
   };
   const std::vector<Configuration> configs = plan_configurations(e.axes, make);
-  for (const auto& c : configs) choose_engine(c.rc.model, c.rc.analysis);  // refuses what does not fit, up front
+  // refuses what does not fit, up front (each configuration's own run builds its own backend)
+  const RunBackend backend(e.backend);
+  for (const auto& c : configs) choose_engine(c.rc.model, c.rc.analysis, backend);
   if (e.backend != BackendKind::Cpu) {
     // one configuration at a time on the device (each holds its products there), the host's part of it on every
     // thread; a run that computes (not the step that only writes a plan, on a login node) needs the device before
     // the first configuration starts
     e.runner.one_at_a_time = true;
     if (e.runner.plan.kind != PlanStep::Kind::Write && e.runner.plan.kind != PlanStep::Kind::Merge)
-      (void)make_backend(e.backend);  // Error with the fix when it was not built or no GPU is visible
+      (void)backend.get();  // Error with the fix when it was not built or no GPU is visible
   }
   if (e.runner.progress)
     std::fprintf(stderr, "gradflow %s: %zu configurations x %d seeds = %zu runs\n", e.kind.c_str(),

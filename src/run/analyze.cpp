@@ -4,7 +4,7 @@
 #include <chrono>
 #include <cstdio>
 
-#include "gradflow/matrix_free/device_chain.hpp"
+#include "gradflow/backend/backend.hpp"
 #include "gradflow/run/analysis.hpp"
 #include "gradflow/run/context.hpp"
 #include "gradflow/run/engine.hpp"
@@ -15,36 +15,36 @@
 
 namespace gradflow {
 
-nlohmann::ordered_json analyze(const RunConfig& rc) {
+nlohmann::ordered_json analyze(const RunConfig& rc) { return analyze(rc, RunBackend(rc.analysis.backend)); }
+
+nlohmann::ordered_json analyze(const RunConfig& rc, const RunBackend& backend, const EngineChoice* chosen) {
   const auto t0 = std::chrono::steady_clock::now();
   rc.model.validate();
-  const EngineChoice choice = choose_engine(rc.model, rc.analysis);  // validates and refuses what does not fit
+  // validates and refuses what does not fit
+  const EngineChoice choice = chosen ? *chosen : choose_engine(rc.model, rc.analysis, backend);
   Model model(rc.model);
-  if ((choice.engine == Engine::Streamed || choice.engine == Engine::MatrixFree) &&
-      (rc.analysis.backend != BackendKind::Cpu || rc.analysis.kernel_chain)) {
-    const std::string lacks = DeviceChain::unsupported(model);
-    require(lacks.empty(), "--device " + std::string(to_string(rc.analysis.backend)) + " --mode " +
-                               to_string(choice.engine) + " does not cover " + lacks + " yet (placement " +
-                               rc.model.placement + "); fix: use --device cpu, or --mode explicit on the device");
-  }
-  const RunInputs in = prepare_run(rc, model);  // --weights/--input/--cotangent, or --init and seeded draws
   AnalysisOptions opts = rc.analysis;
   opts.engine = choice.engine;
   opts.probe_seed = rc.init.seed;
   opts.keep_param_grads = false;  // the report needs only their norms: never 600 MiB of gradients at once
+  // the run's backend (built here, or already by the engine choice), and what the analyses cannot run on it, both
+  // refused before the files are read
+  const std::shared_ptr<const Backend> be = backend.get();
+  check_analyses(model, opts, *be);
+  const RunInputs in = prepare_run(rc, model);  // --weights/--input/--cotangent, or --init and seeded draws
   if (opts.spectrum && opts.engine != Engine::Explicit && opts.progress)
     std::fprintf(stderr, "gradflow: note: --spectrum skipped: %s\n", choice.reason.c_str());
   const auto t1 = std::chrono::steady_clock::now();
   // NaN/Inf errors name the fix that fits where this run's numbers came from (numeric_fix.hpp)
   const AnalysisContext ctx = with_nonfinite_fix(rc, in.x0, [&] {
-    return AnalysisContext(model, in.x0, opts, in.cotangent_or_null(), rc.init.seed, in.lm_loss_or_null());
+    return AnalysisContext(model, in.x0, opts, be, in.cotangent_or_null(), rc.init.seed, in.lm_loss_or_null());
   });
   const auto t2 = std::chrono::steady_clock::now();
   Json body = with_nonfinite_fix(rc, in.x0, [&] { return run_analyses(ctx); });
   const auto t3 = std::chrono::steady_clock::now();
   Json report;
   report["config"] = run_config_json(model, rc, &choice);
-  if (opts.backend != BackendKind::Cpu) report["config"]["device_description"] = ctx.backend().description();
+  if (opts.backend != BackendKind::Cpu) report["config"]["device_description"] = be->description();
   for (auto& [k, v] : body.items()) report[k] = v;
   report["elapsed_seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const auto secs = [](auto a, auto b) { return std::chrono::duration<double>(b - a).count(); };

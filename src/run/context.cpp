@@ -4,18 +4,19 @@
 #include <algorithm>
 #include <cmath>
 
-#include "backend/cpu_backend.hpp"
 #include "gradflow/core/error.hpp"
 #include "gradflow/core/finite.hpp"
 #include "gradflow/linalg/svd.hpp"
 #include "gradflow/model/init.hpp"
-#include "gradflow/run/engine.hpp"
+#include "gradflow/run/memory_estimate.hpp"
 
 namespace gradflow {
 
-AnalysisContext::AnalysisContext(const Model& m, Mat x0, const AnalysisOptions& o, const Mat* cotangent, uint64_t seed,
+AnalysisContext::AnalysisContext(const Model& m, Mat x0, const AnalysisOptions& o,
+                                 std::shared_ptr<const Backend> backend, const Mat* cotangent, uint64_t seed,
                                  const std::function<double(const Mat& y, Mat& dL_dy)>* output_loss)
-    : model(m), opts(o), grads(m.params(), o.keep_param_grads), backend_(make_backend(o.backend)) {
+    : model(m), opts(o), grads(m.params(), o.keep_param_grads), backend_(std::move(backend)) {
+  if (!backend_) throw Error("internal: an analysis context without a backend", ErrorKind::Internal);
   trace = model.forward(x0);
   if (!all_finite(trace.y)) {
     for (Index l = 1; l < static_cast<Index>(trace.x.size()); ++l)
@@ -109,7 +110,7 @@ Jacobian AnalysisContext::layer_jacobian(Index l) const {
 void AnalysisContext::for_each_product(
     const std::function<void(Index, const DenseBuffer&, const DenseBuffer&)>& visit) const {
   const Backend& be = *backend_;
-  // the walk's peak in the backend's memory (engine.hpp)
+  // the walk's peak in the backend's memory (memory_estimate.hpp)
   be.require_memory(explicit_device_bytes(model.config(), tokens()),
                     "the explicit products of N = n*d = " + std::to_string(tokens() * width()) + " (5 matrices of N^2)");
   std::unique_ptr<DenseBuffer> P;
@@ -127,10 +128,10 @@ void AnalysisContext::for_each_product(
 }
 
 void AnalysisContext::for_each_product(const std::function<void(Index, const Mat&, const Mat&)>& visit) const {
-  if (backend_->kind() != BackendKind::Cpu)
-    throw Error("internal: host matrices of the explicit products need the CPU backend", ErrorKind::Internal);
   for_each_product([&](Index l, const DenseBuffer& B, const DenseBuffer& P) {
-    visit(l, static_cast<const CpuBuffer&>(B).mat(), static_cast<const CpuBuffer&>(P).mat());
+    const Mat *b = B.host_view(), *p = P.host_view();
+    if (b && p) return visit(l, *b, *p);
+    visit(l, B.to_host(), P.to_host());  // a device's: copied back
   });
 }
 

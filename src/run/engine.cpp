@@ -1,7 +1,6 @@
-// engine.cpp — the engine decision, the memory estimates it rests on, and the --spectral-layers list (engine.hpp).
+// engine.cpp — the engine decision (its memory estimates: memory_estimate.cpp) and the --spectral-layers list
+// (engine.hpp).
 #include "gradflow/run/engine.hpp"
-
-#include <omp.h>
 
 #include <algorithm>
 #include <cmath>
@@ -10,12 +9,15 @@
 
 #include "gradflow/backend/backend.hpp"
 #include "gradflow/core/error.hpp"
+#include "gradflow/core/format_bytes.hpp"
 #include "gradflow/run/memory_estimate.hpp"
 #include "gradflow/run/time_estimate.hpp"
 
 namespace gradflow {
 
-EngineChoice choose_engine(const ModelConfig& cfg, const AnalysisOptions& opts) {
+EngineChoice choose_engine(const ModelConfig& cfg, const AnalysisOptions& opts, const RunBackend& backend) {
+  if (backend.kind() != opts.backend)
+    throw Error("internal: the run's backend is not its --device", ErrorKind::Internal);
   require(opts.seq_len > 0, "--seq-len must be positive (got " + std::to_string(opts.seq_len) +
                                 "); fix: e.g. --seq-len 16");
   require(opts.top_k >= 1, "--top-k " + std::to_string(opts.top_k) + " must be at least 1; fix: e.g. --top-k 3");
@@ -33,7 +35,7 @@ EngineChoice choose_engine(const ModelConfig& cfg, const AnalysisOptions& opts) 
                               opts.engine_request == EngineRequest::Streamed)),
           "--spectrum needs the full spectra of explicit mode; fix: drop --spectrum or use --mode explicit/auto");
   EngineChoice c;
-  MemoryEstimate explicit_need = explicit_memory(cfg, opts.seq_len, opts.backend);
+  MemoryEstimate explicit_need = explicit_memory(cfg, opts.seq_len, backend.kind());
   add_checkpoint_kept(explicit_need, opts.checkpoint_bytes);
   c.explicit_bytes = explicit_need.total();
   c.budget_bytes = memory_budget(opts.max_memory_bytes);
@@ -61,11 +63,11 @@ EngineChoice choose_engine(const ModelConfig& cfg, const AnalysisOptions& opts) 
     case EngineRequest::Auto: {
       std::string device_sizes;  // with a device: what the walk needs there and what it has free
       bool device_fits = true;
-      if (c.explicit_bytes <= c.budget_bytes && opts.backend != BackendKind::Cpu) {
-        const std::string dev = to_string(opts.backend);
+      if (c.explicit_bytes <= c.budget_bytes && backend.kind() != BackendKind::Cpu) {
+        const std::string dev = to_string(backend.kind());
         const double need = explicit_device_bytes(cfg, opts.seq_len);
         try {
-          const double free_bytes = make_backend(opts.backend)->free_memory();
+          const double free_bytes = backend.get()->free_memory();
           device_fits = need <= free_bytes;
           device_sizes = "; on the " + dev + " device its products need about " + format_bytes(need) +
                          " (5 matrices of N^2), " + format_bytes(free_bytes) + " are free";
@@ -81,12 +83,13 @@ EngineChoice choose_engine(const ModelConfig& cfg, const AnalysisOptions& opts) 
       // explicit does not fit: streamed gives exact Frobenius norms when its memory and estimated time fit
       const double streamed_bytes = streamed_memory(cfg, opts.seq_len, opts.stream_rows).total();
       c.streamed_considered = true;
-      std::string rate_of = opts.backend == BackendKind::Cpu ? "here" : "on the " + std::string(to_string(opts.backend));
+      const std::string dev = to_string(backend.kind());
+      std::string rate_of = backend.kind() == BackendKind::Cpu ? "here" : "on the " + dev;
       try {
-        c.dgemm_rate = measured_dgemm_rate(opts.backend);  // the device's with --device cuda: it runs the chain
+        c.dgemm_rate = backend.get()->gemm_rate();  // the device's with --device cuda: it runs the chain
       } catch (const Error&) {  // no device here (a plan written on a login node): the run estimates again there
-        c.dgemm_rate = measured_dgemm_rate();
-        rate_of = "here, the " + std::string(to_string(opts.backend)) + " device's could not be measured";
+        c.dgemm_rate = host_dgemm_rate();
+        rate_of = "here, the " + dev + " device's could not be measured";
       }
       c.streamed_seconds = streamed_seconds_estimate(cfg, opts.seq_len, c.dgemm_rate, opts.stream_blocks);
       const bool time_fits = c.streamed_seconds <= opts.max_time_seconds;
@@ -102,9 +105,10 @@ EngineChoice choose_engine(const ModelConfig& cfg, const AnalysisOptions& opts) 
       break;
     }
   }
-  require(opts.backend == BackendKind::Cpu || c.engine != Engine::GradientsOnly,
-          "--device " + std::string(to_string(opts.backend)) + " runs the Jacobian products of explicit, streamed and "
-              "matrix-free mode, not " + to_string(c.engine) + " mode (" + c.reason +
+  require(backend.kind() == BackendKind::Cpu || c.engine != Engine::GradientsOnly,
+          "--device " + std::string(to_string(backend.kind())) +
+              " runs the Jacobian products of explicit, streamed and matrix-free mode, not " + to_string(c.engine) +
+              " mode (" + c.reason +
               "); fix: drop --gradients-only or --device");
   if (c.engine == Engine::Explicit) {
     require_memory(explicit_need, opts.max_memory_bytes,
@@ -125,75 +129,6 @@ EngineChoice choose_engine(const ModelConfig& cfg, const AnalysisOptions& opts) 
                        std::to_string(opts.seq_len) + ")^2 entries per layer), or raise --max-memory");
   }
   return c;
-}
-
-namespace {
-// N: the state's size n·width (two streams: 2n·d), the side of B_l
-double state_size(const ModelConfig& cfg, Index n_tokens) {
-  return static_cast<double>(n_tokens) * static_cast<double>(cfg.d_model * state_streams(cfg));
-}
-}  // namespace
-
-double explicit_device_bytes(const ModelConfig& cfg, Index n_tokens) {
-  const double N = state_size(cfg, n_tokens);
-  return 5.0 * N * N * sizeof(double);
-}
-
-MemoryEstimate explicit_memory(const ModelConfig& cfg, Index n_tokens, BackendKind backend) {
-  // N: the state's size n·width (two streams: 2n·d; B_l is N × N, P_l is N/2 × N, so this bounds it from above)
-  const double N = state_size(cfg, n_tokens);
-  MemoryEstimate m;
-  if (backend == BackendKind::Cpu) {
-    // live (N, N) matrices: P, B (dense + structured copy), the product's result, the SVD's copy and workspace;
-    // jacobian-norms instead holds copies of B_l and P_l for two layers at once (4 plus P and B_l: 6; more layers
-    // at once only within the budget: explicit_concurrent_layers)
-    m.add("explicit Jacobians", 7.0 * N * N * sizeof(double));
-  } else {
-    // the host builds each B_l (the attention sublayer's dense Jacobian, composed in place with the token-wise
-    // factors) and hands it to the device; P_l, the products and the norms' copies stay there
-    m.add("B_l built on the host", 2.0 * N * N * sizeof(double));
-  }
-  m.add("parameters", body_parameter_count(cfg) * sizeof(double));
-  m.add("forward trace", trace_doubles(cfg, n_tokens) * sizeof(double));
-  return m;
-}
-
-MemoryEstimate streaming_memory(const ModelConfig& cfg, Index n_tokens, Index probes) {
-  const double n = static_cast<double>(n_tokens), d = static_cast<double>(cfg.d_model);
-  const double ff = static_cast<double>(cfg.ff()), h = static_cast<double>(cfg.heads);
-  const double k = static_cast<double>(std::max<Index>(probes, 1));
-  const double params = body_parameter_count(cfg);
-  MemoryEstimate m;
-  // the parameters, and one block's parameter gradients (analyze frees each block's after taking their norms)
-  m.add("parameters", (params + params / static_cast<double>(std::max<Index>(cfg.layers, 1))) * sizeof(double));
-  m.add("forward trace", trace_doubles(cfg, n_tokens) * sizeof(double));
-  // transient per-head (n, n) products of the backward pass; k stacked probes through the widest sublayer
-  m.add("probes and backward transients", (4 * h * n * n + 6 * k * n * (d + ff)) * sizeof(double));
-  return m;
-}
-
-MemoryEstimate streamed_memory(const ModelConfig& cfg, Index n_tokens, Index rows) {
-  const Index N = n_tokens * cfg.d_model * state_streams(cfg);  // the state's size (a row of P_l or B_l)
-  const Index k = std::max<Index>(1, std::min(rows, N));
-  MemoryEstimate m = streaming_memory(cfg, n_tokens, k);  // trace, parameters, k cotangents through a sublayer
-  // the identity chunk, its image under P_l and under B_l, each (k·n, d)
-  m.add("identity chunk and its images", 3.0 * static_cast<double>(k) * static_cast<double>(N) * sizeof(double));
-  return m;
-}
-
-int explicit_concurrent_layers(const ModelConfig& cfg, Index n_tokens, double budget_bytes, int threads) {
-  threads = std::max(threads, 1);
-  if (threads <= kExplicitConcurrentLayers || omp_in_parallel()) return std::min(threads, kExplicitConcurrentLayers);
-  const double N = state_size(cfg, n_tokens);
-  const double spare = memory_budget(budget_bytes) - explicit_memory_estimate(cfg, n_tokens);
-  const double more = spare > 0 ? std::floor(spare / (2.0 * N * N * sizeof(double))) : 0.0;
-  return static_cast<int>(std::min(static_cast<double>(threads), kExplicitConcurrentLayers + more));
-}
-
-double explicit_memory_estimate(const ModelConfig& cfg, Index n_tokens) { return explicit_memory(cfg, n_tokens).total(); }
-
-double streaming_memory_estimate(const ModelConfig& cfg, Index n_tokens, Index probes) {
-  return streaming_memory(cfg, n_tokens, probes).total();
 }
 
 std::vector<Index> parse_spectral_layers(const std::string& text, Index layers) {

@@ -1,9 +1,13 @@
 // memory_estimate.cpp — see memory_estimate.hpp.
 #include "gradflow/run/memory_estimate.hpp"
 
+#include <omp.h>
+
 #include <algorithm>
+#include <cmath>
 
 #include "gradflow/core/error.hpp"
+#include "gradflow/core/format_bytes.hpp"
 #include "gradflow/model/placement.hpp"
 #include "gradflow/run/options.hpp"
 
@@ -100,6 +104,75 @@ void require_memory(const MemoryEstimate& need, double budget_bytes, const std::
   require(need.total() <= budget, command + " needs " + need.describe() + ", more than the " + format_bytes(budget) +
                                       " allowed (--max-memory" + (budget_bytes > 0 ? "" : ", default half of RAM") +
                                       "); fix: " + fix);
+}
+
+namespace {
+// N: the state's size n·width (two streams: 2n·d), the side of B_l
+double state_size(const ModelConfig& cfg, Index n_tokens) {
+  return static_cast<double>(n_tokens) * static_cast<double>(cfg.d_model * state_streams(cfg));
+}
+}  // namespace
+
+double explicit_device_bytes(const ModelConfig& cfg, Index n_tokens) {
+  const double N = state_size(cfg, n_tokens);
+  return 5.0 * N * N * sizeof(double);
+}
+
+MemoryEstimate explicit_memory(const ModelConfig& cfg, Index n_tokens, BackendKind backend) {
+  // N: the state's size n·width (two streams: 2n·d; B_l is N × N, P_l is N/2 × N, so this bounds it from above)
+  const double N = state_size(cfg, n_tokens);
+  MemoryEstimate m;
+  if (backend == BackendKind::Cpu) {
+    // live (N, N) matrices: P, B (dense + structured copy), the product's result, the SVD's copy and workspace;
+    // jacobian-norms instead holds copies of B_l and P_l for two layers at once (4 plus P and B_l: 6; more layers
+    // at once only within the budget: explicit_concurrent_layers)
+    m.add("explicit Jacobians", 7.0 * N * N * sizeof(double));
+  } else {
+    // the host builds each B_l (the attention sublayer's dense Jacobian, composed in place with the token-wise
+    // factors) and hands it to the device; P_l, the products and the norms' copies stay there
+    m.add("B_l built on the host", 2.0 * N * N * sizeof(double));
+  }
+  m.add("parameters", body_parameter_count(cfg) * sizeof(double));
+  m.add("forward trace", trace_doubles(cfg, n_tokens) * sizeof(double));
+  return m;
+}
+
+MemoryEstimate streaming_memory(const ModelConfig& cfg, Index n_tokens, Index probes) {
+  const double n = static_cast<double>(n_tokens), d = static_cast<double>(cfg.d_model);
+  const double ff = static_cast<double>(cfg.ff()), h = static_cast<double>(cfg.heads);
+  const double k = static_cast<double>(std::max<Index>(probes, 1));
+  const double params = body_parameter_count(cfg);
+  MemoryEstimate m;
+  // the parameters, and one block's parameter gradients (analyze frees each block's after taking their norms)
+  m.add("parameters", (params + params / static_cast<double>(std::max<Index>(cfg.layers, 1))) * sizeof(double));
+  m.add("forward trace", trace_doubles(cfg, n_tokens) * sizeof(double));
+  // transient per-head (n, n) products of the backward pass; k stacked probes through the widest sublayer
+  m.add("probes and backward transients", (4 * h * n * n + 6 * k * n * (d + ff)) * sizeof(double));
+  return m;
+}
+
+MemoryEstimate streamed_memory(const ModelConfig& cfg, Index n_tokens, Index rows) {
+  const Index N = n_tokens * cfg.d_model * state_streams(cfg);  // the state's size (a row of P_l or B_l)
+  const Index k = std::max<Index>(1, std::min(rows, N));
+  MemoryEstimate m = streaming_memory(cfg, n_tokens, k);  // trace, parameters, k cotangents through a sublayer
+  // the identity chunk, its image under P_l and under B_l, each (k·n, d)
+  m.add("identity chunk and its images", 3.0 * static_cast<double>(k) * static_cast<double>(N) * sizeof(double));
+  return m;
+}
+
+int explicit_concurrent_layers(const ModelConfig& cfg, Index n_tokens, double budget_bytes, int threads) {
+  threads = std::max(threads, 1);
+  if (threads <= kExplicitConcurrentLayers || omp_in_parallel()) return std::min(threads, kExplicitConcurrentLayers);
+  const double N = state_size(cfg, n_tokens);
+  const double spare = memory_budget(budget_bytes) - explicit_memory_estimate(cfg, n_tokens);
+  const double more = spare > 0 ? std::floor(spare / (2.0 * N * N * sizeof(double))) : 0.0;
+  return static_cast<int>(std::min(static_cast<double>(threads), kExplicitConcurrentLayers + more));
+}
+
+double explicit_memory_estimate(const ModelConfig& cfg, Index n_tokens) { return explicit_memory(cfg, n_tokens).total(); }
+
+double streaming_memory_estimate(const ModelConfig& cfg, Index n_tokens, Index probes) {
+  return streaming_memory(cfg, n_tokens, probes).total();
 }
 
 }  // namespace gradflow

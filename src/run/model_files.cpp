@@ -22,17 +22,18 @@ namespace gradflow {
 namespace {
 
 // Dense Jacobians: refused up front (memory, engine options) when they do not fit.
-RunConfig explicit_run(RunConfig rc) {
+// The run's one backend (backend.hpp: RunBackend) serves the choice and the context.
+RunConfig explicit_run(RunConfig rc, const RunBackend& backend) {
   rc.analysis.engine_request = EngineRequest::Explicit;
-  choose_engine(rc.model, rc.analysis);
+  choose_engine(rc.model, rc.analysis, backend);
   return rc;
 }
 
-Mat jacobian_of(const RunConfig& rc, Index from, std::optional<Index> to) {
+Mat jacobian_of(const RunConfig& rc, const RunBackend& backend, Index from, std::optional<Index> to) {
   Model model(rc.model);
   const RunInputs in = prepare_run(rc, model);  // --weights/--input/--cotangent, or --init and seeded draws
   return with_nonfinite_fix(rc, in.x0, [&] {
-    const AnalysisContext ctx(model, in.x0, rc.analysis, in.cotangent_or_null(), rc.init.seed,
+    const AnalysisContext ctx(model, in.x0, rc.analysis, backend.get(), in.cotangent_or_null(), rc.init.seed,
                               in.lm_loss_or_null());
     Mat j = ctx.jacobian_between(from, to.value_or(model.layers()));
     if (!all_finite(j))
@@ -45,17 +46,19 @@ Mat jacobian_of(const RunConfig& rc, Index from, std::optional<Index> to) {
 }  // namespace
 
 Mat model_jacobian(RunConfig rc, Index from, std::optional<Index> to) {
-  return jacobian_of(explicit_run(std::move(rc)), from, to);
+  const RunBackend backend(rc.analysis.backend);
+  return jacobian_of(explicit_run(std::move(rc), backend), backend, from, to);
 }
 
 void write_model_jacobian(const RunConfig& rc, Index from, std::optional<Index> to, const std::string& out,
                           const std::string& format_given) {
-  const RunConfig run = explicit_run(rc);
+  const RunBackend backend(rc.analysis.backend);
+  const RunConfig run = explicit_run(rc, backend);
   std::string format = format_given;
   if (format.empty()) format = out.size() >= 4 && out.substr(out.size() - 4) == ".csv" ? "csv" : "npy";
   require(format == "npy" || format == "csv", "--format '" + format + "' is unknown; fix: use --format npy or csv");
   check_outputs({{"--out", out}}, run_input_paths(run));
-  const Mat J = jacobian_of(run, from, to);
+  const Mat J = jacobian_of(run, backend, from, to);
   if (format == "npy") write_npy(out, J);
   else write_csv(out, J);
 }

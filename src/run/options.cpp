@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <cmath>
-#include <cstdio>
 #include <cstdlib>
 
 #include "gradflow/core/error.hpp"
@@ -65,16 +64,6 @@ double default_max_memory() {
 
 double memory_budget(double max_memory_bytes) {
   return max_memory_bytes > 0 ? max_memory_bytes : default_max_memory();
-}
-
-std::string format_bytes(double bytes) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-  int u = 0;
-  while (bytes >= 1024.0 && u < 6) { bytes /= 1024.0; ++u; }
-  char buf[64];
-  // three significant digits, but never an exponent: 1000-1023 of a unit print whole ("1000 MiB", not "1e+03 MiB")
-  std::snprintf(buf, sizeof buf, bytes >= 999.5 ? "%.0f %s" : "%.3g %s", bytes, units[u]);
-  return buf;
 }
 
 }  // namespace gradflow

@@ -67,7 +67,7 @@ TEST_CASE("gemm rate: measured through the CPU's kernels with its product checke
   CHECK(r < 1e14);  // 100 TFLOP/s: far above a CPU's
   const WrongGemm wrong(cpu->kernels());
   REQUIRE_THROWS_WITH(gemm_rate_of_kernels(wrong, 64, 1), Catch::Contains("product is wrong"));
-  CHECK(measured_dgemm_rate(BackendKind::Cpu) == measured_dgemm_rate());
+  CHECK(cpu->gemm_rate() == host_dgemm_rate());
 }
 
 TEST_CASE("device auto: the CPU backend reports no device memory limit, explicit's device need is 5 N^2", "[backend]") {
@@ -79,9 +79,8 @@ TEST_CASE("device auto: the CPU backend reports no device memory limit, explicit
 
 #ifdef GRADFLOW_HAVE_CUDA
 TEST_CASE("gemm rate cuda: the GPU's fp64 rate, measured through its kernels, above the CPU's", "[cuda]") {
-  (void)backend_or_skip(BackendKind::Cuda);  // skips without a GPU
-  const double r = measured_dgemm_rate(BackendKind::Cuda);
-  CHECK(r > measured_dgemm_rate());
+  const double r = backend_or_skip(BackendKind::Cuda)->gemm_rate();
+  CHECK(r > host_dgemm_rate());
   CHECK(r < 1e15);
 }
 
@@ -93,7 +92,7 @@ TEST_CASE("device auto cuda: explicit when its 5 N^2 fit the GPU's free memory, 
   o.max_memory_bytes = 1e15;  // the host's budget out of the way
   o.max_time_seconds = 1;     // and streamed's: what is left is matrix-free
   o.seq_len = 4;
-  const EngineChoice small = choose_engine(small_model("post", 2), o);
+  const EngineChoice small = choose_engine(small_model("post", 2), o, RunBackend(o.backend));
   CHECK(small.engine == Engine::Explicit);
   CHECK_THAT(small.reason, Catch::Contains("on the cuda device") && Catch::Contains("are free"));
   // N = n·d with 5·N²·8 bytes beyond the free memory
@@ -102,7 +101,7 @@ TEST_CASE("device auto cuda: explicit when its 5 N^2 fit the GPU's free memory, 
   big.heads = 8;
   big.d_ff = 2048;
   o.seq_len = static_cast<Index>(std::sqrt(gpu->free_memory() / 40.0) / 512.0) + 8;
-  const EngineChoice c = choose_engine(big, o);
+  const EngineChoice c = choose_engine(big, o, RunBackend(o.backend));
   CHECK(c.engine == Engine::MatrixFree);
   CHECK_THAT(c.reason, Catch::Contains("are free"));
 }

@@ -180,7 +180,7 @@ struct Traced {
   AnalysisContext ctx;
   Traced(ModelConfig cfg, Index n, uint64_t seed)
       : model(std::move(cfg)), ctx(init_then(model, seed), random_normal(seed, "input", n, model.d_model()),
-                                   options(n), nullptr, seed) {}
+                                   options(n), make_backend(BackendKind::Cpu), nullptr, seed) {}
   // The model's initialization, then every parameter moved by 0.3·N(0, 1): no gain, norm weight or skip vector stays
   // at its initial 1 (or bias at 0), where a kernel that skipped it would go unnoticed.
   static Model& init_then(Model& m, uint64_t seed) {

@@ -337,7 +337,8 @@ TEST_CASE("loading: what will be held is known from the headers, before any data
   CHECK(rc.analysis.checkpoint_bytes == block * 8);  // kept for the run (no embeddings without --token-ids)
   // ... and the engine's estimate counts it
   const MemoryEstimate e = explicit_memory(rc.model, rc.analysis.seq_len);
-  CHECK(choose_engine(rc.model, rc.analysis).explicit_bytes == e.total() + block * 8);
+  const RunBackend cpu(rc.analysis.backend);
+  CHECK(choose_engine(rc.model, rc.analysis, cpu).explicit_bytes == e.total() + block * 8);
 }
 
 TEST_CASE("broken layouts: a feed-forward tensor of the wrong shape is named with both shapes", "[io][checkpoint]") {

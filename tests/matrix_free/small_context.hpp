@@ -25,7 +25,8 @@ inline SmallContext make_small_context(const std::string& placement, Index layer
   AnalysisOptions opts;
   opts.seq_len = tokens;
   opts.progress = false;
-  s.ctx = std::make_unique<AnalysisContext>(*s.model, random_normal(seed, "input", tokens, 8), opts, nullptr, seed);
+  s.ctx = std::make_unique<AnalysisContext>(*s.model, random_normal(seed, "input", tokens, 8), opts,
+                                             make_backend(BackendKind::Cpu), nullptr, seed);
   return s;
 }
 

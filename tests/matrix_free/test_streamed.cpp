@@ -68,7 +68,8 @@ TEST_CASE("streamed ‖P_l‖_F and ‖B_l‖_F equal the explicit Jacobians' fo
         AnalysisOptions opts;
         opts.seq_len = n;
         opts.progress = false;
-        const AnalysisContext ctx(model, random_normal(7, "input", n, d), opts, nullptr, 7);
+        const AnalysisContext ctx(model, random_normal(7, "input", n, d), opts, make_backend(BackendKind::Cpu),
+                                  nullptr, 7);
         REQUIRE(model.has_final_norm() == final_norm);
         std::vector<double> eB(3), eP(3);
         ctx.for_each_product([&](Index l, const Mat& B, const Mat& P) {
@@ -105,7 +106,7 @@ TEST_CASE("streamed norms: the chunk size changes only the summation order, the 
   AnalysisOptions opts;
   opts.seq_len = 5;
   opts.progress = false;
-  const AnalysisContext ctx(model, random_normal(2, "input", 5, 8), opts, nullptr, 2);
+  const AnalysisContext ctx(model, random_normal(2, "input", 5, 8), opts, make_backend(BackendKind::Cpu), nullptr, 2);
   const StreamedSweep a = streamed_frobenius(model, ctx.trace, 1, true), b = streamed_frobenius(model, ctx.trace, 7, true);
   const StreamedSweep b2 = streamed_frobenius(model, ctx.trace, 7, true);
   for (size_t l = 0; l < 4; ++l) {

@@ -132,7 +132,7 @@ TEST_CASE("analysis: ||dL/dx_l|| equals ||P_l^T g|| from the explicit product", 
     INFO(c.name());
     const Model m = make_model(c);
     AnalysisOptions opts;
-    AnalysisContext ctx(m, random_mat(c.n, c.d, 103), opts, nullptr, 7);
+    AnalysisContext ctx(m, random_mat(c.n, c.d, 103), opts, make_backend(BackendKind::Cpu), nullptr, 7);
     const Vec g = flat(ctx.dL_dy);
     int visited = 0;
     ctx.for_each_product([&](Index l, const Mat& B, const Mat& P) {

@@ -27,17 +27,17 @@ TEST_CASE("auto chooses explicit up to the budget, matrix-free one byte above", 
   o.seq_len = 64;  // N = 512: explicit (~15 MB) far above matrix-free (~0.5 MB), so one byte less still fits the latter
   const double need = explicit_memory_estimate(cfg, o.seq_len);
   o.max_memory_bytes = need;
-  EngineChoice c = choose_engine(cfg, o);
+  EngineChoice c = choose_engine(cfg, o, RunBackend(o.backend));
   REQUIRE(c.engine == Engine::Explicit);
   REQUIRE(c.reason.find("auto") != std::string::npos);
   o.max_memory_bytes = need - 1;
-  c = choose_engine(cfg, o);
+  c = choose_engine(cfg, o, RunBackend(o.backend));
   REQUIRE(c.engine == Engine::MatrixFree);
   REQUIRE(c.explicit_bytes == need);
   REQUIRE(c.budget_bytes == need - 1);
   AnalysisOptions g;
   g.engine_request = EngineRequest::GradientsOnly;
-  REQUIRE(choose_engine(cfg, g).engine == Engine::GradientsOnly);
+  REQUIRE(choose_engine(cfg, g, RunBackend(g.backend)).engine == Engine::GradientsOnly);
 }
 
 TEST_CASE("explicit_concurrent_layers: two layers at once, more only on more threads and within --max-memory",
@@ -80,16 +80,16 @@ TEST_CASE("mode: --mode explicit above the budget is refused with the size, matr
   REQUIRE(streaming_memory_estimate(rc.model, 64, rc.analysis.hutchinson_probes) < rc.analysis.max_memory_bytes);
   rc.analysis.engine_request = EngineRequest::Explicit;
   try {
-    choose_engine(rc.model, rc.analysis);
+    choose_engine(rc.model, rc.analysis, RunBackend(rc.analysis.backend));
     FAIL("no refusal");
   } catch (const Error& e) {
     REQUIRE(e.kind() == ErrorKind::BadInput);
     REQUIRE(std::string(e.what()).find("needs about") != std::string::npos);
   }
   rc.analysis.engine_request = EngineRequest::MatrixFree;
-  REQUIRE_NOTHROW(choose_engine(rc.model, rc.analysis));
+  REQUIRE_NOTHROW(choose_engine(rc.model, rc.analysis, RunBackend(rc.analysis.backend)));
   rc.analysis.engine_request = EngineRequest::Auto;
-  REQUIRE_NOTHROW(choose_engine(rc.model, rc.analysis));
+  REQUIRE_NOTHROW(choose_engine(rc.model, rc.analysis, RunBackend(rc.analysis.backend)));
   REQUIRE_THROWS_AS(parse_engine_request("bogus", false), Error);
   REQUIRE(parse_engine_request("explicit", true) == EngineRequest::GradientsOnly);  // --gradients-only wins
 }
@@ -105,10 +105,10 @@ TEST_CASE("mode: matrix-free and gradients-only above their own (streaming) esti
   REQUIRE(s2 > 3.5 * s1);
   REQUIRE(s2 < 4.0 * s1);
   rc.analysis.max_memory_bytes = need;
-  REQUIRE_NOTHROW(choose_engine(rc.model, rc.analysis));
+  REQUIRE_NOTHROW(choose_engine(rc.model, rc.analysis, RunBackend(rc.analysis.backend)));
   rc.analysis.max_memory_bytes = need - 1;
   try {
-    choose_engine(rc.model, rc.analysis);
+    choose_engine(rc.model, rc.analysis, RunBackend(rc.analysis.backend));
     FAIL("no refusal");
   } catch (const Error& e) {
     REQUIRE(e.kind() == ErrorKind::BadInput);
@@ -117,9 +117,9 @@ TEST_CASE("mode: matrix-free and gradients-only above their own (streaming) esti
   }
   rc.analysis.engine_request = EngineRequest::GradientsOnly;  // --gradients-only keeps the trace but no probes
   rc.analysis.max_memory_bytes = streaming_memory_estimate(rc.model, 6, 0);
-  REQUIRE_NOTHROW(choose_engine(rc.model, rc.analysis));
+  REQUIRE_NOTHROW(choose_engine(rc.model, rc.analysis, RunBackend(rc.analysis.backend)));
   rc.analysis.max_memory_bytes -= 1;
-  REQUIRE_THROWS_AS(choose_engine(rc.model, rc.analysis), Error);
+  REQUIRE_THROWS_AS(choose_engine(rc.model, rc.analysis, RunBackend(rc.analysis.backend)), Error);
 }
 
 TEST_CASE("options: --spectral-layers parses all, none, bottom, top and lists, rejects the rest", "[engine]") {
@@ -272,12 +272,13 @@ TEST_CASE("mode: streamed validates --stream-rows, refuses --spectrum and runs o
   const ModelConfig cfg = small_model("post", 3);
   for (const Index bad : {Index{0}, Index{-3}}) {
     o.stream_rows = bad;
-    REQUIRE_THROWS_WITH(choose_engine(cfg, o), Catch::Contains("--stream-rows") && Catch::Contains("fix:"));
+    REQUIRE_THROWS_WITH(choose_engine(cfg, o, RunBackend(o.backend)),
+                        Catch::Contains("--stream-rows") && Catch::Contains("fix:"));
   }
   o.stream_rows = 256;
-  REQUIRE(choose_engine(cfg, o).engine == Engine::Streamed);
+  REQUIRE(choose_engine(cfg, o, RunBackend(o.backend)).engine == Engine::Streamed);
   o.spectrum = true;
-  REQUIRE_THROWS_WITH(choose_engine(cfg, o), Catch::Contains("--spectrum"));
+  REQUIRE_THROWS_WITH(choose_engine(cfg, o, RunBackend(o.backend)), Catch::Contains("--spectrum"));
   o.spectrum = false;
   // the chunk and its images: 3·K·N doubles beyond matrix-free's estimate for K probes; K is clamped to N
   const double N = 4 * 8;
@@ -285,13 +286,14 @@ TEST_CASE("mode: streamed validates --stream-rows, refuses --spectrum and runs o
         Approx(streaming_memory_estimate(cfg, 4, 10) + 3 * 10 * N * 8).epsilon(kClosedFormTol));
   CHECK(streamed_memory(cfg, 4, 1000).total() == streamed_memory(cfg, 4, 32).total());
   o.max_memory_bytes = streamed_memory(cfg, 4, 256).total() - 1;
-  REQUIRE_THROWS_WITH(choose_engine(cfg, o), Catch::Contains("streamed mode") && Catch::Contains("--stream-rows"));
+  REQUIRE_THROWS_WITH(choose_engine(cfg, o, RunBackend(o.backend)),
+                      Catch::Contains("streamed mode") && Catch::Contains("--stream-rows"));
   o.engine_request = EngineRequest::Auto;
   for (const double budget : {1e3, 1e6, 1e12}) {
     o.max_memory_bytes = budget;
     Engine chosen = Engine::Explicit;
     try {
-      chosen = choose_engine(cfg, o).engine;
+      chosen = choose_engine(cfg, o, RunBackend(o.backend)).engine;
     } catch (const Error&) {  // below every engine's estimate: refused, never streamed
     }
     CHECK(chosen != Engine::Streamed);

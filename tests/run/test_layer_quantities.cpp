@@ -108,7 +108,8 @@ TEST_CASE("layer quantities: the q/k/v gradient norms add up to in_proj_weight's
     AnalysisOptions kept = rc.analysis, streamed = rc.analysis;
     kept.keep_param_grads = true;
     streamed.keep_param_grads = false;
-    const AnalysisContext a(model, x0, kept, nullptr, 3), b(model, x0, streamed, nullptr, 3);
+    const std::shared_ptr<const Backend> cpu = make_backend(BackendKind::Cpu);
+    const AnalysisContext a(model, x0, kept, cpu, nullptr, 3), b(model, x0, streamed, cpu, nullptr, 3);
     CHECK(a.in_proj_part_norms == b.in_proj_part_norms);
     Index found = 0;
     for (size_t i = 0; i < model.params().size(); ++i) {

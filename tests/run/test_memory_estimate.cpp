@@ -38,7 +38,7 @@ TEST_CASE("memory: a billion layers is refused by every engine with the paramete
     o.engine_request = r;
     o.max_memory_bytes = 1e9;
     try {
-      choose_engine(cfg, o);
+      choose_engine(cfg, o, RunBackend(o.backend));
       FAIL("not refused");
     } catch (const Error& e) {
       const std::string msg = e.what();
@@ -65,7 +65,7 @@ TEST_CASE("memory: with a device backend the host counts the B_l it builds, not 
   o.engine_request = EngineRequest::Explicit;
   o.seq_len = n;
   o.max_memory_bytes = 4 * square;  // between the device run's 2 (N, N) and the CPU's 7
-  CHECK_THROWS_AS(choose_engine(cfg, o), Error);
+  CHECK_THROWS_AS(choose_engine(cfg, o, RunBackend(o.backend)), Error);
   o.backend = BackendKind::Cuda;
-  CHECK(choose_engine(cfg, o).engine == Engine::Explicit);
+  CHECK(choose_engine(cfg, o, RunBackend(o.backend)).engine == Engine::Explicit);
 }

@@ -144,7 +144,7 @@ TEST_CASE("train lm: a training step's block gradient equals analyze's for the s
     opts.loss = "dot";
     opts.engine = Engine::GradientsOnly;
     opts.seq_len = tc.seq_len;
-    const AnalysisContext ctx(lm.body(), lm.embed(s.tokens), opts, &dy);
+    const AnalysisContext ctx(lm.body(), lm.embed(s.tokens), opts, make_backend(BackendKind::Cpu), &dy);
     REQUIRE(ctx.trace.y == trace.y);
     for (Index l = 0; l <= lm.body().layers(); ++l) {
       INFO("layer " << l);

@@ -9,7 +9,11 @@
 // operations, and the primitive kernels (kernel_ops.hpp) the streamed engine's VJP chain is written in
 // (matrix_free/device_chain.hpp: streamed mode, matrix-free Lanczos and Hutchinson); the forward and backward passes
 // are the next to move behind it.
+// A run has one backend (each configuration of a compare or sweep one): RunBackend below, made from the parsed
+// --device and handed down to the engine choice (its free memory and GEMM rate), the context and the analyses.
 #pragma once
+#include <exception>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -21,6 +25,8 @@ namespace gradflow {
 
 enum class BackendKind { Cpu, Cuda };
 const char* to_string(BackendKind k);  // "cpu" | "cuda"
+// --device TEXT ("cpu" | "cuda"), the one place the option becomes the enum; Error (exit code 2) otherwise.
+BackendKind parse_backend_kind(const std::string& device);
 
 // A dense (rows, cols) float64 matrix owned by a backend.
 class DenseBuffer {
@@ -29,6 +35,8 @@ class DenseBuffer {
   virtual Index rows() const = 0;
   virtual Index cols() const = 0;
   virtual Mat to_host() const = 0;  // a copy in host memory (the CPU backend's is a plain copy)
+  // The matrix itself when it lives in host memory (the CPU backend's), without a copy; null for a device's.
+  virtual const Mat* host_view() const { return nullptr; }
 };
 
 class Backend {
@@ -37,12 +45,21 @@ class Backend {
   virtual BackendKind kind() const = 0;
   // One line for reports and progress: "cpu", or the device, its memory and compute capability.
   virtual std::string description() const = 0;
+  // True when its buffers are host matrices and its arithmetic the host's own float64 (OpenBLAS/LAPACK/Eigen, what
+  // the model's own code runs): an engine may then compute on host copies with those libraries, several layers at
+  // once on the host's threads, and run the model's own VJPs/JVPs, and get this backend's numbers. False for a
+  // device: its buffers are computed on where they live, and the chains run in its kernels.
+  virtual bool on_host() const = 0;
   // Error (exit code 2) naming `what`, its size, the free memory and a fix, when `bytes` do not fit in the memory
   // the buffers live in (the device's; the CPU backend's host memory is choose_engine's estimate, engine.hpp).
   virtual void require_memory(double bytes, const std::string& what) const = 0;
   // Bytes free in the memory the buffers live in (the device's); +∞ for the CPU backend (host memory is
   // choose_engine's estimate against --max-memory).
   virtual double free_memory() const = 0;
+  // The double-precision GEMM rate (flop/s) of this backend's products, measured on the first call and remembered
+  // for the rest of the process: the host's DGEMM (host_dgemm_rate) for the CPU, the device's through its kernels
+  // (gemm_rate_of_kernels at (4096, 4096)) for a device. What --mode auto weighs streamed mode by (engine.hpp).
+  virtual double gemm_rate() const = 0;
   virtual std::unique_ptr<DenseBuffer> upload(Mat host) const = 0;
   // The product walk's step: P·B for a dense P (N, N) and a structured B (token-wise or dense); consumes P.
   virtual std::unique_ptr<DenseBuffer> multiply(std::unique_ptr<DenseBuffer> P, const Jacobian& B) const = 0;
@@ -59,5 +76,28 @@ class Backend {
 
 // The backend of that kind; Error (exit code 2) naming the build option when it was not built.
 std::unique_ptr<Backend> make_backend(BackendKind kind);
+
+// This machine's double-precision GEMM rate (flop/s) at the current thread count: the best of a few (512, 512)
+// products, measured on the first call (~30 ms) and remembered for the rest of the process (the CPU backend's rate).
+double host_dgemm_rate();
+
+// The one backend of a run (of each configuration of a compare or sweep), built from the parsed --device by the
+// factory on first use and then the same object for the engine choice, the context and the analyses. Built on first
+// use, not up front, so that what needs no device never asks for one: options refused, --gradients-only refused with
+// a device, a plan written on a login node (the engine choice catches the Error and says the device was not asked).
+// A failed build is not tried again: get() rethrows its Error. Not shared between threads.
+class RunBackend {
+ public:
+  using Factory = std::function<std::unique_ptr<Backend>(BackendKind)>;
+  explicit RunBackend(BackendKind kind, Factory make = make_backend);
+  BackendKind kind() const { return kind_; }  // the option, known without building
+  std::shared_ptr<const Backend> get() const;
+
+ private:
+  BackendKind kind_;
+  Factory make_;
+  mutable std::shared_ptr<const Backend> backend_;
+  mutable std::exception_ptr failed_;
+};
 
 }  // namespace gradflow

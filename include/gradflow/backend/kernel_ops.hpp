@@ -69,4 +69,9 @@ class KernelOps {
   virtual double sum_squares(const double* x, Index count) const = 0;
 };
 
+// The GEMM rate (flop/s) of a backend's kernels: the best of `repeats` (size, size) products through
+// KernelOps::gemm after one warm-up, each timed to the return of a reduction over its result (which waits for the
+// device); Error if the product's result is wrong.
+double gemm_rate_of_kernels(const KernelOps& ops, Index size, int repeats = 3);
+
 }  // namespace gradflow

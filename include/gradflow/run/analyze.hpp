@@ -16,6 +16,8 @@ namespace gradflow {
 
 struct Checkpoint;
 struct NpyArray;
+struct EngineChoice;
+class RunBackend;
 
 // The contents of a run's files, read once (run_inputs.hpp: load_run_files) and shared by every configuration
 // built from the same options (compare and sweep read --weights once, not once per configuration).
@@ -41,6 +43,11 @@ struct RunConfig {
 };
 
 // The full report (a run that does not fit in --max-memory is refused first: choose_engine, engine.hpp): {"config": ..., "layers": [...], "output_grad_norm": ..., "summary": {...}, ...}.
+// Builds the run's one backend from rc.analysis.backend (backend.hpp: RunBackend).
 nlohmann::ordered_json analyze(const RunConfig& rc);
+// The same on the run's backend (of rc.analysis.backend's kind), built once for the engine choice, the context and
+// the analyses. chosen: the engine choose_engine already made for rc on this backend (gradflow analyze checks its
+// options against it first), or null to choose here.
+nlohmann::ordered_json analyze(const RunConfig& rc, const RunBackend& backend, const EngineChoice* chosen = nullptr);
 
 }  // namespace gradflow

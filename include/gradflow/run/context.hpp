@@ -5,6 +5,7 @@
 #pragma once
 #include <algorithm>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -16,8 +17,10 @@
 namespace gradflow {
 
 struct AnalysisContext {
-  AnalysisContext(const Model& model, Mat x0, const AnalysisOptions& opts, const Mat* cotangent = nullptr,
-                  uint64_t seed = 0, const std::function<double(const Mat& y, Mat& dL_dy)>* output_loss = nullptr);
+  // backend: the run's one backend (RunBackend::get(), backend.hpp), where the Jacobians' work runs.
+  AnalysisContext(const Model& model, Mat x0, const AnalysisOptions& opts, std::shared_ptr<const Backend> backend,
+                  const Mat* cotangent = nullptr, uint64_t seed = 0,
+                  const std::function<double(const Mat& y, Mat& dL_dy)>* output_loss = nullptr);
 
   const Model& model;
   AnalysisOptions opts;
@@ -40,12 +43,14 @@ struct AnalysisContext {
   // B_l = dx_{l+1}/dx_l, where x_L is the network output y: the top block's Jacobian includes the
   // final norm (so P_l = B_{L-1} ··· B_l and `jacobian --from l --to l+1` is always B_l).
   Jacobian layer_jacobian(Index l) const;
-  // Explicit Jacobians, top-down through the backend (opts.backend): calls visit(l, B_l, P_l) for l = L-1 .. 0
+  // Explicit Jacobians, top-down through the run's backend: calls visit(l, B_l, P_l) for l = L-1 .. 0
   // with B_l = dx_{l+1}/dx_l and P_l = dy/dx_l (dense (N, N) buffers of the backend, which may live on a device),
   // keeping only the current product in memory. NaN/Inf in B_l or P_l stops with Error(Numeric) naming it.
   void for_each_product(const std::function<void(Index, const DenseBuffer&, const DenseBuffer&)>& visit) const;
-  // The same walk on the CPU backend with host matrices, for tests and benchmarks.
+  // The same walk with host matrices, for tests and benchmarks: the CPU backend's own (DenseBuffer::host_view), a
+  // device's copied back.
   void for_each_product(const std::function<void(Index, const Mat&, const Mat&)>& visit) const;
+  // The run's backend: what the analyses compute B_l's and P_l's numbers with, and whose kernels run the chains.
   const Backend& backend() const { return *backend_; }
   // dx_m/dx_l as a dense matrix (m = L means y).
   Mat jacobian_between(Index from, Index to) const;

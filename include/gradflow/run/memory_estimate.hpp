@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "gradflow/backend/backend.hpp"
 #include "gradflow/core/types.hpp"
 #include "gradflow/io/checkpoint.hpp"
 #include "gradflow/model/config.hpp"
@@ -42,5 +43,33 @@ MemoryEstimate& add_checkpoint_kept(MemoryEstimate& m, double checkpoint_bytes);
 // Throws Error(BadInput): "<command> needs about X (parts), more than the Y allowed (--max-memory ...); fix: <fix>"
 // when the estimate exceeds the budget (0: the default, half of RAM).
 void require_memory(const MemoryEstimate& need, double budget_bytes, const std::string& command, const std::string& fix);
+
+// The engines' estimates (engine.hpp refuses by them):
+// the explicit walk's peak in the backend's memory: P_{l+1}, the product, B_l as given and dense, and one copy or
+// Gram matrix for a norm or spectrum: 5 (N, N) matrices (the solvers' workspaces are checked when allocated).
+double explicit_device_bytes(const ModelConfig& cfg, Index n_tokens);
+
+// Estimated peak host memory of the explicit Jacobian analysis of this model at n tokens: the parameters, the
+// forward trace (trace_doubles) and the (N, N) matrices the host holds: 7 on the CPU; with a device backend 2
+// (each B_l is built on the host, then copied; the products and their copies live on the device, which checks its
+// own memory: Backend::require_memory). The _estimate functions return the CPU total in bytes.
+MemoryEstimate explicit_memory(const ModelConfig& cfg, Index n_tokens, BackendKind backend = BackendKind::Cpu);
+double explicit_memory_estimate(const ModelConfig& cfg, Index n_tokens);
+// The layers whose norms and spectra the CPU's explicit walk computes at once, one thread each (host copies of their
+// B_l and P_l): kExplicitConcurrentLayers, which explicit_memory counts, or fewer threads; with more threads, as many
+// more as `budget_bytes` (--max-memory; 0: its default) holds beyond explicit_memory_estimate at 2 (N, N) matrices
+// each, but only for a configuration that runs alone: called inside an active parallel region (a runner's worker
+// beside other configurations, whose memory adds up) it stays at kExplicitConcurrentLayers. The numbers do not
+// depend on it: each layer's are the same single-threaded calls.
+inline constexpr int kExplicitConcurrentLayers = 2;
+int explicit_concurrent_layers(const ModelConfig& cfg, Index n_tokens, double budget_bytes, int threads);
+// Estimated peak memory (bytes) of the engines that never form an (N, N) matrix (matrix-free, gradients-only):
+// the forward trace (dominated by h·n² attention probabilities per block) plus `probes` stacked probe vectors.
+MemoryEstimate streaming_memory(const ModelConfig& cfg, Index n_tokens, Index probes);
+double streaming_memory_estimate(const ModelConfig& cfg, Index n_tokens, Index probes);
+
+// Estimated peak memory of streamed mode with chunks of `rows` identity rows (clamped to N): streaming_memory for
+// `rows` stacked cotangents plus the chunk and its two images (3·rows·N doubles).
+MemoryEstimate streamed_memory(const ModelConfig& cfg, Index n_tokens, Index rows);
 
 }  // namespace gradflow

@@ -32,7 +32,8 @@ struct AnalysisOptions {
                                     // embeddings in double, beside the model's copy): counted by every memory guard
   EngineRequest engine_request = EngineRequest::Auto;  // --mode / --gradients-only
   Engine engine = Engine::Explicit;  // the engine that runs: analyze() sets it from choose_engine (engine.hpp)
-  BackendKind backend = BackendKind::Cpu;  // where the engine's dense linear algebra runs (backend/backend.hpp)
+  BackendKind backend = BackendKind::Cpu;  // --device: where the engine's dense linear algebra runs; the run's one
+                                           // backend is built from it (backend/backend.hpp: RunBackend)
   bool keep_param_grads = true;     // AnalysisContext::grads holds every parameter gradient (false: only their
                                     // norms, computed block by block, so the gradients are never resident at once)
   bool spectrum = false;            // --spectrum: full singular value spectra of B_l and P_l (explicit engine)
@@ -56,6 +57,5 @@ double parse_memory_size(const std::string& text, const std::string& option);
 double default_max_memory();
 // The memory budget in bytes: --max-memory as given (max_memory_bytes > 0), else default_max_memory().
 double memory_budget(double max_memory_bytes);
-std::string format_bytes(double bytes);
 
 }  // namespace gradflow

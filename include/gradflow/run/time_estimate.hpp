@@ -1,12 +1,11 @@
 // time_estimate.hpp — how long an engine will take, estimated before it runs, so --mode auto can choose streamed
-// mode only when it fits --max-time (issue 12): the engine's flop count (docs/scaling.md) over this machine's DGEMM
-// rate, measured once per process by a short product. An estimate, not a promise: the rate moves with the load of
-// the machine, so a run whose estimate lies near --max-time may choose differently on another run (its report's
-// config.time_estimate says what was estimated).
+// mode only when it fits --max-time (issue 12): the engine's flop count (docs/scaling.md) over the GEMM rate of the
+// run's backend (Backend::gemm_rate), measured once per process by a short product. An estimate, not a promise: the
+// rate moves with the load of the machine, so a run whose estimate lies near --max-time may choose differently on
+// another run (its report's config.time_estimate says what was estimated).
 #pragma once
 #include <string>
 
-#include "gradflow/backend/backend.hpp"
 #include "gradflow/core/types.hpp"
 #include "gradflow/model/config.hpp"
 
@@ -18,18 +17,6 @@ double block_vjp_flops(const ModelConfig& cfg, Index n_tokens);
 // Floating-point operations of --mode streamed: N = n·d cotangents through every block for P_l, and (with_blocks,
 // --stream-blocks on) the state's n·width for B_l.
 double streamed_flops(const ModelConfig& cfg, Index n_tokens, bool with_blocks = true);
-
-// This machine's double-precision GEMM rate (flop/s) at the current thread count: the best of a few (512, 512)
-// products, measured on the first call (~30 ms) and remembered for the rest of the process.
-double measured_dgemm_rate();
-// The same for the backend that runs the streamed chain: the CPU's above, or a device's through its kernels
-// (gemm_rate_of_kernels at (4096, 4096), measured once per process; Error with the fix when the backend is not built
-// or no device is visible).
-double measured_dgemm_rate(BackendKind backend);
-// The GEMM rate (flop/s) of a backend's kernels: the best of `repeats` (size, size) products through
-// KernelOps::gemm after one warm-up, each timed to the return of a reduction over its result (which waits for the
-// device); Error if the product's result is wrong.
-double gemm_rate_of_kernels(const KernelOps& ops, Index size, int repeats = 3);
 
 // The fraction of the DGEMM rate the streamed engine reaches (measured, docs/scaling.md), used by the estimate.
 inline constexpr double kStreamedDgemmFraction = 0.4;

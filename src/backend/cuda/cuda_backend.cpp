@@ -29,7 +29,7 @@
 #include "backend/cuda/device_memory.hpp"
 #include "backend/cuda/kernels.hpp"
 #include "gradflow/core/error.hpp"
-#include "gradflow/run/options.hpp"
+#include "gradflow/core/format_bytes.hpp"
 
 namespace gradflow {
 namespace {
@@ -108,6 +108,7 @@ class CudaBackend final : public Backend {
   const KernelOps& kernels() const override { return *kernels_; }
 
   BackendKind kind() const override { return BackendKind::Cuda; }
+  bool on_host() const override { return false; }
 
   std::string description() const override {
     int device = 0;
@@ -129,6 +130,11 @@ class CudaBackend final : public Backend {
     size_t free_b = 0, total_b = 0;
     check(cudaMemGetInfo(&free_b, &total_b), "cudaMemGetInfo");
     return static_cast<double>(free_b);
+  }
+
+  double gemm_rate() const override {
+    static const double rate = gemm_rate_of_kernels(*kernels_, 4096);  // once per process (~0.1 s)
+    return rate;
   }
 
   std::unique_ptr<DenseBuffer> upload(Mat host) const override { return dev_copy_of(host, "a Jacobian"); }

@@ -9,7 +9,7 @@
 
 #include "backend/cuda/cuda_check.hpp"
 #include "gradflow/core/error.hpp"
-#include "gradflow/run/options.hpp"
+#include "gradflow/core/format_bytes.hpp"
 
 namespace gradflow::cuda {
 
