@@ -135,7 +135,8 @@ void check_model(BackendKind kind) {
     const Mat x0 = random_normal(1, "input", t.n, t.d);
     AnalysisOptions on_cpu = rc.analysis, on_kind = rc.analysis;
     on_kind.backend = kind;
-    const AnalysisContext ref(model, x0, on_cpu, nullptr, 3), ctx(model, x0, on_kind, nullptr, 3);
+    const AnalysisContext ref(model, x0, on_cpu, make_backend(BackendKind::Cpu), nullptr, 3),
+        ctx(model, x0, on_kind, backend_or_skip(kind), nullptr, 3);
     std::vector<Mat> want(static_cast<size_t>(t.layers));
     ref.for_each_product([&](Index l, const Mat&, const Mat& P) { want[static_cast<size_t>(l)] = P; });
     Index visited = 0;
