@@ -21,7 +21,7 @@ case $case_ in
   plot_report_name)
     # the report's name reaches the script's header (the command line): a newline there once started a gnuplot
     # command, which system() turns into a shell command
-    rep="$tmp/rep${nl}system(\"touch $tmp/pwned\")${nl}#.json"
+    rep="$tmp/rep${nl}system(\"touch pwned\")${nl}#.json"  # gnuplot runs in $tmp
     "$gf" analyze $model --json "$rep" || fail "analyze --json exited $?"
     "$gf" plot "$rep" --kind grad-by-depth -o "$tmp/fig.svg" --no-render 2> "$tmp/err" || fail "plot exited $?: $(cat "$tmp/err")"
     grep -q '^system(' "$tmp/fig.gp" && fail "the report's name wrote a command line into the script: $(grep -n '^system' "$tmp/fig.gp")"
@@ -94,7 +94,7 @@ case $case_ in
   plot_truncated)
     # issue 39 item 6: gnuplot exits 0 on a full disk, leaving a truncated figure; it must not replace the old one
     "$gf" analyze $model --json "$tmp/r.json" || fail "analyze exited $?"
-    printf '%s\n' '#!/bin/sh' 'out=$(echo "$2" | sed "s/^outfile=.\([^;]*\).;.*$/\1/")' 'printf "<svg><g>" > "$out"' \
+    printf '%s\n' '#!/bin/sh' 'out=${2#outfile=?}; out=${out%%[!A-Za-z0-9._-]*}' 'printf "<svg><g>" > "$out"' \
       'exit 0' \
       > "$tmp/fake-gnuplot"
     chmod +x "$tmp/fake-gnuplot"
@@ -112,7 +112,7 @@ case $case_ in
     # (the old message said "nothing was written" after the script and data had been replaced)
     "$gf" analyze $model --json "$tmp/r.json" || fail "analyze exited $?"
     mkdir "$tmp/out"
-    printf '%s\n' '#!/bin/sh' 'echo $$ > "$MARK/child.pid"' 'out=$(echo "$2" | sed "s/^outfile=.\([^;]*\).;.*$/\1/")' \
+    printf '%s\n' '#!/bin/sh' 'echo $$ > "$MARK/child.pid"' 'out=${2#outfile=?}; out=${out%%[!A-Za-z0-9._-]*}' \
       'printf "<svg" > "$out"' 'exec sleep 60' > "$tmp/slow-gnuplot"
     chmod +x "$tmp/slow-gnuplot"
     MARK=$tmp GRADFLOW_GNUPLOT="$tmp/slow-gnuplot" "$gf" plot "$tmp/r.json" --kind grad-by-depth -o "$tmp/out/fig.svg" \
