@@ -6,7 +6,8 @@
 #      jobs run a wrapper, given as --gradflow, whose `task` is the tests' plan_task_fault failing task 3): the merge
 #      job exits 2 and lists it; `gradflow merge` locally too; resubmission runs only that task; then the merged
 #      report and CSV equal the local `compare` run's, every numeric leaf (scripts/compare_reports.py);
-#   2. a train-sweep plan of 8 tasks, packed 3 to an array element (--max-array-size 3) on 2 CPUs each: the merged
+#   2. a train-sweep plan of 8 tasks in a folder with a space and a % (quoted in the directives, % kept literal in
+#      --output), packed 3 to an array element (--max-array-size 3) on 2 CPUs each: the jobs log there; the merged
 #      report equals the local `train-sweep` run's.
 # The daemons are stopped by PID when the test ends, also on failure. If they cannot start, the test fails with the
 # daemon's own log lines (it is never skipped).
@@ -146,7 +147,7 @@ echo "ok: resubmission ran only task 3; merged compare report and CSV equal the 
 # --- 2. train-sweep: 8 tasks, 3 per array element, 2 CPUs each --------------------------------------------------
 S="train-sweep --placements post,pre --layers 2 --warmup 0,5 --lr 1e-3,1e-2 --seeds 2 --steps 10 --log-every 5 \
 --d-model 16 --heads 2 --seq-len 8 --vocab 8 --batch 4 --eval-size 8"
-P="$W/runs/train"
+P="$W/runs/train sweep 50%x"  # a space and a % in the plan folder: quoted in every directive (issue 39 item 2)
 "$gf" $S -q --threads 2 --json "$W/train-local.json" --csv "$W/train-local.csv" || fail "local train-sweep"
 "$gf" $S --plan "$P" -q || fail "train-sweep --plan"
 "$gf" slurm "$P" --submit --max-array-size 3 --cpus-per-task 2 --csv "$P/report.csv" >"$W/submit3.out" 2>&1 ||
@@ -155,6 +156,8 @@ grep -q '^#SBATCH --array=0-2$' "$P/slurm/array.sbatch" || fail "packed array: $
 aid=$(job_id array "$W/submit3.out")
 mid=$(job_id merge "$W/submit3.out")
 wait_jobs "$aid,$mid"
+[ -e "$P/slurm/merge-$mid.out" ] && ls "$P"/slurm/task-"$aid"_*.out > /dev/null ||
+  fail "the jobs' logs are not in the plan folder (its space and % in --output): $(ls "$P/slurm" "$W/runs")"
 scontrol show job "$mid" | grep -q "ExitCode=0:0" || fail "train merge job: $(cat "$P/slurm/merge-$mid.out")"
 $cmp_reports "$W/train-local.json" "$P/report.json" || fail "merged train-sweep report differs from the local run"
 $cmp_reports "$W/train-local.csv" "$P/report.csv" || fail "merged train-sweep CSV differs from the local run"
