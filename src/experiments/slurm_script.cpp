@@ -67,10 +67,6 @@ std::string slurm_pattern_literal(const std::string& s) {
 
 namespace {
 
-bool has_control_char(const std::string& s) {
-  return std::any_of(s.begin(), s.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7F; });
-}
-
 // Slurm's forms (sbatch(1)): a time limit is minutes, minutes:seconds, hours:minutes:seconds, days-hours,
 // days-hours:minutes or days-hours:minutes:seconds, or UNLIMITED/INFINITE; memory a whole number with an optional
 // unit K, M, G or T; partitions a comma-separated list of names; an account a name; --gres a comma-separated list
@@ -101,8 +97,8 @@ void validate_slurm_settings(const SlurmSettings& s) {
   check_form(s.gres, kGres, "--gres", "give name[:type][:count], comma-separated (e.g. gpu:1)");
   for (const auto& [what, path] : {std::pair<std::string, std::string>{"the plan directory", s.dir},
                                    {"--json", s.json}, {"--csv", s.csv}, {"--gradflow", s.gradflow}})
-    require(!has_control_char(path), what + " '" + io_detail::printable(path) + "' holds a control character (a "
-                                     "newline?), which no batch script can hold safely; fix: use a path without one");
+    require(!io_detail::has_control_char(path), what + " '" + io_detail::printable(path) + "' holds a control "
+                "character (a newline?), which no batch script can hold safely; fix: use a path without one");
 }
 
 namespace {

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -194,6 +195,10 @@ void write_file_atomic(const std::string& path_given, const std::vector<ByteSpan
   if (::close(fd) != 0) fail(errno, true);
   if (std::rename(tmp.c_str(), path.c_str()) != 0) fail(errno, true);
   io::release_pending_temp(held);
+}
+
+bool has_control_char(const std::string& s) {
+  return std::any_of(s.begin(), s.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7F; });
 }
 
 std::string printable(const std::string& s, size_t max_len) {

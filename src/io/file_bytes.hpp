@@ -53,5 +53,8 @@ std::string temp_path_for(const std::string& path);
 // `s` made safe for a one-line ASCII message: control and non-ASCII bytes as \xNN, cut to `max_len`
 // bytes with "...".
 std::string printable(const std::string& s, size_t max_len = 80);
+// Whether `s` holds a control byte (below 0x20, or 0x7F: a newline, a carriage return, ...), which ends a line of a
+// script or directive it is written into (gnuplot scripts, Slurm batch scripts).
+bool has_control_char(const std::string& s);
 
 }  // namespace gradflow::io_detail

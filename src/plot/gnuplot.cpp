@@ -32,12 +32,6 @@ std::string lower_extension(const std::string& path) {
   return e;
 }
 
-// Control characters (newline, carriage return, ...) end a gnuplot command or comment: no name that holds one is
-// written into a script.
-bool has_control_char(const std::string& s) {
-  return std::any_of(s.begin(), s.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7F; });
-}
-
 // `s` with each control character written as \xNN: the command line a script records, which may name an input
 // (a report's file name may hold a newline) and is only ever written inside a quoted string literal.
 std::string escape_controls(const std::string& s) {
@@ -191,9 +185,9 @@ RenderedFiles render_figure(const Figure& fig, const PlotOptions& o, const std::
   const std::string terminal = terminal_line(o.output, o.width, h, o.dpi);
   // nothing user-controlled reaches the script but as a quoted string literal (the command line below), and the
   // figure's own name and folder are written as literals and comments: one that no script line can hold is refused
-  require(!has_control_char(o.output), "-o '" + io_detail::printable(o.output) + "' holds a control character (a "
-                                       "newline?), which no gnuplot script can name safely; fix: choose a figure "
-                                       "path without one");
+  require(!io_detail::has_control_char(o.output),
+          "-o '" + io_detail::printable(o.output) + "' holds a control character (a newline?), which no gnuplot script "
+          "can name safely; fix: choose a figure path without one");
   const fs::path out(o.output);
   const std::string dir = out.parent_path().empty() ? "." : out.parent_path().string();
   const std::string name = out.filename().string(), stem = out.stem().string();
