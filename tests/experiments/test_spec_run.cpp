@@ -39,8 +39,9 @@ TEST_CASE("run_plan_step: plan, tasks (one failing on purpose), merge: the repor
   REQUIRE(!direct.report.is_null());
   // the spec recorded: the options given, as the command line spells them (in the table's order)
   const Json& recorded = direct.report["spec"]["options"];
-  REQUIRE(recorded.size() == tiny_compare()["options"].size());
-  for (const auto& [k, v] : tiny_compare()["options"].items())
+  const Json given = tiny_compare()["options"];  // a named copy: items() of a temporary would dangle in the loop
+  REQUIRE(recorded.size() == given.size());
+  for (const auto& [k, v] : given.items())
     REQUIRE(recorded.at(k) == (v.is_boolean() ? v : Json(spec_value_text(v))));
 
   SpecRun write = quiet();
