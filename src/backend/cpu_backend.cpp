@@ -4,7 +4,7 @@
 
 #include <limits>
 
-#include "backend/cpu_kernel_ops.hpp"
+#include "gradflow/kernels/cpu_kernels.hpp"
 
 #include "gradflow/core/finite.hpp"
 #include "gradflow/core/error.hpp"
@@ -39,7 +39,7 @@ class CpuBackend final : public Backend {
     return gradflow::spectral_norm(AmI);
   }
   Vec singular_values(const DenseBuffer& A) const override { return gradflow::singular_values(host(A)); }
-  const KernelOps& kernels() const override { return cpu_kernel_ops(); }
+  const KernelOps& kernels() const override { return cpu_kernels(); }
 };
 
 }  // namespace

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "gradflow/backend/backend.hpp"
-#include "gradflow/backend/kernel_ops.hpp"
+#include "gradflow/kernels/kernel_ops.hpp"
 #include "gradflow/core/error.hpp"
 
 namespace gradflow {

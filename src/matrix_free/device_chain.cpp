@@ -6,7 +6,7 @@
 #include <optional>
 #include <utility>
 
-#include "gradflow/backend/row_math.hpp"
+#include "gradflow/kernels/row_math.hpp"
 #include "gradflow/core/error.hpp"
 
 namespace gradflow {

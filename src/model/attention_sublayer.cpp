@@ -6,13 +6,11 @@
 // out_proj without changing the attention op; every extra is skipped when absent, so post/pre/... take exactly
 // the plain attention path.
 #include "gradflow/model/sublayer.hpp"
+#include "gradflow/ops/elementwise.hpp"
 #include "gradflow/ops/linear.hpp"
 
 namespace gradflow {
 namespace {
-
-// Multiplies every row of t (stacked copies allowed) by s element-wise.
-Mat scale_columns(const Mat& t, const RowVec& s) { return t.array().rowwise() * s.array(); }
 
 // Token-wise Jacobian of y = x ⊙ s: n copies of diag(s).
 Jacobian diagonal_jacobian(const RowVec& s, Index n) {
@@ -42,74 +40,85 @@ RowVec AttentionSublayer::head_gains(const Mat& gains) const {
 }
 
 Mat AttentionSublayer::forward(const ParamStore& p, const Mat& x, SublayerCache& cache) const {
+  const KernelOps& k = *kernels;
   auto& c = cache.emplace<AttentionBranchCache>();
   Mat a;
   if (has_qkv_norm()) {
     a = qkv_forward(p, x, c);
   } else if (!inner) {
-    a = ops::attention_forward(weights(p), x, c.attn);
+    a = ops::attention_forward(weights(p), x, c.attn, k);
   } else {
-    const Mat O = ops::attention_forward(heads_only(p), x, c.attn);  // (n, d)
+    const Mat O = ops::attention_forward(heads_only(p), x, c.attn, k);  // (n, d)
     c.on = inner->forward(p, O, c.inner);
-    a = ops::linear_forward(c.on, p[out_w_], &p[out_b_]);
+    a = ops::linear_forward(c.on, p[out_w_], &p[out_b_], k);
   }
   if (head_scale < 0) return a;
   c.a_out = a;
-  return scale_columns(a, head_gains(p[head_scale]));
+  return ops::scaled_columns(a, head_gains(p[head_scale]), k);
 }
 
 Mat AttentionSublayer::vjp(const ParamStore& p, const SublayerCache& cache, const Mat& dy, ParamGrads* g) const {
+  const KernelOps& k = *kernels;
   const auto& c = std::get<AttentionBranchCache>(cache);
   Mat da = dy;
   if (head_scale >= 0) {
     // in the forward pass this was: y = a ⊙ c_h (per head-sized column group)
     if (g) {
       const Index e = dy.cols() / heads_;
-      const RowVec col = dy.cwiseProduct(c.a_out).colwise().sum();
-      for (Index h = 0; h < heads_; ++h) (*g)[head_scale](0, h) += col.segment(h * e, e).sum();
+      Mat prod = dy;
+      k.multiply_tiled(prod.data(), c.a_out.data(), prod.rows(), prod.cols(), prod.rows());  // dy ⊙ a
+      RowVec col = RowVec::Zero(dy.cols());
+      k.add_column_sums(prod.data(), prod.rows(), prod.cols(), col.data());
+      const RowVec ones = RowVec::Ones(e);
+      for (Index h = 0; h < heads_; ++h) (*g)[head_scale](0, h) += k.dot(col.data() + h * e, ones.data(), e);
     }
-    da = scale_columns(dy, head_gains(p[head_scale]));
+    da = ops::scaled_columns(dy, head_gains(p[head_scale]), k);
   }
   if (has_qkv_norm()) return qkv_vjp(p, c, da, g);
   if (!inner) {
     ops::AttentionGrads ag;
     if (g) ag = {&(*g)[in_w_], &(*g)[in_b_], &(*g)[out_w_], &(*g)[out_b_]};
-    return ops::attention_vjp(weights(p), c.attn, da, ag);
+    return ops::attention_vjp(weights(p), c.attn, da, ag, k);
   }
   // in the forward pass this was: a = InnerNorm(O) W_outᵀ + b_out
-  const Mat don = ops::linear_vjp(c.on, p[out_w_], da, g ? &(*g)[out_w_] : nullptr, g ? &(*g)[out_b_] : nullptr);
+  const Mat don = ops::linear_vjp(c.on, p[out_w_], da, g ? &(*g)[out_w_] : nullptr, g ? &(*g)[out_b_] : nullptr, k);
   const Mat dO = inner->vjp(p, c.inner, don, g);
   ops::AttentionGrads ag;
   if (g) ag = {&(*g)[in_w_], &(*g)[in_b_], nullptr, nullptr};
-  return ops::attention_vjp(heads_only(p), c.attn, dO, ag);
+  return ops::attention_vjp(heads_only(p), c.attn, dO, ag, k);
 }
 
 Mat AttentionSublayer::jvp(const ParamStore& p, const SublayerCache& cache, const Mat& dx) const {
+  const KernelOps& k = *kernels;
   const auto& c = std::get<AttentionBranchCache>(cache);
   Mat t;
   if (has_qkv_norm()) t = qkv_jvp(p, c, dx, nullptr);
-  else if (!inner) t = ops::attention_jvp(weights(p), c.attn, dx);
-  else t = ops::linear_jvp(p[out_w_], inner->jvp(p, c.inner, ops::attention_jvp(heads_only(p), c.attn, dx)));
-  return head_scale < 0 ? t : scale_columns(t, head_gains(p[head_scale]));
+  else if (!inner) t = ops::attention_jvp(weights(p), c.attn, dx, k);
+  else t = ops::linear_jvp(p[out_w_], inner->jvp(p, c.inner, ops::attention_jvp(heads_only(p), c.attn, dx, k)), k);
+  return head_scale < 0 ? t : ops::scaled_columns(t, head_gains(p[head_scale]), k);
 }
 
 Mat AttentionSublayer::jvp_with_params(const ParamStore& p, const SublayerCache& cache, const Mat& dx,
                                        const ParamGrads& dtheta) const {
+  const KernelOps& k = *kernels;
   const auto& c = std::get<AttentionBranchCache>(cache);
   Mat t;
   if (has_qkv_norm()) {
     t = qkv_jvp(p, c, dx, &dtheta);
   } else if (!inner) {
-    t = ops::attention_param_jvp(weights(p), c.attn, dx, {&dtheta[in_w_], &dtheta[in_b_], &dtheta[out_w_], &dtheta[out_b_]});
+    t = ops::attention_param_jvp(weights(p), c.attn, dx,
+                                 {&dtheta[in_w_], &dtheta[in_b_], &dtheta[out_w_], &dtheta[out_b_]}, k);
   } else {
     // a = InnerNorm(O) W_outᵀ + b_out, O the heads (attention with out_proj = I, b = 0)
-    const Mat dO = ops::attention_param_jvp(heads_only(p), c.attn, dx, {&dtheta[in_w_], &dtheta[in_b_], nullptr, nullptr});
-    t = ops::linear_jvp(p[out_w_], inner->jvp_with_params(p, c.inner, dO, dtheta)) +
-        ops::linear_param_jvp(c.on, &dtheta[out_w_], &dtheta[out_b_], p[out_w_].rows());
+    const Mat dO =
+        ops::attention_param_jvp(heads_only(p), c.attn, dx, {&dtheta[in_w_], &dtheta[in_b_], nullptr, nullptr}, k);
+    t = ops::added(ops::linear_jvp(p[out_w_], inner->jvp_with_params(p, c.inner, dO, dtheta), k),
+                   ops::linear_param_jvp(c.on, &dtheta[out_w_], &dtheta[out_b_], p[out_w_].rows(), k), k);
   }
   if (head_scale < 0) return t;
   // y = a ⊙ c_h
-  return scale_columns(t, head_gains(p[head_scale])) + scale_columns(c.a_out, head_gains(dtheta[head_scale]));
+  return ops::added(ops::scaled_columns(t, head_gains(p[head_scale]), k),
+                    ops::scaled_columns(c.a_out, head_gains(dtheta[head_scale]), k), k);
 }
 
 Jacobian AttentionSublayer::jacobian(const ParamStore& p, const SublayerCache& cache) const {
@@ -168,36 +177,43 @@ Mat AttentionSublayer::norm_qkv_jvp(const ParamStore& p, const AttentionBranchCa
 
 Mat AttentionSublayer::qkv_forward(const ParamStore& p, const Mat& x, AttentionBranchCache& c) const {
   // [Q | K | V] = x W_inᵀ + b_in, normalized per head; O = heads; a = InnerNorm(O) W_outᵀ + b_out
+  const KernelOps& k = *kernels;
   c.attn.x = x;
-  c.attn.qkv = norm_qkv_forward(p, ops::linear_forward(x, p[in_w_], &p[in_b_]), c);
-  ops::attention_heads_forward(heads_, causal_, c.attn);
-  if (!inner) return ops::linear_forward(c.attn.O, p[out_w_], &p[out_b_]);
+  c.attn.qkv = norm_qkv_forward(p, ops::linear_forward(x, p[in_w_], &p[in_b_], k), c);
+  ops::attention_heads_forward(heads_, causal_, c.attn, k);
+  if (!inner) return ops::linear_forward(c.attn.O, p[out_w_], &p[out_b_], k);
   c.on = inner->forward(p, c.attn.O, c.inner);
-  return ops::linear_forward(c.on, p[out_w_], &p[out_b_]);
+  return ops::linear_forward(c.on, p[out_w_], &p[out_b_], k);
 }
 
 Mat AttentionSublayer::qkv_vjp(const ParamStore& p, const AttentionBranchCache& c, const Mat& da, ParamGrads* g) const {
   // in the forward pass this was: a = InnerNorm(O) W_outᵀ + b_out
+  const KernelOps& k = *kernels;
   Mat* gw = g ? &(*g)[out_w_] : nullptr;
   Mat* gb = g ? &(*g)[out_b_] : nullptr;
-  const Mat dO = inner ? inner->vjp(p, c.inner, ops::linear_vjp(c.on, p[out_w_], da, gw, gb), g)
-                       : ops::linear_vjp(c.attn.O, p[out_w_], da, gw, gb);
+  const Mat dO = inner ? inner->vjp(p, c.inner, ops::linear_vjp(c.on, p[out_w_], da, gw, gb, k), g)
+                       : ops::linear_vjp(c.attn.O, p[out_w_], da, gw, gb, k);
   // in the forward pass this was: O = heads(N(x W_inᵀ + b_in))
-  const Mat draw = norm_qkv_vjp(p, c, ops::attention_heads_vjp(heads_, c.attn, dO), g);
-  return ops::linear_vjp(c.attn.x, p[in_w_], draw, g ? &(*g)[in_w_] : nullptr, g ? &(*g)[in_b_] : nullptr);
+  const Mat draw = norm_qkv_vjp(p, c, ops::attention_heads_vjp(heads_, c.attn, dO, k), g);
+  return ops::linear_vjp(c.attn.x, p[in_w_], draw, g ? &(*g)[in_w_] : nullptr, g ? &(*g)[in_b_] : nullptr, k);
 }
 
 Mat AttentionSublayer::qkv_jvp(const ParamStore& p, const AttentionBranchCache& c, const Mat& dx,
                                const ParamGrads* dtheta) const {
   // [Q | K | V] = x W_inᵀ + b_in, normalized; O = heads; a = InnerNorm(O) W_outᵀ + b_out
-  Mat draw = ops::linear_jvp(p[in_w_], dx);
-  if (dtheta) draw += ops::linear_param_jvp(c.attn.x, &(*dtheta)[in_w_], &(*dtheta)[in_b_], p[in_w_].rows());
-  const Mat dO = ops::attention_heads_jvp(heads_, c.attn, norm_qkv_jvp(p, c, draw, dtheta));
+  const KernelOps& k = *kernels;
+  Mat draw = ops::linear_jvp(p[in_w_], dx, k);
+  if (dtheta)
+    draw = ops::added(std::move(draw),
+                      ops::linear_param_jvp(c.attn.x, &(*dtheta)[in_w_], &(*dtheta)[in_b_], p[in_w_].rows(), k), k);
+  const Mat dO = ops::attention_heads_jvp(heads_, c.attn, norm_qkv_jvp(p, c, draw, dtheta), k);
   const Mat& o = inner ? c.on : c.attn.O;
   Mat t = ops::linear_jvp(p[out_w_], inner ? (dtheta ? inner->jvp_with_params(p, c.inner, dO, *dtheta)
                                                      : inner->jvp(p, c.inner, dO))
-                                           : dO);
-  if (dtheta) t += ops::linear_param_jvp(o, &(*dtheta)[out_w_], &(*dtheta)[out_b_], p[out_w_].rows());
+                                           : dO, k);
+  if (dtheta)
+    t = ops::added(std::move(t), ops::linear_param_jvp(o, &(*dtheta)[out_w_], &(*dtheta)[out_b_], p[out_w_].rows(), k),
+                   k);
   return t;
 }
 

@@ -1,5 +1,6 @@
 // feed_forward_sublayer.cpp — y = linear2(MidNorm(act(linear1(x)))), token by token (sublayer.hpp).
 #include "gradflow/model/sublayer.hpp"
+#include "gradflow/ops/elementwise.hpp"
 #include "gradflow/ops/linear.hpp"
 
 namespace gradflow {
@@ -8,40 +9,46 @@ FeedForwardSublayer::FeedForwardSublayer(int w1, int b1, int w2, int b2, Activat
     : w1_(w1), b1_(b1), w2_(w2), b2_(b2), activation_(activation) {}
 
 Mat FeedForwardSublayer::forward(const ParamStore& p, const Mat& x, SublayerCache& cache) const {
+  const KernelOps& k = *kernels;
   auto& c = cache.emplace<FeedForwardCache>();
   c.x = x;
-  const Mat z1 = ops::linear_forward(x, p[w1_], &p[b1_]);  // (n, d_ff)
-  c.a = ops::activation_forward(activation_, z1);
-  c.fprime = ops::activation_derivative(activation_, z1);
-  if (!mid) return ops::linear_forward(c.a, p[w2_], &p[b2_]);
+  const Mat z1 = ops::linear_forward(x, p[w1_], &p[b1_], k);  // (n, d_ff)
+  c.a = ops::activation_forward(activation_, z1, k);
+  c.fprime = ops::activation_derivative(activation_, z1, k);
+  if (!mid) return ops::linear_forward(c.a, p[w2_], &p[b2_], k);
   c.an = mid->forward(p, c.a, c.mid);
-  return ops::linear_forward(c.an, p[w2_], &p[b2_]);
+  return ops::linear_forward(c.an, p[w2_], &p[b2_], k);
 }
 
 Mat FeedForwardSublayer::vjp(const ParamStore& p, const SublayerCache& cache, const Mat& dy, ParamGrads* g) const {
+  const KernelOps& k = *kernels;
   const auto& c = std::get<FeedForwardCache>(cache);
   // in the forward pass this was: y = linear2(MidNorm(act(linear1(x))))
-  Mat da = ops::linear_vjp(mid ? c.an : c.a, p[w2_], dy, g ? &(*g)[w2_] : nullptr, g ? &(*g)[b2_] : nullptr);
+  Mat da = ops::linear_vjp(mid ? c.an : c.a, p[w2_], dy, g ? &(*g)[w2_] : nullptr, g ? &(*g)[b2_] : nullptr, k);
   if (mid) da = mid->vjp(p, c.mid, da, g);
-  const Mat dz = ops::activation_vjp(c.fprime, da);
-  return ops::linear_vjp(c.x, p[w1_], dz, g ? &(*g)[w1_] : nullptr, g ? &(*g)[b1_] : nullptr);
+  const Mat dz = ops::activation_vjp(c.fprime, da, k);
+  return ops::linear_vjp(c.x, p[w1_], dz, g ? &(*g)[w1_] : nullptr, g ? &(*g)[b1_] : nullptr, k);
 }
 
 Mat FeedForwardSublayer::jvp(const ParamStore& p, const SublayerCache& cache, const Mat& dx) const {
+  const KernelOps& k = *kernels;
   const auto& c = std::get<FeedForwardCache>(cache);
-  Mat da = ops::activation_jvp(c.fprime, ops::linear_jvp(p[w1_], dx));
+  Mat da = ops::activation_jvp(c.fprime, ops::linear_jvp(p[w1_], dx, k), k);
   if (mid) da = mid->jvp(p, c.mid, da);
-  return ops::linear_jvp(p[w2_], da);
+  return ops::linear_jvp(p[w2_], da, k);
 }
 
 Mat FeedForwardSublayer::jvp_with_params(const ParamStore& p, const SublayerCache& cache, const Mat& dx,
                                          const ParamGrads& dtheta) const {
+  const KernelOps& k = *kernels;
   const auto& c = std::get<FeedForwardCache>(cache);
   // z1 = x W1ᵀ + b1;  a = act(z1);  y = MidNorm(a) W2ᵀ + b2
-  const Mat dz1 = ops::linear_jvp(p[w1_], dx) + ops::linear_param_jvp(c.x, &dtheta[w1_], &dtheta[b1_], p[w1_].rows());
-  Mat da = ops::activation_jvp(c.fprime, dz1);
+  const Mat dz1 = ops::added(ops::linear_jvp(p[w1_], dx, k),
+                             ops::linear_param_jvp(c.x, &dtheta[w1_], &dtheta[b1_], p[w1_].rows(), k), k);
+  Mat da = ops::activation_jvp(c.fprime, dz1, k);
   if (mid) da = mid->jvp_with_params(p, c.mid, da, dtheta);
-  return ops::linear_jvp(p[w2_], da) + ops::linear_param_jvp(mid ? c.an : c.a, &dtheta[w2_], &dtheta[b2_], p[w2_].rows());
+  return ops::added(ops::linear_jvp(p[w2_], da, k),
+                    ops::linear_param_jvp(mid ? c.an : c.a, &dtheta[w2_], &dtheta[b2_], p[w2_].rows(), k), k);
 }
 
 Jacobian FeedForwardSublayer::jacobian(const ParamStore& p, const SublayerCache& cache) const {

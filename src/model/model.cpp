@@ -5,6 +5,7 @@
 
 #include "gradflow/core/error.hpp"
 #include "gradflow/model/placement.hpp"
+#include "gradflow/ops/elementwise.hpp"
 
 namespace gradflow {
 namespace {
@@ -16,13 +17,14 @@ NormLayer Model::make_norm(const std::string& prefix, Index width) {
   NormLayer n;
   n.kind = cfg_.norm;
   n.eps = cfg_.norm_eps;
+  n.kernels = kernels_;
   if (cfg_.norm == NormKind::DyT) n.alpha = params_.add(prefix + ".alpha", {1}, ParamRole::NormAlpha);
   n.weight = params_.add(prefix + ".weight", {width}, ParamRole::NormWeight);
   if (cfg_.norm != NormKind::RMSNorm) n.bias = params_.add(prefix + ".bias", {width}, ParamRole::NormBias);
   return n;
 }
 
-Model::Model(ModelConfig cfg) : cfg_(std::move(cfg)) {
+Model::Model(ModelConfig cfg, const KernelOps& kernels) : cfg_(std::move(cfg)), kernels_(&kernels) {
   cfg_.validate();
   const Placement& placement = find_placement(cfg_.placement);
   const Index d = cfg_.d_model, dff = cfg_.ff();
@@ -62,11 +64,13 @@ Model::Model(ModelConfig cfg) : cfg_(std::move(cfg)) {
     for (const auto& s : specs) {
       ResidualUnit u;
       u.spec = s;
+      u.kernels = kernels_;
       if (!s.pre_norm.empty()) u.pre = norms.at(s.pre_norm);
       if (!s.branch_norm.empty()) u.branch = norms.at(s.branch_norm);
       if (!s.post_norm.empty()) u.post = norms.at(s.post_norm);
       if (s.kind == SublayerKind::Attention) {
         auto a = std::make_shared<AttentionSublayer>(in_w, in_b, out_w, out_b, cfg_.heads, cfg_.causal, d);
+        a->kernels = kernels_;
         if (!s.inner_norm.empty()) a->inner = norms.at(s.inner_norm);
         if (s.qkv_norm)
           for (size_t j = 0; j < 3; ++j) a->qkv_norm[j] = norms.at(kQkvNorms[j]);
@@ -74,6 +78,7 @@ Model::Model(ModelConfig cfg) : cfg_(std::move(cfg)) {
         u.G = std::move(a);
       } else {
         auto f = std::make_shared<FeedForwardSublayer>(w1, b1, w2, b2, cfg_.activation);
+        f->kernels = kernels_;
         if (!s.mid_norm.empty()) f->mid = norms.at(s.mid_norm);
         u.G = std::move(f);
       }
@@ -119,7 +124,7 @@ Mat Model::backward(const Trace& t, const Mat& dy, ParamGrads* g, std::vector<Ma
     if (hook) (*hook)(l, true);
     if (dx_layers) (*dx_layers)[static_cast<size_t>(l)] = dx;
   }
-  if (two_streams_) return dx.leftCols(cfg_.d_model) + dx.rightCols(cfg_.d_model);  // x_a = x_d = x_0
+  if (two_streams_) return ops::added(dx.leftCols(cfg_.d_model), dx.rightCols(cfg_.d_model), *kernels_);  // x_a = x_d = x_0
   return dx;
 }
 
@@ -142,7 +147,7 @@ Mat Model::jvp_with_params(const Trace& t, const Mat& dx0, const ParamGrads& dth
   }
   if (two_streams_) {
     const Index d = cfg_.d_model;
-    return dx.leftCols(d) + head_->jvp_with_params(params_, t.head, dx.rightCols(d), dtheta);
+    return ops::added(dx.leftCols(d), head_->jvp_with_params(params_, t.head, dx.rightCols(d), dtheta), *kernels_);
   }
   return head_ ? head_->jvp_with_params(params_, t.head, dx, dtheta) : dx;
 }
@@ -172,14 +177,15 @@ std::vector<Mat> Model::unit_inputs(const Trace& trace, Index l) const {
     const ResidualUnit& unit = units[u];
     const Index d = cfg_.d_model;
     const Mat& x = in.back();
-    Mat z = unit.apply_skip(params_, two_streams_ ? Mat(x.leftCols(d)) : x);
-    z += unit.branch_coefficient(params_) * caches[u].b;
-    if (unit.spec.add_block_input) z += x_block;
+    Mat z = ops::added_scaled(unit.apply_skip(params_, two_streams_ ? Mat(x.leftCols(d)) : x),
+                              unit.branch_coefficient(params_), caches[u].b, *kernels_);
+    if (unit.spec.add_block_input) z = ops::added(std::move(z), x_block, *kernels_);
     if (unit.post) {
       NormCache scratch;
       z = unit.post->forward(params_, z, scratch);
     }
-    if (two_streams_) z = stream_pair(z, x.rightCols(d) + unit.branch_coefficient(params_) * caches[u].b);  // y_d = x_d + c·b
+    if (two_streams_)  // y_d = x_d + c·b
+      z = stream_pair(z, ops::added_scaled(x.rightCols(d), unit.branch_coefficient(params_), caches[u].b, *kernels_));
     in.push_back(std::move(z));
   }
   return in;
@@ -191,9 +197,9 @@ Mat Model::block_vjp(Index l, const BlockCache& c, const Mat& dy, ParamGrads* g)
   for (size_t u = units.size(); u-- > 0;) {
     Mat d_direct;
     d = units[u].vjp(params_, c.units[u], d, g, &d_direct);
-    if (d_direct.size() != 0) d_block = d_block.size() == 0 ? d_direct : Mat(d_block + d_direct);
+    if (d_direct.size() != 0) d_block = d_block.size() == 0 ? d_direct : ops::added(std::move(d_block), d_direct, *kernels_);
   }
-  if (d_block.size() != 0) d += d_block;
+  if (d_block.size() != 0) d = ops::added(std::move(d), d_block, *kernels_);
   return d;
 }
 
@@ -218,7 +224,7 @@ Jacobian Model::block_jacobian(Index l, const BlockCache& c) const {
 // Two streams: y = x_a + FinalNorm(x_d) (ResiDual's output).
 Mat Model::head_forward(const Mat& x, NormCache& c) const {
   const Index d = cfg_.d_model;
-  if (two_streams_) return x.leftCols(d) + head_->forward(params_, x.rightCols(d), c);
+  if (two_streams_) return ops::added(x.leftCols(d), head_->forward(params_, x.rightCols(d), c), *kernels_);
   return head_ ? head_->forward(params_, x, c) : x;
 }
 
@@ -229,7 +235,7 @@ Mat Model::head_vjp(const NormCache& c, const Mat& dy, ParamGrads* g) const {
 
 Mat Model::head_jvp(const NormCache& c, const Mat& dx) const {
   const Index d = cfg_.d_model;
-  if (two_streams_) return dx.leftCols(d) + head_->jvp(params_, c, dx.rightCols(d));
+  if (two_streams_) return ops::added(dx.leftCols(d), head_->jvp(params_, c, dx.rightCols(d)), *kernels_);
   return head_ ? head_->jvp(params_, c, dx) : dx;
 }
 

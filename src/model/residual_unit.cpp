@@ -2,15 +2,13 @@
 #include "gradflow/model/residual_unit.hpp"
 
 #include "gradflow/core/error.hpp"
+#include "gradflow/ops/elementwise.hpp"
 
 namespace gradflow {
 
 namespace {
 // u = κ·v (κ = 1: v itself, so the schemes without a scale run exactly as before)
-Mat scaled(double k, Mat v) {
-  if (k != 1.0) v *= k;
-  return v;
-}
+Mat scaled(double kappa, Mat v, const KernelOps& k) { return kappa != 1.0 ? ops::scaled(kappa, std::move(v), k) : v; }
 }  // namespace
 
 double ResidualUnit::branch_coefficient(const ParamStore& p) const {
@@ -18,8 +16,8 @@ double ResidualUnit::branch_coefficient(const ParamStore& p) const {
 }
 
 Mat ResidualUnit::apply_skip(const ParamStore& p, const Mat& x) const {
-  if (skip < 0) return spec.skip_scale == 1.0 ? x : Mat(spec.skip_scale * x);
-  return x.array().rowwise() * p[skip].row(0).array();
+  if (skip < 0) return spec.skip_scale == 1.0 ? x : ops::scaled(spec.skip_scale, x, *kernels);
+  return ops::scaled_columns(x, p[skip].row(0), *kernels);
 }
 
 Mat stream_pair(const Mat& a, const Mat& d) {
@@ -34,7 +32,7 @@ Mat ResidualUnit::forward(const ParamStore& p, const Mat& x, UnitCache& c, const
   // y_a = PostNorm(s ⊙ x_a + c·b), y_d = x_d + c·b
   const Index d = x.cols() / 2;
   const Mat ya = forward_stream(p, x.leftCols(d), c, nullptr);
-  return stream_pair(ya, x.rightCols(d) + branch_coefficient(p) * c.b);
+  return stream_pair(ya, ops::added_scaled(x.rightCols(d), branch_coefficient(p), c.b, *kernels));
 }
 
 Mat ResidualUnit::vjp(const ParamStore& p, const UnitCache& c, const Mat& dy, ParamGrads* g, Mat* d_block_input) const {
@@ -50,7 +48,7 @@ Mat ResidualUnit::jvp(const ParamStore& p, const UnitCache& c, const Mat& dx, co
   const Index d = dx.cols() / 2;
   Mat dcb;
   const Mat dya = jvp_stream(p, c, dx.leftCols(d), nullptr, &dcb);
-  return stream_pair(dya, dx.rightCols(d) + dcb);
+  return stream_pair(dya, ops::added(dx.rightCols(d), dcb, *kernels));
 }
 
 Mat ResidualUnit::jvp_with_params(const ParamStore& p, const UnitCache& c, const Mat& dx, const ParamGrads& dtheta,
@@ -59,80 +57,86 @@ Mat ResidualUnit::jvp_with_params(const ParamStore& p, const UnitCache& c, const
   const Index d = dx.cols() / 2;
   Mat dcb;
   const Mat dya = jvp_with_params_stream(p, c, dx.leftCols(d), dtheta, nullptr, &dcb);
-  return stream_pair(dya, dx.rightCols(d) + dcb);
+  return stream_pair(dya, ops::added(dx.rightCols(d), dcb, *kernels));
 }
 
 Mat ResidualUnit::forward_stream(const ParamStore& p, const Mat& x, UnitCache& c, const Mat* block_input) const {
-  const Mat u = pre ? scaled(spec.pre_norm_scale, pre->forward(p, x, c.pre)) : x;
+  const KernelOps& k = *kernels;
+  const Mat u = pre ? scaled(spec.pre_norm_scale, pre->forward(p, x, c.pre), k) : x;
   const Mat gx = G->forward(p, u, c.g);
   c.b = branch ? branch->forward(p, gx, c.branch) : gx;
   if (skip >= 0) c.x = x;
-  Mat z = apply_skip(p, x);
-  z += branch_coefficient(p) * c.b;
+  Mat z = ops::added_scaled(apply_skip(p, x), branch_coefficient(p), c.b, k);
   if (spec.add_block_input) {
     if (!block_input) throw Error("internal: B2T unit called without the block input", ErrorKind::Internal);
-    z += *block_input;
+    z = ops::added(std::move(z), *block_input, k);
   }
   return post ? post->forward(p, z, c.post) : z;
 }
 
 Mat ResidualUnit::vjp_stream(const ParamStore& p, const UnitCache& c, const Mat& dy, ParamGrads* g,
                              Mat* d_block_input, const Mat* extra_dcb) const {
+  const KernelOps& k = *kernels;
   // in the forward pass this was: y = PostNorm(z)
   const Mat dz = post ? post->vjp(p, c.post, dy, g) : dy;
   // in the forward pass this was: z = s ⊙ x + c·b [+ x_block]  (and, dual stream, y_d = x_d + c·b)
   if (spec.add_block_input && d_block_input) *d_block_input = dz;
   Mat dx = apply_skip(p, dz);
-  if (g && skip >= 0) (*g)[skip] += dz.cwiseProduct(c.x).colwise().sum();
+  if (g && skip >= 0) {
+    Mat prod = dz;
+    k.multiply_tiled(prod.data(), c.x.data(), prod.rows(), prod.cols(), prod.rows());  // dz ⊙ x
+    k.add_column_sums(prod.data(), prod.rows(), prod.cols(), (*g)[skip].data());
+  }
   Mat dcb_sum;  // ∂L/∂(c·b): dz, plus x_d's cotangent for a dual-stream unit
-  if (extra_dcb) dcb_sum = dz + *extra_dcb;
+  if (extra_dcb) dcb_sum = ops::added(dz, *extra_dcb, k);
   const Mat& dcb = extra_dcb ? dcb_sum : dz;
-  if (g && gate >= 0) (*g)[gate](0, 0) += spec.branch_scale * dcb.cwiseProduct(c.b).sum();
-  const Mat db = branch_coefficient(p) * dcb;
+  if (g && gate >= 0) (*g)[gate](0, 0) += spec.branch_scale * k.dot(dcb.data(), c.b.data(), dcb.size());
+  const Mat db = ops::scaled(branch_coefficient(p), dcb, k);
   // in the forward pass this was: b = BranchNorm(G(u)), u = κ·PreNorm(x)
   const Mat dgx = branch ? branch->vjp(p, c.branch, db, g) : db;
   const Mat du = G->vjp(p, c.g, dgx, g);
-  dx += pre ? pre->vjp(p, c.pre, scaled(spec.pre_norm_scale, du), g) : du;
-  return dx;
+  return ops::added(std::move(dx), pre ? pre->vjp(p, c.pre, scaled(spec.pre_norm_scale, du, k), g) : du, k);
 }
 
 Mat ResidualUnit::jvp_stream(const ParamStore& p, const UnitCache& c, const Mat& dx, const Mat* dx_block,
                              Mat* dcb) const {
-  const Mat du = pre ? scaled(spec.pre_norm_scale, pre->jvp(p, c.pre, dx)) : dx;
+  const KernelOps& k = *kernels;
+  const Mat du = pre ? scaled(spec.pre_norm_scale, pre->jvp(p, c.pre, dx), k) : dx;
   const Mat dgx = G->jvp(p, c.g, du);
   const Mat db = branch ? branch->jvp(p, c.branch, dgx) : dgx;
   Mat dz = apply_skip(p, dx);
   if (dcb) {
-    *dcb = branch_coefficient(p) * db;
-    dz += *dcb;
+    *dcb = ops::scaled(branch_coefficient(p), db, k);
+    dz = ops::added(std::move(dz), *dcb, k);
   } else {
-    dz += branch_coefficient(p) * db;
+    dz = ops::added_scaled(std::move(dz), branch_coefficient(p), db, k);
   }
   if (spec.add_block_input) {
     if (!dx_block) throw Error("internal: B2T unit JVP called without the block tangent", ErrorKind::Internal);
-    dz += *dx_block;
+    dz = ops::added(std::move(dz), *dx_block, k);
   }
   return post ? post->jvp(p, c.post, dz) : dz;
 }
 
 Mat ResidualUnit::jvp_with_params_stream(const ParamStore& p, const UnitCache& c, const Mat& dx,
                                          const ParamGrads& dtheta, const Mat* dx_block, Mat* dcb) const {
-  const Mat du = pre ? scaled(spec.pre_norm_scale, pre->jvp_with_params(p, c.pre, dx, dtheta)) : dx;
+  const KernelOps& k = *kernels;
+  const Mat du = pre ? scaled(spec.pre_norm_scale, pre->jvp_with_params(p, c.pre, dx, dtheta), k) : dx;
   const Mat dgx = G->jvp_with_params(p, c.g, du, dtheta);
   const Mat db = branch ? branch->jvp_with_params(p, c.branch, dgx, dtheta) : dgx;
   Mat dz = apply_skip(p, dx);
-  Mat cdb = branch_coefficient(p) * db;  // the branch term's tangent c·db + λ·da·b (shared with x_d: dcb)
-  dz += cdb;
-  if (skip >= 0) dz += Mat(c.x.array().rowwise() * dtheta[skip].row(0).array());
+  Mat cdb = ops::scaled(branch_coefficient(p), db, k);  // the branch term's tangent c·db + λ·da·b (shared with x_d: dcb)
+  dz = ops::added(std::move(dz), cdb, k);
+  if (skip >= 0) dz = ops::added(std::move(dz), ops::scaled_columns(c.x, dtheta[skip].row(0), k), k);
   if (gate >= 0) {
-    const Mat gate_term = (spec.branch_scale * dtheta[gate](0, 0)) * c.b;
-    dz += gate_term;
-    if (dcb) cdb += gate_term;
+    const Mat gate_term = ops::scaled(spec.branch_scale * dtheta[gate](0, 0), c.b, k);
+    dz = ops::added(std::move(dz), gate_term, k);
+    if (dcb) cdb = ops::added(std::move(cdb), gate_term, k);
   }
   if (dcb) *dcb = std::move(cdb);
   if (spec.add_block_input) {
     if (!dx_block) throw Error("internal: B2T unit JVP called without the block tangent", ErrorKind::Internal);
-    dz += *dx_block;
+    dz = ops::added(std::move(dz), *dx_block, k);
   }
   return post ? post->jvp_with_params(p, c.post, dz, dtheta) : dz;
 }

@@ -1,9 +1,9 @@
-// activation.cpp — relu, exact-erf gelu and gelu's tanh approximation (see activation.hpp).
+// activation.cpp — relu, exact-erf gelu and gelu's tanh approximation (see activation.hpp), through the kernels
+// (the formulas: kernels/row_math.hpp).
 #include "gradflow/ops/activation.hpp"
 
-#include <cmath>
-
 #include "gradflow/core/error.hpp"
+#include "gradflow/kernels/row_math.hpp"
 
 namespace gradflow {
 
@@ -27,50 +27,38 @@ std::string to_string(Activation a) {
 
 namespace gradflow::ops {
 namespace {
-constexpr double kInvSqrt2 = 0.70710678118654752440;
-constexpr double kInvSqrt2Pi = 0.39894228040143267794;
-double normal_cdf(double z) { return 0.5 * std::erfc(-z * kInvSqrt2); }
-double normal_pdf(double z) { return kInvSqrt2Pi * std::exp(-0.5 * z * z); }
-
-// gelu-tanh: u = √(2/π)·(z + 0.044715·z³); ½·z·(1 + tanh u) = z·σ(2u), written with σ so that large negative z
-// keeps full relative accuracy (1 + tanh u cancels there). σ(t) = 1/(1 + e^(−t)).
-constexpr double kSqrt2OverPi = 0.79788456080286535588;
-constexpr double kTanhCubic = 0.044715;
-double gelu_tanh_u(double z) { return kSqrt2OverPi * (z + kTanhCubic * z * z * z); }
-double sigmoid(double t) { return 1.0 / (1.0 + std::exp(-t)); }
-double gelu_tanh(double z) { return z * sigmoid(2.0 * gelu_tanh_u(z)); }
-// d/dz [z·σ(2u)] = σ(2u) + z·σ(2u)·σ(−2u)·2u',  u' = √(2/π)·(1 + 3·0.044715·z²)
-double gelu_tanh_derivative(double z) {
-  const double t = 2.0 * gelu_tanh_u(z);
-  const double s = sigmoid(t), s_neg = sigmoid(-t);
-  return s + z * s * s_neg * 2.0 * kSqrt2OverPi * (1.0 + 3.0 * kTanhCubic * z * z);
+int code(Activation f) {
+  switch (f) {
+    case Activation::Relu: return rows::kRelu;
+    case Activation::Gelu: return rows::kGelu;
+    case Activation::GeluTanh: return rows::kGeluTanh;
+  }
+  return rows::kRelu;
 }
 
 // Multiplies each stacked copy of `t` (k*n rows) by the (n, m) matrix `f` element-wise.
-Mat stacked_product(const Mat& f, const Mat& t) {
-  Mat out(t.rows(), t.cols());
-  const Index n = f.rows();
-  for (Index c = 0; c < t.rows() / n; ++c) out.middleRows(c * n, n) = t.middleRows(c * n, n).cwiseProduct(f);
+Mat stacked_product(const Mat& f, const Mat& t, const KernelOps& k) {
+  Mat out = t;
+  k.multiply_tiled(out.data(), f.data(), f.rows(), f.cols(), out.rows());
   return out;
 }
 }  // namespace
 
-Mat activation_forward(Activation f, const Mat& z) {
-  if (f == Activation::Relu) return z.cwiseMax(0.0);
-  if (f == Activation::GeluTanh) return z.unaryExpr([](double v) { return gelu_tanh(v); });
-  // gelu(z) = z·Φ(z); Φ via erfc keeps full relative accuracy for negative z
-  return z.unaryExpr([](double v) { return v * normal_cdf(v); });
+Mat activation_forward(Activation f, const Mat& z, const KernelOps& k) {
+  Mat a(z.rows(), z.cols());
+  k.activation(code(f), z.data(), z.size(), a.data(), nullptr);
+  return a;
 }
 
-Mat activation_derivative(Activation f, const Mat& z) {
-  if (f == Activation::Relu) return z.unaryExpr([](double v) { return v > 0.0 ? 1.0 : 0.0; });
-  if (f == Activation::GeluTanh) return z.unaryExpr([](double v) { return gelu_tanh_derivative(v); });
-  return z.unaryExpr([](double v) { return normal_cdf(v) + v * normal_pdf(v); });
+Mat activation_derivative(Activation f, const Mat& z, const KernelOps& k) {
+  Mat fprime(z.rows(), z.cols());
+  k.activation(code(f), z.data(), z.size(), nullptr, fprime.data());
+  return fprime;
 }
 
-Mat activation_vjp(const Mat& fprime, const Mat& da) { return stacked_product(fprime, da); }
+Mat activation_vjp(const Mat& fprime, const Mat& da, const KernelOps& k) { return stacked_product(fprime, da, k); }
 
-Mat activation_jvp(const Mat& fprime, const Mat& dz) { return stacked_product(fprime, dz); }
+Mat activation_jvp(const Mat& fprime, const Mat& dz, const KernelOps& k) { return stacked_product(fprime, dz, k); }
 
 Jacobian activation_jacobian(const Mat& fprime) {
   std::vector<Mat> blocks(static_cast<size_t>(fprime.rows()));

@@ -2,6 +2,7 @@
 #include "gradflow/ops/norm.hpp"
 
 #include "gradflow/core/error.hpp"
+#include "gradflow/kernels/row_math.hpp"
 #include "gradflow/ops/dyt.hpp"
 #include "gradflow/ops/layernorm.hpp"
 #include "gradflow/ops/rmsnorm.hpp"
@@ -26,9 +27,9 @@ std::string to_string(NormKind k) {
 
 Mat NormLayer::forward(const ParamStore& p, const Mat& x, NormCache& c) const {
   switch (kind) {
-    case NormKind::LayerNorm: return ops::layernorm_forward(x, p[weight], p[bias], eps, c);
-    case NormKind::RMSNorm: return ops::rmsnorm_forward(x, p[weight], eps, c);
-    case NormKind::DyT: return ops::dyt_forward(x, p[alpha](0, 0), p[weight], p[bias], c);
+    case NormKind::LayerNorm: return ops::layernorm_forward(x, p[weight], p[bias], eps, c, *kernels);
+    case NormKind::RMSNorm: return ops::rmsnorm_forward(x, p[weight], eps, c, *kernels);
+    case NormKind::DyT: return ops::dyt_forward(x, p[alpha](0, 0), p[weight], p[bias], c, *kernels);
   }
   return {};
 }
@@ -36,32 +37,37 @@ Mat NormLayer::forward(const ParamStore& p, const Mat& x, NormCache& c) const {
 Mat NormLayer::vjp(const ParamStore& p, const NormCache& c, const Mat& dy, ParamGrads* g) const {
   switch (kind) {
     case NormKind::LayerNorm:
-      return ops::layernorm_vjp(c, p[weight], dy, g ? &(*g)[weight] : nullptr, g ? &(*g)[bias] : nullptr);
-    case NormKind::RMSNorm: return ops::rmsnorm_vjp(c, p[weight], dy, g ? &(*g)[weight] : nullptr);
+      return ops::layernorm_vjp(c, p[weight], dy, g ? &(*g)[weight] : nullptr, g ? &(*g)[bias] : nullptr, *kernels);
+    case NormKind::RMSNorm: return ops::rmsnorm_vjp(c, p[weight], dy, g ? &(*g)[weight] : nullptr, *kernels);
     case NormKind::DyT:
       return ops::dyt_vjp(c, p[alpha](0, 0), p[weight], dy, g ? &(*g)[alpha] : nullptr, g ? &(*g)[weight] : nullptr,
-                          g ? &(*g)[bias] : nullptr);
+                          g ? &(*g)[bias] : nullptr, *kernels);
   }
   return {};
 }
 
 Mat NormLayer::jvp(const ParamStore& p, const NormCache& c, const Mat& dx) const {
   switch (kind) {
-    case NormKind::LayerNorm: return ops::layernorm_jvp(c, p[weight], dx);
-    case NormKind::RMSNorm: return ops::rmsnorm_jvp(c, p[weight], dx);
-    case NormKind::DyT: return ops::dyt_jvp(c, p[alpha](0, 0), p[weight], dx);
+    case NormKind::LayerNorm: return ops::layernorm_jvp(c, p[weight], dx, *kernels);
+    case NormKind::RMSNorm: return ops::rmsnorm_jvp(c, p[weight], dx, *kernels);
+    case NormKind::DyT: return ops::dyt_jvp(c, p[alpha](0, 0), p[weight], dx, *kernels);
   }
   return {};
 }
 
 Mat NormLayer::jvp_with_params(const ParamStore& p, const NormCache& c, const Mat& dx, const ParamGrads& dtheta) const {
   // forward: y = γ ⊙ x̂ + β  (x̂ = tanh(α·x) for dyt)
+  const KernelOps& k = *kernels;
+  const Index n = c.xhat.rows(), d = c.xhat.cols();
   Mat dy = jvp(p, c, dx);
-  dy += Mat(c.xhat.array().rowwise() * dtheta[weight].row(0).array());
-  if (bias >= 0) dy.rowwise() += dtheta[bias].row(0);
+  Mat t(n, d);
+  k.scale_columns(c.xhat.data(), dtheta[weight].data(), t.data(), n, d);  // x̂ ⊙ dγ
+  k.axpby(t.size(), 1.0, t.data(), 1.0, dy.data());
+  if (bias >= 0) k.add_row(dy.data(), dtheta[bias].data(), n, d);
   if (kind == NormKind::DyT) {
-    const Mat sech2 = (1.0 - c.xhat.array().square()).matrix();
-    dy += dtheta[alpha](0, 0) * Mat((sech2.cwiseProduct(c.x)).array().rowwise() * p[weight].row(0).array());
+    // ∂y/∂α = γ ⊙ (1 − x̂²) ⊙ x: DyT's own JVP at α = 1 applied to x
+    k.norm_jvp(rows::kDyT, c.xhat.data(), nullptr, p[weight].data(), 1.0, n, d, c.x.data(), t.data(), n);
+    k.axpby(t.size(), dtheta[alpha](0, 0), t.data(), 1.0, dy.data());
   }
   return dy;
 }

@@ -1,4 +1,4 @@
-// test_device_chain.cpp — the primitive kernels (backend/kernel_ops.hpp) and the VJP chain written in them
+// test_device_chain.cpp — the primitive kernels (kernels/kernel_ops.hpp) and the VJP chain written in them
 // (matrix_free/device_chain.hpp), on every backend built: each kernel against a direct Eigen computation or the
 // model's own op (the norm VJPs against ops::layernorm_vjp & co., which also checks row_math.hpp, the arithmetic the
 // GPU kernels share); the chain's B_lᵀ·U against the model's VJPs (JacobianChain) for every placement it covers, with
@@ -15,7 +15,7 @@
 #include <string>
 
 #include "backends.hpp"
-#include "gradflow/backend/row_math.hpp"
+#include "gradflow/kernels/row_math.hpp"
 #include "gradflow/core/rng.hpp"
 #include "gradflow/matrix_free/chain_singular.hpp"
 #include "gradflow/matrix_free/device_chain.hpp"
@@ -66,6 +66,108 @@ struct OnDevice {
     return m;
   }
 };
+
+// The kernels of the model's forward and parameter gradients, each against its formula written directly here (not
+// through the ops, which run on these kernels): bias rows, column sums, dot, the three norms' forward (LayerNorm also
+// on a row whose squares overflow) and parameter gradients, the softmax (causal), the activations in closed form.
+void check_forward_kernels(const KernelOps& ops, double t) {
+  const Index rows = 12, tokens = 4, d = 6;
+  const Mat X = random_mat(rows, d, "fX", 2.0), b = random_mat(1, d, "fb");
+  OnDevice y(ops, X), bd(ops, b);
+  ops.add_row(y.p(), bd.p(), rows, d);
+  CHECK(rel_err(y.host(), Mat(X.rowwise() + b.row(0))) < t);
+  OnDevice acc(ops, b);
+  ops.add_column_sums(y.p(), rows, d, acc.p());
+  CHECK(rel_err(acc.host(), Mat(b + (X.rowwise() + b.row(0)).colwise().sum())) < t);
+  const Mat Y = random_mat(rows, d, "fY");
+  OnDevice xd(ops, X), yd(ops, Y);
+  CHECK(std::abs(ops.dot(xd.p(), yd.p(), X.size()) - X.cwiseProduct(Y).sum()) <= t * X.cwiseAbs().cwiseProduct(Y.cwiseAbs()).sum());
+  // norms: LayerNorm (x − μ)/√(σ² + ε), RMSNorm x/√(mean x² + ε), DyT tanh(αx); one LayerNorm row at 1e200
+  Mat x = random_mat(tokens, d, "fx", 3.0);
+  x.row(2) *= 1e200;
+  const double eps = 1e-5, alpha = 0.7;
+  const Mat gamma = random_mat(1, d, "fg"), dy = random_mat(rows, d, "fdy");
+  for (const int kind : {rows::kLayerNorm, rows::kRMSNorm, rows::kDyT}) {
+    INFO("norm kind " << kind);
+    Mat want(tokens, d);
+    Vec want_r(tokens);
+    for (Index i = 0; i < tokens; ++i) {
+      const long double scale = kind == rows::kDyT ? 1.0L : 1e200L;  // long double holds the squares of 1e200
+      RowVec row = x.row(i);
+      if (kind == rows::kDyT) {
+        want.row(i) = (alpha * row.array()).tanh();
+        continue;
+      }
+      long double mean = 0, m = 0;
+      for (Index j = 0; j < d; ++j) mean += kind == rows::kLayerNorm ? row(j) / scale : 0.0L;
+      mean /= d;
+      for (Index j = 0; j < d; ++j) m += (row(j) / scale - mean) * (row(j) / scale - mean);
+      m /= d;
+      const long double r = 1.0L / std::sqrt(m + eps / (scale * scale));  // in units of the scaled row
+      want_r(i) = static_cast<double>(r / scale);
+      for (Index j = 0; j < d; ++j) want(i, j) = static_cast<double>((row(j) / scale - mean) * r);
+    }
+    OnDevice in(ops, x), xhat(ops, Mat::Zero(tokens, d)), rstd(ops, Mat::Zero(tokens, 1));
+    ops.norm_forward(kind, in.p(), tokens, d, eps, alpha, xhat.p(), rstd.p());
+    CHECK(rel_err(xhat.host(), want) < t);
+    if (kind != rows::kDyT) CHECK(rel_err(rstd.host(), Mat(want_r)) < t);
+    // parameter gradients of 3 stacked cotangent copies: dγ = Σ dy ⊙ x̂, dβ = Σ dy, DyT dα = Σ dy ⊙ γ ⊙ (1 − x̂²) ⊙ x
+    Mat dg = Mat::Zero(1, d), db = Mat::Zero(1, d), want_dg = dg, want_db = db;
+    double want_da = 0.25;
+    const Mat xs = kind == rows::kDyT ? x : Mat(x.array() / 1e200);  // DyT's α-gradient reads x (finite products)
+    for (Index r = 0; r < rows; ++r) {
+      want_dg += dy.row(r).cwiseProduct(want.row(r % tokens));
+      want_db += dy.row(r);
+      for (Index j = 0; j < d; ++j)
+        want_da += dy(r, j) * gamma(0, j) * (1.0 - want(r % tokens, j) * want(r % tokens, j)) * xs(r % tokens, j);
+    }
+    OnDevice xh(ops, want), xin(ops, xs), gd(ops, gamma), dyd(ops, dy), dgd(ops, dg), dbd(ops, db),
+        dad(ops, Mat::Constant(1, 1, 0.25));
+    ops.norm_param_vjp(kind, xh.p(), xin.p(), gd.p(), tokens, d, dyd.p(), rows, dgd.p(), dbd.p(), dad.p());
+    CHECK(rel_err(dgd.host(), want_dg) < t);
+    CHECK(rel_err(dbd.host(), want_db) < t);
+    CHECK(dad.host()(0, 0) == (kind == rows::kDyT ? Approx(want_da).epsilon(t) : Approx(0.25)));
+  }
+  // softmax rows of 2 stacked (n, n) blocks, plain and causal (exact zeros above the diagonal)
+  const Mat S = random_mat(2 * tokens, tokens, "fS", 4.0);
+  for (const bool causal : {false, true}) {
+    Mat want = S;
+    for (Index r = 0; r < want.rows(); ++r) {
+      const Index len = causal ? r % tokens + 1 : tokens;
+      const RowVec e = (S.row(r).head(len).array() - S.row(r).head(len).maxCoeff()).exp();
+      want.row(r).setZero();
+      want.row(r).head(len) = e / e.sum();
+    }
+    OnDevice sd(ops, S);
+    ops.softmax_rows(sd.p(), want.rows(), tokens, causal);
+    INFO("causal " << causal);
+    CHECK(rel_err(sd.host(), want) < t);
+    if (causal) CHECK(sd.host()(0, 1) == 0.0);
+  }
+  // activations in closed form: relu, gelu ½z(1 + erf(z/√2)), gelu-tanh ½z(1 + tanh(√(2/π)(z + 0.044715 z³)))
+  const Mat Z = random_mat(3, 7, "fZ", 3.0);
+  const auto gelu = [](double z) { return 0.5 * z * (1.0 + std::erf(z / std::sqrt(2.0))); };
+  const auto gelu_tanh = [](double z) {
+    return 0.5 * z * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (z + 0.044715 * z * z * z)));
+  };
+  for (const int kind : {rows::kRelu, rows::kGelu, rows::kGeluTanh}) {
+    Mat want_a(Z.rows(), Z.cols()), want_f(Z.rows(), Z.cols());
+    for (Index i = 0; i < Z.size(); ++i) {
+      const double z = Z.data()[i];
+      want_a.data()[i] = kind == rows::kRelu ? std::max(z, 0.0) : kind == rows::kGelu ? gelu(z) : gelu_tanh(z);
+      // the derivative by the four-point stencil of the closed form (relu: the step)
+      const double h = 1e-3;
+      const auto f = [&](double v) { return kind == rows::kGelu ? gelu(v) : gelu_tanh(v); };
+      want_f.data()[i] = kind == rows::kRelu ? (z > 0 ? 1.0 : 0.0)
+                                             : (8 * (f(z + h) - f(z - h)) - (f(z + 2 * h) - f(z - 2 * h))) / (12 * h);
+    }
+    OnDevice zd(ops, Z), ad(ops, Mat::Zero(Z.rows(), Z.cols())), fd(ops, Mat::Zero(Z.rows(), Z.cols()));
+    ops.activation(kind, zd.p(), Z.size(), ad.p(), fd.p());
+    INFO("activation " << kind);
+    CHECK(rel_err(ad.host(), want_a) < t);
+    CHECK(rel_err(fd.host(), want_f) < kFdTol);
+  }
+}
 
 void check_kernels(BackendKind kind) {
   const auto be = backend_or_skip(kind);
@@ -172,6 +274,7 @@ void check_kernels(BackendKind kind) {
     OnDevice z(ops, Z);
     CHECK(std::isnan(ops.max_abs(z.p(), Z.size())));
   }
+  check_forward_kernels(ops, t);
 }
 
 // The model of a placement with a forward trace: small (d = 8, h = 2, n = 4), 3 layers.

@@ -17,7 +17,7 @@
 #include <memory>
 #include <string>
 
-#include "gradflow/backend/kernel_ops.hpp"
+#include "gradflow/kernels/kernel_ops.hpp"
 #include "gradflow/core/jacobian.hpp"
 #include "gradflow/core/types.hpp"
 
@@ -99,5 +99,10 @@ class RunBackend {
   mutable std::shared_ptr<const Backend> backend_;
   mutable std::exception_ptr failed_;
 };
+
+// The GEMM rate (flop/s) of a backend's kernels: the best of `repeats` (size, size) products through
+// KernelOps::gemm after one warm-up, each timed to the return of a reduction over its result (which waits for the
+// device); Error if the product's result is wrong.
+double gemm_rate_of_kernels(const KernelOps& ops, Index size, int repeats = 3);
 
 }  // namespace gradflow

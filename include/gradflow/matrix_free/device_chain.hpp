@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "gradflow/backend/kernel_ops.hpp"
+#include "gradflow/kernels/kernel_ops.hpp"
 #include "gradflow/matrix_free/streamed.hpp"
 #include "gradflow/model/model.hpp"
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "gradflow/kernels/cpu_kernels.hpp"
 #include "gradflow/model/config.hpp"
 #include "gradflow/model/residual_unit.hpp"
 #include "gradflow/core/params.hpp"
@@ -29,7 +30,10 @@ struct Trace {
 
 class Model {
  public:
-  explicit Model(ModelConfig cfg);  // parameters are created zero; see init.hpp
+  // Parameters are created zero (init.hpp). Every pass runs its arithmetic through `kernels` (kernel_ops.hpp, memory on
+  // the host): the double-precision reference by default; they must outlive the model.
+  explicit Model(ModelConfig cfg, const KernelOps& kernels = cpu_kernels());
+  const KernelOps& kernels() const { return *kernels_; }
 
   const ModelConfig& config() const { return cfg_; }
   ParamStore& params() { return params_; }
@@ -91,6 +95,7 @@ class Model {
  private:
   NormLayer make_norm(const std::string& prefix, Index width);
   ModelConfig cfg_;
+  const KernelOps* kernels_;
   ParamStore params_;
   std::vector<std::vector<ResidualUnit>> blocks_;
   std::optional<NormLayer> head_;

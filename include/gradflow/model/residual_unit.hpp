@@ -54,6 +54,7 @@ struct ResidualUnit {
   std::optional<NormLayer> pre, branch, post;
   int gate = -1;  // index of the ReZero scalar, when spec.gate
   int skip = -1;  // index of the learnable (1, d) skip vector, when spec.skip_param is set
+  const KernelOps* kernels = &cpu_kernels();  // what its sums and scalings run on (the Model's)
 
   double branch_coefficient(const ParamStore& p) const;  // c = λ·a
   // block_input: x_l of the enclosing block, required when spec.add_block_input.

@@ -13,6 +13,7 @@
 #include <variant>
 
 #include "gradflow/core/jacobian.hpp"
+#include "gradflow/kernels/cpu_kernels.hpp"
 #include "gradflow/ops/activation.hpp"
 #include "gradflow/ops/attention.hpp"
 #include "gradflow/ops/norm.hpp"
@@ -46,6 +47,7 @@ using SublayerCache = std::variant<std::monostate, AttentionBranchCache, FeedFor
 class Sublayer {
  public:
   virtual ~Sublayer() = default;
+  const KernelOps* kernels = &cpu_kernels();  // what its passes run on (the Model's, set when it is built)
   virtual SublayerKind kind() const = 0;
   virtual Mat forward(const ParamStore& p, const Mat& x, SublayerCache& c) const = 0;
   virtual Mat vjp(const ParamStore& p, const SublayerCache& c, const Mat& dy, ParamGrads* g) const = 0;

@@ -8,6 +8,7 @@
 
 #include "gradflow/core/jacobian.hpp"
 #include "gradflow/core/types.hpp"
+#include "gradflow/kernels/cpu_kernels.hpp"
 
 namespace gradflow {
 enum class Activation { Relu, Gelu, GeluTanh };
@@ -17,12 +18,12 @@ std::string to_string(Activation a);
 
 namespace gradflow::ops {
 
-Mat activation_forward(Activation f, const Mat& z);
-Mat activation_derivative(Activation f, const Mat& z);  // f'(z), element-wise, shape of z
+Mat activation_forward(Activation f, const Mat& z, const KernelOps& k = cpu_kernels());
+Mat activation_derivative(Activation f, const Mat& z, const KernelOps& k = cpu_kernels());  // f'(z), element-wise, shape of z
 // forward: a = f(z)  =>  dz = da ⊙ f'(z)   (da may hold k stacked copies; fprime is (n, m))
-Mat activation_vjp(const Mat& fprime, const Mat& da);
+Mat activation_vjp(const Mat& fprime, const Mat& da, const KernelOps& k = cpu_kernels());
 // forward: a = f(z)  =>  da = f'(z) ⊙ dz  (the same product: the Jacobian is diagonal)
-Mat activation_jvp(const Mat& fprime, const Mat& dz);
+Mat activation_jvp(const Mat& fprime, const Mat& dz, const KernelOps& k = cpu_kernels());
 // token i: diag(f'(z_i))
 Jacobian activation_jacobian(const Mat& fprime);
 

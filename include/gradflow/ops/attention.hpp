@@ -8,6 +8,7 @@
 
 #include "gradflow/core/jacobian.hpp"
 #include "gradflow/core/types.hpp"
+#include "gradflow/kernels/cpu_kernels.hpp"
 
 namespace gradflow::ops {
 
@@ -36,11 +37,12 @@ struct AttentionGrads {
   Mat* out_b = nullptr;
 };
 
-Mat attention_forward(const AttentionWeights& w, const Mat& x, AttentionCache& c);
+Mat attention_forward(const AttentionWeights& w, const Mat& x, AttentionCache& c, const KernelOps& k = cpu_kernels());
 // Cotangent dA may hold k stacked copies; parameter gradients need k = 1.
-Mat attention_vjp(const AttentionWeights& w, const AttentionCache& c, const Mat& dA, const AttentionGrads& g);
+Mat attention_vjp(const AttentionWeights& w, const AttentionCache& c, const Mat& dA, const AttentionGrads& g,
+                  const KernelOps& k = cpu_kernels());
 // Tangent dx may hold k stacked copies.
-Mat attention_jvp(const AttentionWeights& w, const AttentionCache& c, const Mat& dx);
+Mat attention_jvp(const AttentionWeights& w, const AttentionCache& c, const Mat& dx, const KernelOps& k = cpu_kernels());
 // Tangents of the parameters (same shapes; any may be null = 0), for attention_param_jvp.
 struct AttentionTangents {
   const Mat* in_w = nullptr;
@@ -49,14 +51,15 @@ struct AttentionTangents {
   const Mat* out_b = nullptr;
 };
 // The tangent of A for an input tangent dx (one copy) and parameter tangents dp: J_x dx + J_θ dp.
-Mat attention_param_jvp(const AttentionWeights& w, const AttentionCache& c, const Mat& dx, const AttentionTangents& dp);
+Mat attention_param_jvp(const AttentionWeights& w, const AttentionCache& c, const Mat& dx, const AttentionTangents& dp,
+                        const KernelOps& k = cpu_kernels());
 // The heads alone, between [Q | K | V] and O (for a branch that changes Q, K, V before the heads, e.g.
 // HybridNorm's QKV norms): c.x (for the sizes) and c.qkv set by the caller; fills c.P and c.O.
-void attention_heads_forward(Index heads, bool causal, AttentionCache& c);
+void attention_heads_forward(Index heads, bool causal, AttentionCache& c, const KernelOps& k = cpu_kernels());
 // dO (k stacked copies allowed) -> d[Q | K | V]
-Mat attention_heads_vjp(Index heads, const AttentionCache& c, const Mat& dO);
+Mat attention_heads_vjp(Index heads, const AttentionCache& c, const Mat& dO, const KernelOps& k = cpu_kernels());
 // d[Q | K | V] (k stacked copies allowed) -> dO
-Mat attention_heads_jvp(Index heads, const AttentionCache& c, const Mat& dqkv);
+Mat attention_heads_jvp(Index heads, const AttentionCache& c, const Mat& dqkv, const KernelOps& k = cpu_kernels());
 // Dense (n·d, n·d): block (i, j) = Σ_h W_o,h [ P_ij W_v,h + (P_ij/√e)(V_j − O_i) q_iᵀ W_k,h + δ_ij C_i W_q,h /√e ],
 // C_i = Σ_k P_ik (V_k − O_i) k_kᵀ.
 Jacobian attention_jacobian(const AttentionWeights& w, const AttentionCache& c);

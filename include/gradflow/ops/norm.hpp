@@ -10,6 +10,7 @@
 #include "gradflow/core/jacobian.hpp"
 #include "gradflow/core/params.hpp"
 #include "gradflow/core/types.hpp"
+#include "gradflow/kernels/cpu_kernels.hpp"
 #include "gradflow/ops/norm_cache.hpp"
 
 namespace gradflow {
@@ -25,6 +26,7 @@ struct NormLayer {
   int bias = -1;    // β (1, d); -1 for rmsnorm
   int alpha = -1;   // dyt's α (1, 1); -1 otherwise
   double eps = 1e-5;
+  const KernelOps* kernels = &cpu_kernels();  // what its passes run on (the Model's: Model::use_kernels)
 
   Mat forward(const ParamStore& p, const Mat& x, NormCache& c) const;
   Mat vjp(const ParamStore& p, const NormCache& c, const Mat& dy, ParamGrads* g) const;

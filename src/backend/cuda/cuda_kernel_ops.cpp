@@ -110,6 +110,37 @@ class CudaKernelOps final : public KernelOps {
     return s;
   }
 
+  void add_row(double* y, const double* b, Index rows, Index cols) const override {
+    check(cuda::launch_add_row(y, b, rows, cols), "add_row kernel");
+  }
+  void add_column_sums(const double* x, Index rows, Index cols, double* acc) const override {
+    check(cuda::launch_add_column_sums(x, rows, cols, acc), "add_column_sums kernel");
+  }
+  double dot(const double* x, const double* y, Index count) const override {
+    if (count <= 0) return 0.0;
+    double s = 0;
+    for (const double v : partials(cuda::launch_dot_partial(x, y, count, partial_.get()), "dot kernel", count)) s += v;
+    return s;
+  }
+  void norm_forward(int kind, const double* x, Index rows, Index d, double eps, double alpha, double* xhat,
+                    double* rstd) const override {
+    check(cuda::launch_norm_forward(kind, x, rows, d, eps, alpha, xhat, rstd), "norm_forward kernel");
+  }
+  void norm_param_vjp(int kind, const double* xhat, const double* x, const double* gamma, Index n, Index d,
+                      const double* dy, Index rows, double* dgamma, double* dbeta, double* dalpha) const override {
+    cuda::DevicePtr<double> scratch;
+    if (dalpha) scratch = cuda::device_alloc<double>(static_cast<size_t>(d), "DyT's alpha gradient, per column");
+    check(cuda::launch_norm_param_vjp(kind, xhat, x, gamma, n, d, dy, rows, dgamma, dbeta, dalpha, scratch.get()),
+          "norm_param_vjp kernel");
+    if (scratch) check(cudaDeviceSynchronize(), "norm_param_vjp kernel");  // before the scratch is freed
+  }
+  void softmax_rows(double* s, Index rows, Index cols, bool causal) const override {
+    check(cuda::launch_softmax_rows(s, rows, cols, causal), "softmax_rows kernel");
+  }
+  void activation(int kind, const double* z, Index count, double* a, double* fprime) const override {
+    check(cuda::launch_activation(kind, z, count, a, fprime), "activation kernel");
+  }
+
  private:
   // The blocks' partial results of a reduction just launched, on the host.
   const std::vector<double>& partials(cudaError_t launched, const char* what, Index count) const {

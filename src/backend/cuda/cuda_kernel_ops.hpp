@@ -5,7 +5,7 @@
 
 #include <cublas_v2.h>
 
-#include "gradflow/backend/kernel_ops.hpp"
+#include "gradflow/kernels/kernel_ops.hpp"
 
 namespace gradflow {
 

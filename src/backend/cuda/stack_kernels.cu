@@ -2,7 +2,7 @@
 // with one block each and reduce a row's sums in shared memory (warp shuffles, then one warp).
 #include <cmath>
 
-#include "gradflow/backend/row_math.hpp"
+#include "gradflow/kernels/row_math.hpp"
 #include "stack_kernels.hpp"
 
 namespace gradflow::cuda {
@@ -163,6 +163,143 @@ __global__ void sum_squares_partial(const double* x, int64_t count, double* part
   if (threadIdx.x == 0) partial[blockIdx.x] = s[0];
 }
 
+__global__ void dot_partial(const double* x, const double* y, int64_t count, double* partial) {
+  __shared__ double s[kThreads];
+  double v = 0;
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride) v += x[i] * y[i];
+  s[threadIdx.x] = v;
+  __syncthreads();
+  for (int h = blockDim.x / 2; h > 0; h /= 2) {
+    if (threadIdx.x < h) s[threadIdx.x] += s[threadIdx.x + h];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) partial[blockIdx.x] = s[0];
+}
+
+__global__ void add_row(double* y, const double* b, int64_t cols, int64_t count) {
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride)
+    y[i] += b[i % cols];
+}
+
+// one thread per column, the rows in order (as the CPU's sums)
+__global__ void add_column_sums(const double* x, int64_t rows, int64_t cols, double* acc) {
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t j = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; j < cols; j += stride) {
+    double s = 0;
+    for (int64_t r = 0; r < rows; ++r) s += x[r * cols + j];
+    acc[j] += s;
+  }
+}
+
+// One row of LayerNorm (centred) or RMSNorm, exact at any finite scale: the plain moment first; when it overflows
+// for a finite row, the row scaled by 2^-e (max|x|·2^-e in [0.5, 1)) as src/kernels/scaled_moments.hpp does.
+__device__ void normalize_row(bool centred, const double* x, int64_t d, double eps, double* xhat, double* r_out) {
+  const double dd = static_cast<double>(d);
+  double mean = 0, m = 0;
+  bool finite = true;
+  if (centred) {
+    for (int64_t j = 0; j < d; ++j) mean += x[j];
+    mean /= dd;
+  }
+  for (int64_t j = 0; j < d; ++j) {
+    const double c = x[j] - mean;
+    m += c * c;
+    finite = finite && isfinite(x[j]);
+  }
+  m /= dd;
+  if (isfinite(m) || !finite) {
+    const double r = 1.0 / sqrt(m + eps);
+    *r_out = r;
+    for (int64_t j = 0; j < d; ++j) xhat[j] = (x[j] - mean) * r;
+    return;
+  }
+  double mx = 0;
+  for (int64_t j = 0; j < d; ++j) mx = fmax(mx, fabs(x[j]));
+  int e = 0;
+  frexp(mx, &e);
+  double ms_mean = 0, ms = 0;
+  if (centred) {
+    for (int64_t j = 0; j < d; ++j) ms_mean += ldexp(x[j], -e);
+    ms_mean /= dd;
+  }
+  for (int64_t j = 0; j < d; ++j) {
+    const double c = ldexp(x[j], -e) - ms_mean;
+    ms += c * c;
+  }
+  ms /= dd;
+  if (ms == 0.0) {
+    *r_out = 1.0 / sqrt(eps);
+    for (int64_t j = 0; j < d; ++j) xhat[j] = 0.0;
+    return;
+  }
+  const double rs = 1.0 / sqrt(ms + ldexp(eps, -2 * e));
+  *r_out = ldexp(rs, -e);
+  for (int64_t j = 0; j < d; ++j) xhat[j] = (ldexp(x[j], -e) - ms_mean) * rs;
+}
+
+__global__ void norm_forward_rows(int kind, const double* x, int64_t rows, int64_t d, double eps, double alpha,
+                                  double* xhat, double* rstd) {
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t r = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; r < rows; r += stride) {
+    if (kind == rows::kDyT) {
+      for (int64_t j = 0; j < d; ++j) xhat[r * d + j] = tanh(alpha * x[r * d + j]);
+    } else {
+      normalize_row(kind == rows::kLayerNorm, x + r * d, d, eps, xhat + r * d, rstd + r);
+    }
+  }
+}
+
+__global__ void norm_param_columns(int kind, const double* xhat, const double* x, const double* gamma, int64_t n,
+                                   int64_t d, const double* dy, int64_t rows, double* dgamma, double* dbeta,
+                                   double* scratch) {
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t j = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; j < d; j += stride) {
+    double sg = 0, sb = 0, sa = 0;
+    for (int64_t r = 0; r < rows; ++r) {
+      const int64_t i = r % n;
+      const double g = dy[r * d + j], xh = xhat[i * d + j];
+      sg += g * xh;
+      sb += g;
+      if (scratch) sa += g * gamma[j] * (1.0 - xh * xh) * x[i * d + j];
+    }
+    if (dgamma) dgamma[j] += sg;
+    if (dbeta) dbeta[j] += sb;
+    if (scratch) scratch[j] = sa;
+  }
+}
+
+__global__ void add_sum(const double* v, int64_t count, double* acc) {
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    double s = 0;
+    for (int64_t j = 0; j < count; ++j) s += v[j];
+    *acc += s;
+  }
+}
+
+__global__ void softmax_rows_serial(double* s, int64_t rows, int64_t cols, bool causal) {
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t r = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; r < rows; r += stride) {
+    double* row = s + r * cols;
+    const int64_t len = causal ? r % cols + 1 : cols;
+    double m = row[0];
+    for (int64_t j = 1; j < len; ++j) m = fmax(m, row[j]);
+    double z = 0;
+    for (int64_t j = 0; j < len; ++j) z += (row[j] = exp(row[j] - m));
+    for (int64_t j = 0; j < len; ++j) row[j] /= z;
+    for (int64_t j = len; j < cols; ++j) row[j] = 0.0;
+  }
+}
+
+__global__ void activation(int kind, const double* z, int64_t count, double* a, double* fprime) {
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride) {
+    if (a) a[i] = rows::activation_value(kind, z[i]);
+    if (fprime) fprime[i] = rows::activation_derivative(kind, z[i]);
+  }
+}
+
 }  // namespace
 
 cudaError_t launch_norm_vjp(int kind, const double* xhat, const double* rstd, const double* gamma, double alpha,
@@ -220,6 +357,53 @@ cudaError_t launch_max_abs_partial(const double* x, int64_t count, double* parti
 
 cudaError_t launch_sum_squares_partial(const double* x, int64_t count, double* partial) {
   sum_squares_partial<<<blocks_for(count), kThreads>>>(x, count, partial);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_dot_partial(const double* x, const double* y, int64_t count, double* partial) {
+  dot_partial<<<blocks_for(count), kThreads>>>(x, y, count, partial);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_add_row(double* y, const double* b, int64_t rows, int64_t cols) {
+  const int64_t count = rows * cols;
+  if (count <= 0) return cudaSuccess;
+  add_row<<<blocks_for(count), kThreads>>>(y, b, cols, count);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_add_column_sums(const double* x, int64_t rows, int64_t cols, double* acc) {
+  if (cols <= 0) return cudaSuccess;
+  add_column_sums<<<blocks_for(cols), kThreads>>>(x, rows, cols, acc);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_norm_forward(int kind, const double* x, int64_t rows, int64_t d, double eps, double alpha,
+                                double* xhat, double* rstd) {
+  if (rows <= 0) return cudaSuccess;
+  norm_forward_rows<<<blocks_for(rows), kThreads>>>(kind, x, rows, d, eps, alpha, xhat, rstd);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_norm_param_vjp(int kind, const double* xhat, const double* x, const double* gamma, int64_t n,
+                                  int64_t d, const double* dy, int64_t rows, double* dgamma, double* dbeta,
+                                  double* dalpha, double* scratch) {
+  if (d <= 0) return cudaSuccess;
+  double* col_alpha = kind == rows::kDyT && dalpha ? scratch : nullptr;
+  norm_param_columns<<<blocks_for(d), kThreads>>>(kind, xhat, x, gamma, n, d, dy, rows, dgamma, dbeta, col_alpha);
+  if (col_alpha) add_sum<<<1, 1>>>(col_alpha, d, dalpha);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_softmax_rows(double* s, int64_t rows, int64_t cols, bool causal) {
+  if (rows <= 0 || cols <= 0) return cudaSuccess;
+  softmax_rows_serial<<<blocks_for(rows), kThreads>>>(s, rows, cols, causal);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_activation(int kind, const double* z, int64_t count, double* a, double* fprime) {
+  if (count <= 0) return cudaSuccess;
+  activation<<<blocks_for(count), kThreads>>>(kind, z, count, a, fprime);
   return cudaGetLastError();
 }
 

@@ -11,7 +11,7 @@
 
 #include "gradflow/core/types.hpp"
 
-namespace gradflow::ops::detail {
+namespace gradflow::kernels::detail {
 
 // The power-of-two exponent e of the row's largest magnitude (frexp's: max|x| = f·2^e, f in [0.5, 1)).
 inline int scale_exponent(const RowVec& x) {
@@ -54,4 +54,4 @@ void normalize_row(const Row& x, double eps, const Centre& centre, double& r, Ou
   xhat = xcs * rs;
 }
 
-}  // namespace gradflow::ops::detail
+}  // namespace gradflow::kernels::detail

@@ -1,9 +1,11 @@
-// kernel_ops.hpp — the few primitive operations the device engines are written in (matrix_free/device_chain.hpp):
-// strided-batched GEMM, the row-wise norm and softmax VJPs, element-wise products and sums, reductions. A backend
-// provides them on its own memory (Backend::kernels()): the CPU's run on host memory with Eigen/OpenBLAS and
-// row_math.hpp (src/backend/cpu_kernel_ops.cpp), the CUDA backend's on the GPU with cuBLAS and small kernels over the
-// same row_math.hpp (src/backend/cuda/cuda_kernel_ops.cpp, stack_kernels.cu). Tests run the device engines on the CPU
-// ops against the model's own VJPs, and the same tests on every backend built (test-backend-ops style).
+// kernel_ops.hpp — the primitive operations gradflow's arithmetic is written in: strided-batched GEMM, the row-wise
+// norms and softmax (forward, VJP, JVP), activations, element-wise products and sums, reductions. The model's own
+// passes (src/ops/: forward, backward, parameter JVP, through the kernels the Model holds) and the device engines
+// (matrix_free/device_chain.hpp) both call them. A backend provides them on its own memory (Backend::kernels()):
+// the CPU's, the reference, run on host memory with Eigen/OpenBLAS (src/kernels/cpu_kernels.cpp, cpu_kernels()), the
+// CUDA backend's on the GPU with cuBLAS and small kernels (src/backend/cuda/cuda_kernel_ops.cpp, stack_kernels.cu);
+// both over row_math.hpp's per-element formulas. Tests run the device engines on the CPU ops against the model's
+// VJPs, and every kernel of every backend built against the CPU's (test-backend-ops style).
 // Every matrix is row-major: element (i, j) of a matrix with leading dimension ld is at data[i·ld + j]. Pointers are
 // into the backend's memory (device pointers for CUDA). Calls are ordered (CUDA: the default stream); the reductions
 // and download() return when their result is on the host.
@@ -67,11 +69,29 @@ class KernelOps {
   virtual double max_abs(const double* x, Index count) const = 0;
   // Σ x_i² (the caller keeps max|x| in range: no rescaling here).
   virtual double sum_squares(const double* x, Index count) const = 0;
-};
 
-// The GEMM rate (flop/s) of a backend's kernels: the best of `repeats` (size, size) products through
-// KernelOps::gemm after one warm-up, each timed to the return of a reduction over its result (which waits for the
-// device); Error if the product's result is wrong.
-double gemm_rate_of_kernels(const KernelOps& ops, Index size, int repeats = 3);
+  // --- the model's forward and parameter gradients (src/ops/) ---
+  // y(r, j) += b_j for (rows, cols) y (leading dimension cols), b (cols).
+  virtual void add_row(double* y, const double* b, Index rows, Index cols) const = 0;
+  // acc_j += Σ_r x(r, j) over (rows, cols) x, the rows in order.
+  virtual void add_column_sums(const double* x, Index rows, Index cols, double* acc) const = 0;
+  // Σ x_i·y_i.
+  virtual double dot(const double* x, const double* y, Index count) const = 0;
+  // `rows` rows of width d normalized: xhat and rstd (rows) as NormCache (kind as rows::NormCode): LayerNorm and
+  // RMSNorm exact at any finite scale (a row whose moment overflows is rescaled by a power of two first, docs/math.md);
+  // DyT: xhat = tanh(α·x), rstd not written (may be null). eps unused by DyT, alpha only by DyT.
+  virtual void norm_forward(int kind, const double* x, Index rows, Index d, double eps, double alpha, double* xhat,
+                            double* rstd) const = 0;
+  // The norm's parameter gradients for `rows` stacked cotangent rows dy (row r uses the cache's row r mod n), the
+  // rows in order: dgamma_j += Σ_r dy(r, j)·xhat(r mod n, j); dbeta_j += Σ_r dy(r, j); DyT also dalpha +=
+  // Σ_r Σ_j dy(r, j)·γ_j·(1 − xhat²)·x(r mod n, j) (x: the norm's input, DyT only). Any output may be null.
+  virtual void norm_param_vjp(int kind, const double* xhat, const double* x, const double* gamma, Index n, Index d,
+                              const double* dy, Index rows, double* dgamma, double* dbeta, double* dalpha) const = 0;
+  // In place, each row of (rows, cols) s becomes softmax(row); causal: row r keeps only its first (r mod cols) + 1
+  // entries (the rest exact zeros), for stacked (cols, cols) blocks.
+  virtual void softmax_rows(double* s, Index rows, Index cols, bool causal) const = 0;
+  // a = f(z) and fprime = f'(z) over `count` doubles (either output may be null); kind as rows::ActivationCode.
+  virtual void activation(int kind, const double* z, Index count, double* a, double* fprime) const = 0;
+};
 
 }  // namespace gradflow
