@@ -58,9 +58,16 @@ PlanStep plan_step(const SpecRun& how, const std::string& plan_dir, const Json& 
   return step;
 }
 
-// The options' own outputs and threads, with how's over them; true when --threads was given (by either).
+// The options' own outputs and threads, with how's over them; true when --threads was given (by either). A task or
+// merge of a plan takes no output from the plan's spec (a plan.json is a file someone else may have written): only
+// the command line's --json/--csv (merge) name outputs, and the plan's results/ are the tasks' resume files.
 template <typename O>
 bool apply_run(O& o, std::string& resume, int& threads, const CLI::App& sub, const SpecRun& how) {
+  if (how.plan.kind == PlanStep::Kind::Task || how.plan.kind == PlanStep::Kind::Merge) {
+    o.json.clear();
+    o.csv.clear();
+    resume.clear();
+  }
   if (!how.json.empty()) o.json = how.json;
   if (!how.csv.empty()) o.csv = how.csv;
   if (!how.resume.empty()) resume = how.resume;

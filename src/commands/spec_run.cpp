@@ -5,6 +5,7 @@
 
 #include "gradflow/core/error.hpp"
 #include "gradflow/commands/experiment_command.hpp"
+#include "gradflow/experiments/plan_dir.hpp"
 #include "gradflow/experiments/spec.hpp"
 #include "gradflow/report/atomic_file.hpp"
 
@@ -39,6 +40,7 @@ SpecOutcome run_spec(const Json& spec, const std::string& where, const SpecRun& 
 SpecOutcome run_plan_step(const SpecRun& how) {
   const std::string& dir = how.plan.dir;
   const Json manifest = read_plan_manifest(dir);
+  if (how.plan.kind == PlanStep::Kind::Merge) check_outputs_outside_plan(dir, {{"--json", how.json}, {"--csv", how.csv}});
   SpecRun step = how;
   if (how.plan.kind == PlanStep::Kind::Merge && manifest.contains("spec_file")) {
     // the spec file's content, kept in the plan (the original path may not exist where the merge runs)

@@ -1,6 +1,7 @@
 // plan_dir.cpp — see plan_dir.hpp.
 #include "gradflow/experiments/plan_dir.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -19,6 +20,39 @@ using Json = nlohmann::ordered_json;
 
 std::string plan_manifest_path(const std::string& dir) { return (fs::path(dir) / "plan.json").string(); }
 std::string plan_results_dir(const std::string& dir) { return (fs::path(dir) / "results").string(); }
+
+namespace {
+fs::path canonical_of(const fs::path& p) {
+  std::error_code ec;
+  const fs::path c = fs::weakly_canonical(fs::absolute(p, ec), ec);
+  return ec ? fs::absolute(p).lexically_normal() : c;
+}
+bool within(const fs::path& p, const fs::path& folder) {
+  const auto mismatch = std::mismatch(folder.begin(), folder.end(), p.begin(), p.end());
+  return mismatch.first == folder.end();
+}
+}  // namespace
+
+void check_outputs_outside_plan(const std::string& dir,
+                                const std::vector<std::pair<std::string, std::string>>& outputs) {
+  const fs::path root = canonical_of(dir);
+  for (const auto& [option, path] : outputs) {
+    if (path.empty() || path == "-") continue;
+    const fs::path out = canonical_of(path);
+    std::string hit;
+    for (const char* name : {"plan.json", "spec.json"}) {
+      std::error_code ec;
+      const fs::path own = root / name;
+      if (out == own || (fs::exists(own, ec) && fs::exists(out, ec) && fs::equivalent(own, out, ec)))
+        hit = (fs::path(dir) / name).string();
+    }
+    for (const char* folder : {"results", "failed", "slurm"})
+      if (within(out, root / folder)) hit = (fs::path(dir) / folder).string() + "/";
+    require(hit.empty(), option + " '" + path + "' is the plan's own " + hit + " (it would be overwritten); fix: write "
+                             "the report outside the plan's plan.json, spec.json, results/, failed/ and slurm/ (e.g. " +
+                             (fs::path(dir) / "report.json").string() + ")");
+  }
+}
 std::string plan_failure_path(const std::string& dir, const std::string& name) {
   return (fs::path(dir) / "failed" / (name + ".txt")).string();
 }

@@ -1,8 +1,8 @@
 #!/bin/sh
-# test_injection.sh GRADFLOW CASE — no code runs from a name, no output replaces an input (issue 39 items 1, 2, 4, 6, 7):
+# test_injection.sh GRADFLOW CASE — no code runs from a name, no output replaces an input (issue 39 items 1-7):
 # a report or figure whose name holds a newline and a gnuplot command, Slurm options holding a newline and a shell
 # command, a plan folder with a space and a %, a figure (or its script or data) onto its input, a truncated figure,
-# an interrupted plot.
+# an interrupted plot, a plan.json naming outputs, merge and slurm writing onto the plan's own files.
 # Exit 0 pass, 1 fail, 77 skipped (with the reason).
 gf=${1:?usage: test_injection.sh GRADFLOW CASE}
 case_=${2:?usage: test_injection.sh GRADFLOW CASE}
@@ -134,5 +134,41 @@ case $case_ in
     [ -z "$(ls -A "$tmp/out")" ] || fail "files were left: $(ls -A "$tmp/out")"
     grep -q "nothing was written" "$tmp/err" || fail "the message: $(cat "$tmp/err")"
     echo "ok: an interrupted plot stops gnuplot and leaves nothing: $(cat "$tmp/err")" ;;
+  plan_spec_outputs)
+    # issue 39 item 3: a plan.json whose spec names outputs (json, csv, resume) makes neither task nor merge write them
+    plan "$tmp/p"
+    sed "s|\"options\": {|\"options\": {\"json\": \"$tmp/evil.json\", \"csv\": \"$tmp/evil.csv\", \"resume\": \"$tmp/evil\",|" \
+      "$tmp/p/plan.json" > "$tmp/edited" && mv "$tmp/edited" "$tmp/p/plan.json"
+    grep -q evil.json "$tmp/p/plan.json" || fail "the test could not edit plan.json"
+    "$gf" task "$tmp/p" 0-1 > /dev/null 2> "$tmp/err" || fail "task exited $?: $(cat "$tmp/err")"
+    "$gf" merge "$tmp/p" -q 2> "$tmp/err" || fail "merge exited $?: $(cat "$tmp/err")"
+    "$gf" merge "$tmp/p" --json "$tmp/good.json" -q 2> "$tmp/err" || fail "merge --json exited $?: $(cat "$tmp/err")"
+    [ -s "$tmp/good.json" ] || fail "merge --json wrote no report"
+    ls "$tmp" | grep -q evil && fail "an output named by plan.json was written: $(ls "$tmp")"
+    echo "ok: outputs come only from the command line, never from plan.json" ;;
+  plan_own_files)
+    # issue 39 item 5: merge and slurm outputs onto the plan's own files are refused before any work
+    plan "$tmp/p"
+    "$gf" task "$tmp/p" 0-1 > /dev/null 2>&1 || fail "task exited $?"
+    cp "$tmp/p/plan.json" "$tmp/plan.before"
+    name=$(ls "$tmp/p/results" | head -1)
+    cp "$tmp/p/results/$name" "$tmp/result.before"
+    for out in "$tmp/p/plan.json" "$tmp/p/./results/$name" "$tmp/p/results/new.json" "$tmp/p/failed/x.json"; do
+      for cmd in merge slurm; do
+        "$gf" $cmd "$tmp/p" --json "$out" > /dev/null 2> "$tmp/err"
+        rc=$?
+        [ $rc -eq 2 ] || fail "$cmd --json $out exited $rc: $(cat "$tmp/err")"
+        one_line "$tmp/err"
+        grep -q "plan's own" "$tmp/err" || fail "the message does not name the problem: $(cat "$tmp/err")"
+      done
+      "$gf" merge "$tmp/p" --csv "$out" -q > /dev/null 2> "$tmp/err" && fail "merge --csv $out was accepted"
+    done
+    ln -s "$tmp/p/plan.json" "$tmp/link.json"
+    "$gf" merge "$tmp/p" --json "$tmp/link.json" -q > /dev/null 2>&1 && fail "merge --json through a link to plan.json was accepted"
+    cmp -s "$tmp/p/plan.json" "$tmp/plan.before" || fail "plan.json changed"
+    cmp -s "$tmp/p/results/$name" "$tmp/result.before" || fail "a result changed"
+    [ -e "$tmp/p/results/new.json" ] && fail "a file was written into results/"
+    "$gf" merge "$tmp/p" --json "$tmp/p/report.json" -q 2> "$tmp/err" || fail "merge --json DIR/report.json exited $?: $(cat "$tmp/err")"
+    echo "ok: merge and slurm refuse outputs onto plan.json, results/ and failed/" ;;
   *) echo "unknown case $case_"; exit 1 ;;
 esac

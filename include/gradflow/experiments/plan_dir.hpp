@@ -41,6 +41,11 @@ nlohmann::ordered_json read_plan_manifest(const std::string& dir);
 std::vector<int> plan_missing_tasks(const std::string& dir, const nlohmann::ordered_json& manifest);
 // "3", "0-7", "1,4,9-11" -> sorted, distinct IDs, each < n; Error naming the item and the fix otherwise.
 std::vector<int> parse_task_ids(const std::string& text, int n);
+// Error (exit 2) naming the option and the fix when an output (`outputs`: option and path, "" = not given) is one of
+// the plan's own files: DIR/plan.json, DIR/spec.json, or anything under DIR/results/, DIR/failed/, DIR/slurm/
+// (compared by canonical path, symbolic links and "./" spellings resolved; plan.json and spec.json also as files).
+// `merge --json`/`--csv` and `slurm --json`/`--csv` are checked before any work.
+void check_outputs_outside_plan(const std::string& dir, const std::vector<std::pair<std::string, std::string>>& outputs);
 // The command that runs task `id` of DIR again, for messages: "gradflow task DIR ID".
 std::string task_command(const std::string& dir, int id);
 
