@@ -1,10 +1,12 @@
 // aggregate.cpp — see aggregate.hpp.
 #include "gradflow/experiments/aggregate.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
 
+#include "gradflow/core/error.hpp"
 #include "gradflow/report/fields.hpp"
 
 namespace gradflow {
@@ -40,16 +42,44 @@ struct Table {
 
 }  // namespace
 
-Stat mean_std(const std::vector<double>& v) {
+namespace {
+Stat plain_mean_std(const std::vector<double>& v) {
   Stat s;
   s.n = static_cast<int>(v.size());
-  if (v.empty()) return Stat{std::numeric_limits<double>::quiet_NaN(), 0, 0};
   double sum = 0;
   for (double x : v) sum += x;
   s.mean = sum / s.n;
   double ss = 0;
   for (double x : v) ss += (x - s.mean) * (x - s.mean);
   s.std = s.n > 1 ? std::sqrt(ss / (s.n - 1)) : 0.0;
+  return s;
+}
+}  // namespace
+
+Stat mean_std(const std::vector<double>& v) {
+  if (v.empty()) return Stat{std::numeric_limits<double>::quiet_NaN(), 0, 0};
+  Stat s = plain_mean_std(v);
+  bool finite = true;
+  double largest = 0;
+  for (double x : v) {
+    finite = finite && std::isfinite(x);
+    largest = std::max(largest, std::abs(x));
+  }
+  if ((std::isfinite(s.mean) && std::isfinite(s.std)) || !finite) return s;
+  // the sum or a square overflowed for finite values: the same on the values scaled by 2^-e (max|x| = f·2^e, exact
+  // but for subnormals), the results scaled back; plain sums keep every ordinary result's bits
+  int e = 0;
+  std::frexp(largest, &e);
+  std::vector<double> scaled(v.size());
+  for (size_t i = 0; i < v.size(); ++i) scaled[i] = std::ldexp(v[i], -e);
+  const Stat t = plain_mean_std(scaled);
+  s.mean = std::ldexp(t.mean, e);
+  s.std = std::ldexp(t.std, e);
+  if (!std::isfinite(s.mean) || !std::isfinite(s.std))
+    throw Error("the mean or standard deviation of " + std::to_string(v.size()) + " values up to " +
+                    std::to_string(largest) + " exceeds the largest double; fix: check the results for values that "
+                    "large (a diverged run), and rerun with a smaller --init-scale or --residual-scale",
+                ErrorKind::Numeric);
   return s;
 }
 
@@ -86,7 +116,52 @@ Metrics scalar_metrics(const Json& report) {
   return m;
 }
 
+namespace {
+// "number", "null" or "other" for every leaf path of `j` (timing fields skipped), into `out`.
+void leaf_kinds(const Json& j, const std::string& path, std::map<std::string, std::string>& out) {
+  if (j.is_object()) {
+    for (const auto& [k, v] : j.items())
+      if (!is_timing(k)) leaf_kinds(v, path.empty() ? k : path + "." + k, out);
+    return;
+  }
+  if (j.is_array()) {
+    for (size_t i = 0; i < j.size(); ++i) leaf_kinds(j[i], path + "[" + std::to_string(i) + "]", out);
+    return;
+  }
+  out[path] = j.is_number() ? "a number" : j.is_null() ? "null" : "not a number";
+}
+
+// The reports of one configuration's seeds have one structure (the same command on the same model): a field missing
+// in one, or a number in one and a string in another, is an edited or corrupt result, refused (never dropped from n).
+void check_same_structure(const std::vector<const Json*>& reports) {
+  std::vector<std::map<std::string, std::string>> kinds(reports.size());
+  for (size_t i = 0; i < reports.size(); ++i) {
+    Json r = *reports[i];
+    if (r.is_object()) r.erase(kConfig);
+    leaf_kinds(r, "", kinds[i]);
+  }
+  const auto seed = [&](size_t i) {
+    const Json& r = *reports[i];
+    return r.is_object() && r.contains(kConfig) && r[kConfig].is_object() && r[kConfig].contains(kSeed)
+               ? "seed " + r[kConfig][kSeed].dump()
+               : "repetition " + std::to_string(i);
+  };
+  for (size_t i = 1; i < reports.size(); ++i)
+    for (const auto* pair : {&kinds[0], &kinds[i]})
+      for (const auto& [path, kind] : *pair) {
+        const auto a = kinds[0].find(path), b = kinds[i].find(path);
+        const std::string ka = a == kinds[0].end() ? "missing" : a->second;
+        const std::string kb = b == kinds[i].end() ? "missing" : b->second;
+        const bool differ = ka != kb && !((ka == "a number" && kb == "null") || (ka == "null" && kb == "a number"));
+        require(!differ, "the results of one configuration disagree at '" + path + "': " + ka + " for " + seed(0) +
+                             ", " + kb + " for " + seed(i) + " (an edited or corrupt result); fix: rerun the task "
+                             "that wrote the wrong one (delete its result first)");
+      }
+}
+}  // namespace
+
 Json aggregate_seeds(const std::vector<const Json*>& reports) {
+  check_same_structure(reports);
   size_t depth = 0;
   for (const Json* r : reports) depth = std::max(depth, r->contains(kLayers) ? (*r)[kLayers].size() : size_t{0});
   std::vector<Table> layers(depth);

@@ -10,6 +10,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -140,6 +141,50 @@ ThreadShare share_threads(int threads, int jobs, bool one_at_a_time) {
   return s;
 }
 
+namespace {
+// The per-layer gradient norms of a report (and every entry under the *_norms ones): non-negative numbers.
+bool is_gradient_norm(const std::string& k) {
+  for (const char* name : {"grad_norm", "input_grad_norm", "output_grad_norm", "param_grad_norm", "grad_norm_total",
+                           "grad_norm_x_a", "grad_norm_x_d", "grad_norms", "param_grad_norms", "attention_grad_norms"})
+    if (k == name) return true;
+  return false;
+}
+
+// The first problem of a report's numbers: a non-finite number (JSON's 1e999), or, under a layer's gradient norm,
+// anything but a non-negative number. "" when there is none.
+std::string number_problem(const Json& j, const std::string& path, bool norm) {
+  if (j.is_object() || j.is_array()) {
+    for (const auto& [k, v] : j.items()) {
+      const std::string p = j.is_array() ? path + "[" + k + "]" : (path.empty() ? k : path + "." + k);
+      const std::string bad = number_problem(v, p, norm);
+      if (!bad.empty()) return bad;
+    }
+    return "";
+  }
+  if (j.is_number() && !std::isfinite(j.get<double>())) return "'" + path + "' is not finite";
+  if (norm && !(j.is_number() && j.get<double>() >= 0))
+    return "'" + path + "' is " + (j.is_number() ? "negative" : j.dump()) + ", not a norm";
+  return "";
+}
+}  // namespace
+
+std::string report_problem(const Json& report) {
+  if (!report.is_object()) return "its \"report\" is not an object";
+  if (!report.contains("config") || !report["config"].is_object()) return "its report has no \"config\" object";
+  if (report.contains("layers")) {
+    if (!report["layers"].is_array()) return "its report's \"layers\" is not a list";
+    for (size_t l = 0; l < report["layers"].size(); ++l) {
+      const Json& layer = report["layers"][l];
+      if (!layer.is_object()) return "an entry of its report's \"layers\" is not an object";
+      for (const auto& [k, v] : layer.items()) {
+        const std::string bad = number_problem(v, "layers[" + std::to_string(l) + "]." + k, is_gradient_norm(k));
+        if (!bad.empty()) return bad;
+      }
+    }
+  }
+  return number_problem(report, "", false);
+}
+
 Json load_result_file(const std::string& path, const Json& expected) {
   if (!fs::exists(path)) return Json();
   Json j;
@@ -153,6 +198,9 @@ Json load_result_file(const std::string& path, const Json& expected) {
   require(j["configuration"] == expected,
           "--resume: '" + path + "' was computed with other options than this run's; fix: use a new --resume " +
               "directory for a changed experiment (or delete the old one)");
+  const std::string bad = report_problem(j["report"]);
+  require(bad.empty(), "result '" + path + "': " + bad + " (an edited or corrupt result); fix: delete it and run its " +
+                           "configuration again (gradflow task DIR ID, or the same command with --resume)");
   return j["report"];
 }
 

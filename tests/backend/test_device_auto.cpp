@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "backends.hpp"
+#include "gradflow/kernels/forwarding_kernels.hpp"
 #include "gradflow/run/engine.hpp"
 #include "gradflow/run/time_estimate.hpp"
 #include "small_model.hpp"
@@ -18,43 +19,13 @@ using namespace gradflow::test;
 namespace {
 
 // The CPU's kernels with a GEMM that scales its product by 2: the rate's check of its own product must refuse it.
-class WrongGemm final : public KernelOps {
+class WrongGemm final : public ForwardingKernelOps {
  public:
-  explicit WrongGemm(const KernelOps& k) : k_(k) {}
-  std::unique_ptr<KernelArray> alloc(Index count, const std::string& what) const override { return k_.alloc(count, what); }
-  void upload(const double* h, double* d, Index c) const override { k_.upload(h, d, c); }
-  void download(const double* d, double* h, Index c) const override { k_.download(d, h, c); }
+  using ForwardingKernelOps::ForwardingKernelOps;
   void gemm(Index m, Index n, Index k, double alpha, const GemmOperand& A, const GemmOperand& B, double beta, double* c,
             Index ldc, Index c_stride, Index batch) const override {
-    k_.gemm(m, n, k, 2 * alpha, A, B, beta, c, ldc, c_stride, batch);
+    inner().gemm(m, n, k, 2 * alpha, A, B, beta, c, ldc, c_stride, batch);
   }
-  void norm_vjp(int kind, const double* xh, const double* rs, const double* g, double a, Index n, Index d,
-                const double* dy, double* dx, Index rows) const override {
-    k_.norm_vjp(kind, xh, rs, g, a, n, d, dy, dx, rows);
-  }
-  void norm_jvp(int kind, const double* xh, const double* rs, const double* g, double a, Index n, Index d,
-                const double* dx, double* dy, Index rows) const override {
-    k_.norm_jvp(kind, xh, rs, g, a, n, d, dx, dy, rows);
-  }
-  void softmax_vjp(const double* P, Index n, double* dp, Index copies, double s) const override {
-    k_.softmax_vjp(P, n, dp, copies, s);
-  }
-  void multiply_tiled(double* x, const double* f, Index n, Index cols, Index rows) const override {
-    k_.multiply_tiled(x, f, n, cols, rows);
-  }
-  void axpby(Index c, double a, const double* x, double b, double* y) const override { k_.axpby(c, a, x, b, y); }
-  void scale_columns(const double* x, const double* s, double* y, Index r, Index c) const override {
-    k_.scale_columns(x, s, y, r, c);
-  }
-  void copy_2d(const double* src, Index ls, double* dst, Index ld, Index r, Index c) const override {
-    k_.copy_2d(src, ls, dst, ld, r, c);
-  }
-  void identity_rows(double* u, Index s, Index k, Index n, Index w) const override { k_.identity_rows(u, s, k, n, w); }
-  double max_abs(const double* x, Index c) const override { return k_.max_abs(x, c); }
-  double sum_squares(const double* x, Index c) const override { return k_.sum_squares(x, c); }
-
- private:
-  const KernelOps& k_;
 };
 
 }  // namespace

@@ -46,16 +46,39 @@ TEST_CASE("scalar_metrics: summary, top-level numbers, bottom and top layer") {
   REQUIRE(m.front().first == "summary.bottom_to_top_grad_ratio");
 }
 
-TEST_CASE("aggregate_seeds: per-layer and scalar mean/std, missing metrics lower n") {
+TEST_CASE("aggregate_seeds: per-layer and scalar mean/std over seeds of one structure") {
   const Json a = Json::parse(R"({"layers": [{"index": 0, "grad_norm": 1.0, "extra": 4.0}], "summary": {"s": 1.0}})");
-  const Json b = Json::parse(R"({"layers": [{"index": 0, "grad_norm": 3.0}], "summary": {"s": 3.0}})");
+  const Json b = Json::parse(R"({"layers": [{"index": 0, "grad_norm": 3.0, "extra": 6.0}], "summary": {"s": 3.0}})");
   const Json agg = aggregate_seeds({&a, &b});
   REQUIRE(agg["layers"].size() == 1);
   REQUIRE(agg["layers"][0]["grad_norm"]["mean"] == 2.0);
   REQUIRE(agg["layers"][0]["grad_norm"]["std"].get<double>() == Approx(std::sqrt(2.0)).epsilon(test::kCrossTol));
   REQUIRE(agg["layers"][0]["grad_norm"]["n"] == 2);
-  REQUIRE(agg["layers"][0]["extra"]["n"] == 1);
+  REQUIRE(agg["layers"][0]["extra"]["n"] == 2);
   REQUIRE(agg["scalars"]["summary.s"]["mean"] == 2.0);
+}
+
+TEST_CASE("aggregate_seeds: a field missing or of another type in one seed is refused, never dropped from n") {
+  const Json a = Json::parse(R"({"config": {"seed": 0}, "layers": [{"index": 0, "grad_norm": 1.0, "extra": 4.0}]})");
+  const Json missing = Json::parse(R"({"config": {"seed": 1}, "layers": [{"index": 0, "grad_norm": 3.0}]})");
+  REQUIRE_THROWS_WITH(aggregate_seeds({&a, &missing}), Catch::Contains("disagree at 'layers[0].extra'") &&
+                                                           Catch::Contains("missing for seed 1") && Catch::Contains("fix:"));
+  const Json text = Json::parse(R"({"config": {"seed": 1}, "layers": [{"index": 0, "grad_norm": 3.0, "extra": "x"}]})");
+  REQUIRE_THROWS_WITH(aggregate_seeds({&a, &text}), Catch::Contains("not a number for seed 1"));
+  // null where another seed has a number is a value the run could not define (NaN written as null): kept, n lower
+  const Json null = Json::parse(R"({"config": {"seed": 1}, "layers": [{"index": 0, "grad_norm": 3.0, "extra": null}]})");
+  REQUIRE(aggregate_seeds({&a, &null})["layers"][0]["extra"]["n"] == 1);
+}
+
+TEST_CASE("mean_std: values near the largest double without overflow, ordinary ones bit for bit as plain sums") {
+  const Stat big = mean_std({1e308, 1.5e308});
+  REQUIRE(big.mean == 1.25e308);
+  REQUIRE(big.std == Approx(std::sqrt(0.125) * 1e308).epsilon(test::kCrossTol));
+  const std::vector<double> v{0.1, 0.7, 2.3};
+  double sum = 0;
+  for (double x : v) sum += x;
+  REQUIRE(mean_std(v).mean == sum / 3);  // the plain sum's bits
+  REQUIRE_THROWS_WITH(mean_std({1.7e308, -1.7e308}), Catch::Contains("exceeds the largest double"));
 }
 
 TEST_CASE("power_law_exponent recovers k of y = c x^k and refuses what it cannot fit") {

@@ -80,7 +80,11 @@ std::vector<nlohmann::ordered_json> run_resumable(const std::vector<ResumableJob
                                                   RunnerStats* stats = nullptr);
 
 // A finished job's report from its result file at `path`, or null when there is none; Error when the file is not a
-// result file or was computed with another configuration than `expected`.
+// result file, was computed with another configuration than `expected`, or its report fails report_problem.
+// Why a result's report cannot be merged or resumed ("" when it can): not an object, no "config" object, "layers"
+// not a list of objects, a number that is not finite, or a layer's gradient norm (grad_norm, input_grad_norm, ...,
+// and every entry of grad_norms, param_grad_norms, attention_grad_norms) that is not a non-negative number.
+std::string report_problem(const nlohmann::ordered_json& report);
 nlohmann::ordered_json load_result_file(const std::string& path, const nlohmann::ordered_json& expected);
 
 // run_config_json of `rc` before its engine is chosen: what a resumed file must have been computed with.
