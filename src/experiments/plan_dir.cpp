@@ -8,6 +8,7 @@
 
 #include "gradflow/core/error.hpp"
 #include "gradflow/experiments/runner.hpp"
+#include "gradflow/experiments/spec.hpp"
 #include "gradflow/experiments/slurm_script.hpp"
 
 #ifndef GRADFLOW_GIT_COMMIT
@@ -77,16 +78,17 @@ Json read_plan_manifest(const std::string& dir) {
   } catch (const std::exception&) {
     throw Error("'" + path + "' is not valid JSON; fix: write the plan again with --plan into a new directory");
   }
-  require(m.is_object() && m.value("gradflow_plan", 0) == kPlanVersion && m.contains("tasks") &&
+  require(m.is_object() && m.contains("gradflow_plan") && m["gradflow_plan"] == kPlanVersion && m.contains("tasks") &&
               m["tasks"].is_array() && m.contains("spec") && m["spec"].is_object(),
           "'" + path + "' is not a gradflow plan (version " + std::to_string(kPlanVersion) +
               "); fix: write the plan again with --plan into a new directory");
   for (size_t i = 0; i < m["tasks"].size(); ++i) {
     const Json& t = m["tasks"][i];
-    require(t.is_object() && t.value("id", -1) == static_cast<int>(i) && t.contains("name") && t["name"].is_string() &&
-                t.contains("configuration"),
+    require(t.is_object() && t.contains("id") && t["id"] == static_cast<int>(i) && t.contains("name") &&
+                t["name"].is_string() && t.contains("configuration"),
             "'" + path + "': task " + std::to_string(i) + " is malformed; fix: write the plan again with --plan");
   }
+  check_spec(m["spec"], "plan '" + path + "'");  // its "command", "options", ... of the types a spec has
   return m;
 }
 

@@ -31,6 +31,44 @@ const std::pair<const char*, const char*> kLabelled[] = {
 
 }  // namespace
 
+namespace {
+// The fields plot reads from a report, of the types gradflow writes them: Error (exit 2) naming the input, the
+// field and the type otherwise (an edited or foreign report), instead of failing inside a figure.
+void check_field(const PlotJson& j, const std::string& key, const char* type, const std::string& where) {
+  if (!j.contains(key)) return;
+  const PlotJson& v = j[key];
+  const std::string t = type;
+  const bool ok = t == "a string" ? v.is_string() : t == "an integer" ? v.is_number_integer()
+                  : t == "a number" ? v.is_number() : t == "true or false" ? v.is_boolean()
+                  : t == "an object" ? v.is_object() : t == "a list" ? v.is_array() : false;
+  require(ok, where + ": \"" + key + "\" must be " + t + " (it is " + v.dump().substr(0, 40) +
+                  "); fix: pass a report written by gradflow (--json), unedited");
+}
+
+void check_config(const PlotJson& cfg, const std::string& where) {
+  require(cfg.is_object(), where + " must be an object; fix: pass a report written by gradflow (--json), unedited");
+  for (const char* k : {"placement", "norm", "activation", "init"}) check_field(cfg, k, "a string", where);
+  for (const char* k : {"layers", "d_model", "heads", "d_ff", "seq_len", "seed"}) check_field(cfg, k, "an integer", where);
+  for (const char* k : {"causal", "final_norm"}) check_field(cfg, k, "true or false", where);
+}
+
+void check_analyze_report(const PlotJson& r, const std::string& p) {
+  check_config(r[kConfig], "input '" + p + "': \"config\"");
+  for (size_t l = 0; l < r[kLayers].size(); ++l) {
+    const std::string at = "input '" + p + "': layers[" + std::to_string(l) + "]";
+    const PlotJson& layer = r[kLayers][l];
+    require(layer.is_object(), at + " must be an object; fix: pass a report written by gradflow (--json), unedited");
+    check_field(layer, kAttention, "an object", at);
+    if (!layer.contains(kAttention)) continue;
+    check_field(layer[kAttention], kHeads, "a list", at + ".attention");
+    if (!layer[kAttention].contains(kHeads)) continue;
+    for (const PlotJson& h : layer[kAttention][kHeads])
+      require(h.is_object(), at + ".attention.heads: every entry must be an object; fix: pass a report written by "
+                                  "gradflow (--json), unedited");
+  }
+}
+}  // namespace
+
 std::vector<PlotInput> load_inputs(const std::vector<std::string>& paths) {
   std::vector<PlotInput> out;
   for (const auto& p : paths) {
@@ -52,6 +90,16 @@ std::vector<PlotInput> load_inputs(const std::vector<std::string>& paths) {
     }
     if (in.json.is_object() && in.json.contains(kGroups) && in.json.contains(kExperiment)) {
       in.kind = InputKind::Experiment;
+      require(in.json[kGroups].is_array(), "input '" + p + "': \"groups\" must be a list; fix: pass a report written "
+                                                           "by gradflow (--json), unedited");
+      for (size_t g = 0; g < in.json[kGroups].size(); ++g) {
+        const std::string at = "input '" + p + "': groups[" + std::to_string(g) + "]";
+        require(in.json[kGroups][g].is_object(), at + " must be an object; fix: pass a report written by gradflow "
+                                                      "(--json), unedited");
+        if (in.json[kGroups][g].contains(kConfig)) check_config(in.json[kGroups][g][kConfig], at + ".config");
+        check_field(in.json[kGroups][g], kPlacement, "a string", at);
+        check_field(in.json[kGroups][g], kLayers, "an integer", at);
+      }
     } else if (in.json.is_object() && ((in.json.contains(kLog) && in.json.contains(kTask)) ||
                                        (in.json.contains(kRuns) && in.json.contains(kGrid)))) {
       in.kind = InputKind::Train;
@@ -59,6 +107,7 @@ std::vector<PlotInput> load_inputs(const std::vector<std::string>& paths) {
                in.json.contains(kConfig)) {
       in.kind = InputKind::Analyze;
       require(!in.json[kLayers].empty(), "input '" + p + "' has no layers; fix: rerun gradflow analyze");
+      check_analyze_report(in.json, p);
     } else {
       throw Error("input '" + p +
                   "' is neither an analyze report (layers, config) nor a compare/sweep report (experiment, groups); "

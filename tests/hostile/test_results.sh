@@ -1,7 +1,8 @@
 #!/bin/sh
-# test_results.sh GRADFLOW CASE — merge trusts nothing inside a result (issue 39 item 9): a gradient norm that is
-# null, a string or negative, a field missing in one seed's result, are refused by name (exit 2, no report); values
-# near the largest double are averaged without overflow (the std not null).
+# test_results.sh GRADFLOW CASE — nothing read back from a file is trusted (issue 39 items 9, 11): in a result, a
+# gradient norm that is null, a string or negative, a field missing in one seed's result, are refused by name (exit
+# 2, no report); values near the largest double are averaged without overflow (the std not null); a plan.json or a
+# plotted report with a field of the wrong type is refused naming the field (exit 2, never the internal error 4).
 # Exit 0 pass, 1 fail.
 gf=${1:?usage: test_results.sh GRADFLOW CASE}
 case_=${2:?usage: test_results.sh GRADFLOW CASE}
@@ -50,5 +51,31 @@ case $case_ in
     grep -q '"grad_norm":{"mean":1.25e+308,"std":3.5355339059327[0-9]*e+307,"n":2}' "$tmp/flat" ||
       fail "the mean and std of 1e308 and 1.5e308: $(grep -o '"grad_norm":{[^}]*}' "$tmp/flat" | head -2)"
     echo "ok: 1e308 and 1.5e308 average to 1.25e308 with their std, no overflow" ;;
+  plan_types)
+    for expr in 's/"command": "compare"/"command": 5/g' 's/"gradflow_plan": 1/"gradflow_plan": "1"/' \
+                's/"id": 0/"id": "0"/'; do
+      cp "$tmp/p/plan.json" "$tmp/plan.keep"
+      edit "$tmp/p/plan.json" "$expr"
+      "$gf" task "$tmp/p" 0 > /dev/null 2> "$tmp/err"
+      rc=$?
+      [ $rc -eq 2 ] || fail "task on a plan edited by '$expr' exited $rc (want 2): $(cat "$tmp/err")"
+      grep -q "fix:" "$tmp/err" || fail "no fix in: $(cat "$tmp/err")"
+      mv "$tmp/plan.keep" "$tmp/p/plan.json"
+    done
+    echo "ok: plan.json fields of the wrong type are refused with exit 2" ;;
+  plot_types)
+    "$gf" analyze --placement pre --layers 1 --d-model 8 --heads 2 --seq-len 2 -q --json "$tmp/r.json" || fail "analyze"
+    for expr in 's/"placement": "pre"/"placement": 7/' 's/"config": {/"config": 3, "was": {/' \
+                's/"heads": 2/"heads": "two"/'; do
+      cp "$tmp/r.json" "$tmp/e.json"
+      edit "$tmp/e.json" "$expr"
+      for kind in grad-by-depth attention-entropy; do
+        "$gf" plot "$tmp/e.json" --kind $kind -o "$tmp/f.svg" --no-render 2> "$tmp/err"
+        rc=$?
+        [ $rc -eq 2 ] || fail "plot --kind $kind of a report edited by '$expr' exited $rc (want 2): $(cat "$tmp/err")"
+        grep -q "config" "$tmp/err" || fail "the message does not name the field: $(cat "$tmp/err")"
+      done
+    done
+    echo "ok: a plotted report's config of the wrong type is refused naming the field" ;;
   *) echo "unknown case $case_"; exit 1 ;;
 esac
