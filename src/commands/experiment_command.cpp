@@ -32,6 +32,26 @@ void note(const SpecRun& how, const std::string& text) {
   if (how.interrupt_note) how.interrupt_note(text);
 }
 
+// What an interrupt keeps of an experiment run with `plan` and --resume `resume` (noun: "configuration", "run"), and
+// how to continue.
+std::string interrupt_note(const PlanStep& plan, const std::string& resume, const std::string& noun) {
+  switch (plan.kind) {
+    case PlanStep::Kind::Task:
+      return "finished tasks are kept in " + plan_results_dir(plan.dir) + "; rerun the same gradflow task to continue "
+             "from them";
+    case PlanStep::Kind::Merge:
+      return "nothing was written; run the same gradflow merge again (it only reads the results)";
+    case PlanStep::Kind::Write:
+      return "no plan was written unless " + plan_manifest_path(plan.dir) + " exists; run the same command again";
+    case PlanStep::Kind::None:
+      break;
+  }
+  return resume.empty() ? "no " + noun + " was kept; fix: rerun with --resume DIR, which keeps each finished one and "
+                          "continues from them when run again"
+                        : "finished " + noun + "s are kept in " + resume + "; rerun the same command to continue "
+                          "from them";
+}
+
 // The runner's plan step: how.plan's (a task or a merge), else a plan to write into --plan DIR (`plan_dir`), else
 // none. Writing a plan: the manifest's head records `spec` (the experiment's {"gradflow_spec", "command",
 // "options"}) and, for `gradflow run SPEC`, the spec file's path and content; the options that would have no effect
@@ -110,6 +130,14 @@ PlanAxes experiment_axes(const CLI::App& sub, const std::string& kind, const Com
   }
   axes.placements = split_list(o.exp.model.rc.model.placement, "--placement");
   axes.depths = {o.exp.model.rc.model.layers};
+  // an option given beside the sweep of it would be overridden by every value
+  const std::string axes_options[2][3] = {{o.param, "--param", "--values"}, {o.param2, "--param2", "--values2"}};
+  for (const auto& [param, flag, values] : axes_options) {
+    const CLI::Option* fixed = param.empty() ? nullptr : sub.get_option_no_throw("--" + param);
+    require(!fixed || fixed->count() == 0, "--" + param + " is given and swept (" + flag + " " + param + "): each of " +
+                                               values + " replaces it; fix: drop --" + param + ", or add its value to " +
+                                               values);
+  }
   axes.param = o.param;
   axes.values = split_list(o.values, "--values");
   if (!o.param2.empty()) {
@@ -153,13 +181,7 @@ SpecOutcome run_compare_sweep(const CLI::App& sub, const std::string& kind, cons
   e.runner.plan = plan_step(how, o.plan, e.spec,
                             {{"--json", !o.json.empty()}, {"--csv", !o.csv.empty()}, {"--resume", !o.resume.empty()},
                              {"--threads", threads_given}});
-  note(how, e.runner.plan.kind == PlanStep::Kind::Task
-                ? "finished tasks are kept in " + plan_results_dir(e.runner.plan.dir) + "; rerun the same gradflow "
-                  "task to continue from them"
-            : o.resume.empty() ? "no configuration was kept; fix: rerun with --resume DIR, which keeps each finished "
-                                 "one and continues from them when run again"
-                               : "finished configurations are kept in " + o.resume + "; rerun the same command to "
-                                 "continue from them");
+  note(how, interrupt_note(e.runner.plan, o.resume, "configuration"));
   SpecOutcome out;
   out.report = run_experiment(std::move(e));  // null: a plan written, or tasks of one run
   out.writers = kExperimentWriters;
@@ -238,16 +260,11 @@ SpecOutcome run_train_sweep(const CLI::App& sub, TrainSweepCommand o, const Spec
   o.sweep.progress = !o.quiet;
   const auto runs = plan_train_runs(o.sweep, [&](const std::string& p, Index L) { return resolve_train(o.flags, p, L); });
   check_outputs({{"--json", o.json}, {"--csv", o.csv}}, {{"the spec", how.spec_file}});
-  note(how, o.sweep.resume_dir.empty()
-                ? "no run was kept; fix: rerun with --resume DIR, which keeps each finished run and continues from them"
-                : "finished runs are kept in " + o.sweep.resume_dir + "; rerun the same command to continue from them");
   const Json spec{{"gradflow_spec", kSpecVersion}, {"command", "train-sweep"}, {"options", given_options(sub)}};
   o.sweep.plan = plan_step(how, o.plan, spec,
                            {{"--json", !o.json.empty()}, {"--csv", !o.csv.empty()},
                             {"--resume", !o.sweep.resume_dir.empty()}, {"--threads", threads_given}});
-  if (o.sweep.plan.kind == PlanStep::Kind::Task)
-    note(how, "finished tasks are kept in " + plan_results_dir(o.sweep.plan.dir) + "; rerun the same gradflow task "
-              "to continue from them");
+  note(how, interrupt_note(o.sweep.plan, o.sweep.resume_dir, "run"));
   RunnerStats stats;
   auto reports = run_train_runs(runs, o.sweep, &stats);
   SpecOutcome out;
@@ -264,6 +281,7 @@ SpecOutcome run_train_sweep(const CLI::App& sub, TrainSweepCommand o, const Spec
   }
   out.report = train_sweep_report(o.sweep, present, reports);
   if (!stats.partial.is_null()) out.report["partial"] = stats.partial;
+  out.report["blas_kernel"] = kernels_json(stats.kernels);
   if (!how.spec_file.empty()) {  // `gradflow run SPEC`: the report records its spec (so `run report.json` reruns it)
     out.report["spec"] = load_spec(how.spec_file);
     out.report["spec_file"] = how.spec_file;

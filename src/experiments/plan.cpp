@@ -2,6 +2,8 @@
 #include "gradflow/experiments/plan.hpp"
 
 #include <cctype>
+#include <cmath>
+#include <cstdlib>
 #include <map>
 
 #include "gradflow/core/error.hpp"
@@ -17,6 +19,17 @@ std::string safe(const std::string& s) {
     out += ok ? c : '-';
   }
   return out;
+}
+
+// Whether a and b are both numbers, written in full, of one value ("1" and "1.0", "1e-3" and "0.001").
+bool same_number(const std::string& a, const std::string& b) {
+  const auto number = [](const std::string& s, double& v) {
+    char* end = nullptr;
+    v = std::strtod(s.c_str(), &end);
+    return !s.empty() && end == s.c_str() + s.size() && std::isfinite(v);
+  };
+  double x = 0, y = 0;
+  return number(a, x) && number(b, y) && x == y;
 }
 
 }  // namespace
@@ -38,8 +51,12 @@ std::vector<std::string> split_list(const std::string& text, const std::string& 
       const auto b = item.find_first_not_of(" \t"), e = item.find_last_not_of(" \t");
       require(b != std::string::npos, option + " '" + text + "' has an empty item; fix: e.g. " + option + " a,b,c");
       const std::string v = item.substr(b, e - b + 1);
-      for (const auto& seen : out)  // the same configuration twice would run twice and count as two groups
-        require(seen != v, option + " '" + text + "' names '" + v + "' twice; fix: list each once");
+      for (const auto& seen : out) {  // the same configuration twice would run twice and count as two groups
+        const std::string twice = seen == v              ? "'" + v + "' twice"
+                                  : same_number(seen, v) ? "one number twice, as '" + seen + "' and '" + v + "'"
+                                                         : "";
+        require(twice.empty(), option + " '" + text + "' names " + twice + "; fix: list each once");
+      }
       out.push_back(v);
       item.clear();
     } else {

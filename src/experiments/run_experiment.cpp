@@ -11,6 +11,7 @@
 #include "gradflow/core/error.hpp"
 #include "gradflow/experiments/experiment.hpp"
 #include "gradflow/experiments/spec.hpp"
+#include "linalg/blas_kernel.hpp"
 
 namespace gradflow {
 namespace {
@@ -64,10 +65,12 @@ nlohmann::ordered_json run_experiment(ExperimentSettings e) {
   for (const auto& c : configs) choose_engine(c.rc.model, c.rc.analysis, backend);
   if (e.backend != BackendKind::Cpu) {
     // one configuration at a time on the device (each holds its products there), the host's part of it on every
-    // thread; a run that computes (not the step that only writes a plan, on a login node) needs the device before
-    // the first configuration starts
+    // thread; a run that computes needs the device before the first configuration starts (not the step that only
+    // writes a plan, on a login node, nor a plan's task: its configurations fail one by one, each writing
+    // failed/NAME.txt for merge and slurm to report)
     e.runner.one_at_a_time = true;
-    if (e.runner.plan.kind != PlanStep::Kind::Write && e.runner.plan.kind != PlanStep::Kind::Merge)
+    e.runner.kernel = std::string(to_string(e.backend)) + " (host: " + blas_kernel() + ")";
+    if (e.runner.plan.kind == PlanStep::Kind::None)
       (void)backend.get();  // Error with the fix when it was not built or no GPU is visible
   }
   if (e.runner.progress)
@@ -90,6 +93,7 @@ nlohmann::ordered_json run_experiment(ExperimentSettings e) {
   }
   nlohmann::ordered_json report = experiment_report(info, present, reports);
   if (!stats.partial.is_null()) report["partial"] = stats.partial;
+  report["blas_kernel"] = kernels_json(stats.kernels);
   if (!e.spec_file.empty()) {  // the spec as the file gave it (a report's own spec when the file is a report, so
                               // rerunning a report does not nest the previous report inside the new one)
     const nlohmann::ordered_json file_spec = load_spec(e.spec_file);

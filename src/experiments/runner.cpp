@@ -22,6 +22,7 @@
 #include "gradflow/model/model.hpp"
 #include "gradflow/report/atomic_file.hpp"
 #include "gradflow/run/run_config.hpp"
+#include "linalg/blas_kernel.hpp"
 
 namespace gradflow {
 namespace fs = std::filesystem;
@@ -30,6 +31,24 @@ using Json = nlohmann::ordered_json;
 namespace {
 
 using Kind = PlanStep::Kind;
+
+// The input file whose content differs between the configuration a result (or a plan) was computed with and this
+// run's (run_config.cpp records each file's SHA-256), as "the --weights file had SHA-256 ab12... and now has
+// cd34...", or "" when none does.
+std::string input_change(const Json& then, const Json& now) {
+  if (!then.is_object() || !now.is_object()) return "";
+  for (const auto& [key, option] : {std::pair<const char*, const char*>{"weights_sha256", "--weights"},
+                                    {"input_sha256", "--input"}, {"cotangent_sha256", "--cotangent"}}) {
+    if (!then.contains(key) || !now.contains(key) || then[key] == now[key]) continue;  // absent: other options
+    const auto digits = [](const Json& h) { return h.is_string() ? h.get<std::string>().substr(0, 16) : h.dump(); };
+    return "the " + std::string(option) + " file held other contents (SHA-256 " + digits(then[key]) + "... then, " +
+           digits(now[key]) + "... now)";
+  }
+  if (then.contains("token_ids") && now.contains("token_ids") && then["token_ids"] != now["token_ids"])
+    return "the --token-ids were others";
+  return "";
+}
+
 
 // Prepares DIR: creates it, removes the temporary files a killed run may have left (NAME.json.tmp.PID) — of every
 // job, or, when `only` is given (a plan's tasks, which other processes may be writing at the same time), of those
@@ -91,11 +110,79 @@ void write_plan(const std::vector<ResumableJob>& jobs, const PlanStep& step, con
 // Task and Merge: the plan in DIR must have exactly these jobs (a changed gradflow or options would mix results).
 void check_plan(const std::vector<ResumableJob>& jobs, const std::string& dir) {
   const Json manifest = read_plan_manifest(dir);
-  require(manifest["tasks"] == task_list(jobs),
-          "the tasks of " + plan_manifest_path(dir) + " differ from those this gradflow (" + GRADFLOW_VERSION +
-              ") makes of its spec; fix: run the plan with the gradflow that wrote it (version " +
+  const Json tasks = task_list(jobs);
+  for (size_t i = 0; i < tasks.size() && i < manifest["tasks"].size(); ++i) {
+    const std::string changed = input_change(manifest["tasks"][i]["configuration"], tasks[i]["configuration"]);
+    require(changed.empty(), "the plan in " + dir + " was written for other inputs: " + changed + " (task " +
+                                 std::to_string(i) + ", " + jobs[i].name + "); fix: restore the file the plan was "
+                                 "written for, or write a new plan for this one");
+  }
+  if (manifest["tasks"] == tasks) return;
+  size_t first = 0;  // the first task that differs (or the first beyond the shorter list)
+  while (first < tasks.size() && first < manifest["tasks"].size() && manifest["tasks"][first] == tasks[first]) ++first;
+  const std::string which = first < tasks.size() || first < manifest["tasks"].size()
+                                ? " (from task " + std::to_string(first) + " on; the plan has " +
+                                      std::to_string(manifest["tasks"].size()) + " tasks, the run " +
+                                      std::to_string(tasks.size()) + ")"
+                                : "";
+  const Json head = plan_manifest_head();
+  if (manifest.value("gradflow_version", Json()) == head["gradflow_version"] &&
+      manifest.value("git_commit", Json()) == head["git_commit"])  // this very gradflow wrote it: it was edited since
+    throw Error("the tasks of " + plan_manifest_path(dir) + " differ from this run's" + which + ", and this very "
+                "gradflow wrote the plan: its spec or tasks were edited since (or this is another run); fix: write "
+                "the plan again (the same command with --plan NEW_DIR)");
+  throw Error("the tasks of " + plan_manifest_path(dir) + " differ from those this gradflow (" + GRADFLOW_VERSION +
+              ") makes of its spec" + which + "; fix: run the plan with the gradflow that wrote it (version " +
               manifest.value("gradflow_version", std::string("?")) + ", commit " +
               manifest.value("git_commit", Json("unknown")).dump() + "), or write a new plan");
+}
+
+// `fix` with "%CORE%" replaced by the setting that makes OpenBLAS choose `kernel`'s kernel set
+// ("OPENBLAS_CORETYPE=Haswell" for "OpenBLAS 0.3.21 Haswell").
+std::string with_coretype(std::string fix, const std::string& kernel) {
+  const size_t space = kernel.rfind(' '), at = fix.find("%CORE%");
+  const bool openblas = kernel.rfind("OpenBLAS ", 0) == 0 && space != std::string::npos;
+  if (at != std::string::npos)
+    fix.replace(at, 6, openblas ? "OPENBLAS_CORETYPE=" + kernel.substr(space + 1) : "the same BLAS");
+  return fix;
+}
+
+// The kernels of the jobs' results (`kernels`: one per job, "" where unknown), each once, in job order; an Error when
+// there are two and `allow` is false ("" counts for none: files written before gradflow recorded kernels). `fix` ends
+// the message; "%CORE%" in it becomes the first result's OpenBLAS kernel set.
+std::vector<std::string> distinct_kernels(const std::vector<ResumableJob>& jobs, const std::vector<std::string>& kernels,
+                                          bool allow, std::string fix) {
+  std::vector<std::string> out;
+  std::vector<size_t> first;
+  for (size_t i = 0; i < jobs.size() && i < kernels.size(); ++i)
+    if (!kernels[i].empty() && std::find(out.begin(), out.end(), kernels[i]) == out.end())
+      out.push_back(kernels[i]), first.push_back(i);
+  if (out.size() > 1 && !allow) {
+    fix = with_coretype(fix, out[0]);
+    throw Error("the results were computed on different BLAS kernels, '" + out[0] + "' (" + jobs[first[0]].name +
+                ") and '" + out[1] + "' (" + jobs[first[1]].name + "), which differ in the last bits; fix: " + fix);
+  }
+  return out;
+}
+
+// Task: a result of the task's own ID that cannot be used (corrupt, edited, or computed with other options or inputs)
+// is set aside as DIR/failed/NAME.rejected.json, with the reason in NAME.rejected.txt, and the task runs again.
+void set_aside(const std::string& dir, const std::string& name, const std::string& path, std::string why,
+               bool progress) {
+  why = why.substr(0, why.find("; fix: "));  // what was wrong with it; the fix is what this does
+  const fs::path kept = fs::path(plan_failure_path(dir, name)).replace_extension(".rejected.json");
+  std::error_code ec;
+  fs::create_directories(kept.parent_path(), ec);
+  fs::rename(path, kept, ec);
+  require(!ec, "result '" + path + "' cannot be used (" + why + ") and cannot be moved to '" + kept.string() + "': " +
+                   ec.message() + "; fix: delete it and run the task again");
+  try {
+    write_file_atomic(fs::path(kept).replace_extension(".txt").string(), why + "\n");
+  } catch (const Error&) {  // the copy is kept; the reason is also on stderr
+  }
+  if (progress)
+    std::cerr << "gradflow: " << name << ": its result could not be used (" << why << "); set aside as " << kept.string()
+              << ", computing it again\n";
 }
 
 // Merge: every result, in plan order; the missing ones listed (with the command to rerun each) and refused unless
@@ -103,14 +190,24 @@ void check_plan(const std::vector<ResumableJob>& jobs, const std::string& dir) {
 std::vector<Json> merge_results(const std::vector<ResumableJob>& jobs, const PlanStep& step, const std::string& noun,
                                 RunnerStats* stats) {
   std::vector<Json> out(jobs.size());
+  std::vector<std::string> kernels(jobs.size());
   Json missing = Json::array();
   for (size_t i = 0; i < jobs.size(); ++i) {
-    out[i] = load_result_file((fs::path(plan_results_dir(step.dir)) / (jobs[i].name + ".json")).string(),
-                              jobs[i].configuration());
+    std::string unusable;  // with allow_partial, a result that cannot be used counts as missing, with its reason
+    try {
+      out[i] = load_result_file((fs::path(plan_results_dir(step.dir)) / (jobs[i].name + ".json")).string(),
+                                jobs[i].configuration(), &kernels[i]);
+    } catch (const Error& e) {
+      if (!step.allow_partial) throw;
+      unusable = e.what();
+      out[i] = Json();
+    }
     if (!out[i].is_null()) continue;
     missing.push_back(Json{{"id", i}, {"name", jobs[i].name}});
     const std::string failure = plan_failure_path(step.dir, jobs[i].name);
-    std::string why = fs::exists(failure) ? "failed: " + read_text(failure) : "missing";
+    std::string why = !unusable.empty()      ? "has a result that cannot be used: " + unusable
+                      : fs::exists(failure) ? "failed: " + read_text(failure)
+                                            : "missing";
     if (!why.empty() && why.back() == '\n') why.pop_back();
     std::cerr << "gradflow: task " << i << " (" << jobs[i].name << ") " << why << "; rerun: "
               << task_command(step.dir, static_cast<int>(i)) << "\n";
@@ -127,11 +224,32 @@ std::vector<Json> merge_results(const std::vector<ResumableJob>& jobs, const Pla
               << "s; the report lists the missing ones under \"partial\"\n";
     if (stats) stats->partial = Json{{"tasks", jobs.size()}, {"merged", merged}, {"missing", missing}};
   }
-  if (stats) stats->total = static_cast<int>(jobs.size()), stats->resumed = static_cast<int>(merged);
+  const std::vector<std::string> distinct = distinct_kernels(
+      jobs, kernels, step.allow_mixed_kernels,
+      "run the tasks of the second kernel again where OpenBLAS chooses the first (e.g. with %CORE% gradflow task " +
+          shell_word(step.dir) + " ID; delete their results first), or merge with --allow-mixed-kernels (the report "
+          "then lists every kernel)");
+  if (stats) {
+    stats->total = static_cast<int>(jobs.size()), stats->resumed = static_cast<int>(merged);
+    stats->kernels = distinct;
+  }
   return out;
 }
 
 }  // namespace
+
+std::string report_kernel(const Json& report) {
+  if (report.is_object() && report.contains("config") && report["config"].is_object() &&
+      report["config"].contains("device") && report["config"]["device"].is_string())
+    return report["config"]["device"].get<std::string>() + " (host: " + blas_kernel() + ")";
+  return blas_kernel();
+}
+
+Json kernels_json(const std::vector<std::string>& kernels) {
+  if (kernels.empty()) return Json();
+  if (kernels.size() == 1) return kernels[0];
+  return kernels;
+}
 
 ThreadShare share_threads(int threads, int jobs, bool one_at_a_time) {
   ThreadShare s;
@@ -185,22 +303,38 @@ std::string report_problem(const Json& report) {
   return number_problem(report, "", false);
 }
 
-Json load_result_file(const std::string& path, const Json& expected) {
+namespace {
+// How a result that cannot be used is computed again.
+const std::string kRedo = "delete it and run its configuration again (the same command with --resume), or, in a plan, "
+                          "run its task again (gradflow task DIR ID replaces it)";
+}  // namespace
+
+Json load_result_file(const std::string& path, const Json& expected, std::string* kernel) {
+  if (kernel) kernel->clear();
   if (!fs::exists(path)) return Json();
   Json j;
   try {
     j = Json::parse(read_text(path));
   } catch (const std::exception&) {
-    throw Error("--resume: '" + path + "' is not a gradflow result file; fix: delete it, or use a new --resume directory");
+    throw Error("'" + path + "' is not a gradflow result file; fix: " + kRedo);
   }
   require(j.is_object() && j.contains("configuration") && j.contains("report"),
-          "--resume: '" + path + "' is not a gradflow result file; fix: delete it, or use a new --resume directory");
-  require(j["configuration"] == expected,
-          "--resume: '" + path + "' was computed with other options than this run's; fix: use a new --resume " +
-              "directory for a changed experiment (or delete the old one)");
+          "'" + path + "' is not a gradflow result file; fix: " + kRedo);
+  if (j["configuration"] != expected) {
+    const std::string changed = input_change(j["configuration"], expected);
+    throw Error("result '" + path + "' was computed " + (changed.empty() ? "with other options than this run's"
+                                                                        : "from other inputs: " + changed) +
+                "; fix: use a new --resume directory for a changed experiment (or delete the old one); a plan's task "
+                "replaces it (gradflow task DIR ID)");
+  }
   const std::string bad = report_problem(j["report"]);
-  require(bad.empty(), "result '" + path + "': " + bad + " (an edited or corrupt result); fix: delete it and run its " +
-                           "configuration again (gradflow task DIR ID, or the same command with --resume)");
+  require(bad.empty(), "result '" + path + "': " + bad + " (an edited or corrupt result); fix: " + kRedo);
+  if (j.contains("blas_kernel")) {
+    require(j["blas_kernel"].is_string() && !j["blas_kernel"].get<std::string>().empty(),
+            "result '" + path + "': its \"blas_kernel\" is not a kernel's name (an edited or corrupt result); fix: " +
+                kRedo);
+    if (kernel) *kernel = j["blas_kernel"].get<std::string>();
+  }
   return j["report"];
 }
 
@@ -237,9 +371,32 @@ std::vector<Json> run_resumable(const std::vector<ResumableJob>& jobs, const Run
     prepare_dir(dir);
   }
   std::vector<int> todo;
+  std::vector<std::string> kernels(jobs.size());
   for (int i : selected) {
-    if (resume) out[i] = load_result_file(path_of(i), jobs[i].configuration());
+    if (resume && step.kind == Kind::Task) {  // a result of this task that cannot be used is set aside, not kept
+      try {
+        out[i] = load_result_file(path_of(i), jobs[i].configuration(), &kernels[i]);
+      } catch (const Error& e) {
+        set_aside(step.dir, jobs[i].name, path_of(i), e.what(), opts.progress);
+        out[i] = Json();
+      }
+    } else if (resume) {
+      out[i] = load_result_file(path_of(i), jobs[i].configuration(), &kernels[i]);
+    }
     if (out[i].is_null()) todo.push_back(i);
+  }
+  const std::string resume_fix = "run it where OpenBLAS chooses the kernel of the results in " + shell_word(dir) +
+                                 " (e.g. with %CORE%), or use a new --resume directory";
+  if (step.kind != Kind::Task) {  // before any work: what was loaded, and what this run would add to it
+    const std::vector<std::string> loaded = distinct_kernels(jobs, kernels, false, resume_fix);
+    const std::string& mine = opts.kernel.empty() ? blas_kernel() : opts.kernel;
+    if (!todo.empty() && !loaded.empty() && loaded[0] != mine) {
+      size_t at = 0;
+      while (kernels[at] != loaded[0]) ++at;
+      throw Error("the results in " + dir + " were computed on the BLAS kernels '" + loaded[0] + "' (" +
+                  jobs[at].name + "), but this run computes on '" + mine + "', which differ in the last bits; fix: " +
+                  with_coretype(resume_fix, loaded[0]));
+    }
   }
   const int resumed = static_cast<int>(selected.size() - todo.size());
   if (opts.progress && resume)
@@ -261,8 +418,9 @@ std::vector<Json> run_resumable(const std::vector<ResumableJob>& jobs, const Run
         throw Error("injected fault (the test's PlanStep::inject_fault names task " + std::to_string(i) +
                     "); fix: rerun the task without the test's fault");
       Json report = jobs[i].compute();
-      if (resume) {  // the configuration as planned (to check it on resume) and its report
-        const Json saved{{"configuration", jobs[i].configuration()}, {"report", report}};
+      kernels[i] = report_kernel(report);
+      if (resume) {  // the configuration as planned (to check it on resume), the kernels it ran on, and its report
+        const Json saved{{"configuration", jobs[i].configuration()}, {"blas_kernel", kernels[i]}, {"report", report}};
         write_file_atomic(path_of(i), saved.dump(1) + "\n");
       }
       out[i] = std::move(report);
@@ -298,7 +456,10 @@ std::vector<Json> run_resumable(const std::vector<ResumableJob>& jobs, const Run
   omp_set_max_active_levels(levels);
   for (int i = 0; i < n; ++i)
     if (error_code[i]) throw Error(noun + " " + jobs[i].name + ": " + errors[i], static_cast<ErrorKind>(error_code[i] - 1));
-  if (stats) *stats = RunnerStats{n, resumed, static_cast<int>(todo.size()), Json()};
+  // a task's results are merged later (merge checks their kernels); the others are this run's report
+  const std::vector<std::string> distinct =
+      step.kind == Kind::Task ? std::vector<std::string>{} : distinct_kernels(jobs, kernels, false, resume_fix);
+  if (stats) *stats = RunnerStats{n, resumed, static_cast<int>(todo.size()), Json(), distinct};
   if (step.kind == Kind::Task) return {};
   return out;
 }

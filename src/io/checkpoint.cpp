@@ -10,9 +10,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <unordered_map>
 
 #include "gradflow/core/error.hpp"
+#include "gradflow/core/sha256.hpp"
+#include "io/file_bytes.hpp"
 #include "io/checkpoint_errors.hpp"
 #include "io/checkpoint_files.hpp"
 #include "io/checkpoint_format.hpp"
@@ -67,6 +70,18 @@ CheckpointLoad load_plan(const Checkpoint& ck, const io_detail::CheckpointFiles&
   return p;
 }
 
+// Checkpoint::sha256 (checkpoint.hpp): the file's own digest for one file alone, else sha256sum's lines sorted.
+std::string checkpoint_sha256(const io_detail::CheckpointFiles& f) {
+  if (f.config.empty() && f.shards.size() == 1) return io_detail::sha256_of_file(f.shards[0]);
+  std::vector<std::pair<std::string, std::string>> lines;  // (name, path)
+  for (const std::string& path : f.shards) lines.emplace_back(std::filesystem::path(path).filename().string(), path);
+  if (!f.config.empty()) lines.emplace_back(std::filesystem::path(f.config).filename().string(), f.config);
+  std::sort(lines.begin(), lines.end());
+  std::string manifest;
+  for (const auto& [name, path] : lines) manifest += io_detail::sha256_of_file(path) + "  " + name + "\n";
+  return sha256_hex(manifest);
+}
+
 }  // namespace
 
 const std::vector<std::string>& weights_formats() {
@@ -97,6 +112,7 @@ Checkpoint read_checkpoint(const std::string& path, const std::string& format, b
   ck.path = path;
   const io_detail::CheckpointFiles f = io_detail::find_checkpoint_files(path);
   ck.files = f.shards;
+  ck.sha256 = checkpoint_sha256(f);
   std::optional<json> config;
   if (!f.config.empty()) config = io_detail::read_json_object(f.config, "config.json");
   ck.format = io_detail::choose_format(path, format, f, config ? &*config : nullptr);
@@ -150,28 +166,41 @@ double checkpoint_kept_bytes(const Checkpoint& c) {
   return values * sizeof(double);
 }
 
-Mat embed_tokens(const Checkpoint& c, const std::vector<int64_t>& ids) {
-  const auto find = [&](const std::string& role) -> const SafeTensor* {
-    for (const SafeTensor& t : c.embeddings)
-      if (t.name == role) return &t;
-    return nullptr;
-  };
-  const SafeTensor* word = find("word");
-  const SafeTensor* pos = find("position");
+namespace {
+const SafeTensor* embedding(const Checkpoint& c, const std::string& role) {
+  for (const SafeTensor& t : c.embeddings)
+    if (t.name == role) return &t;
+  return nullptr;
+}
+}  // namespace
+
+std::vector<Index> token_positions(const Checkpoint& c, const std::vector<int64_t>& ids) {
+  const SafeTensor* word = embedding(c, "word");
+  const SafeTensor* pos = embedding(c, "position");
   if (!word || !pos)
-    throw Error("internal: embed_tokens: the checkpoint was read without its embeddings", ErrorKind::Internal);
-  const SafeTensor* type = find("token_type");
-  const SafeTensor* nw = find("norm.weight");
-  const SafeTensor* nb = find("norm.bias");
-  const Index n = static_cast<Index>(ids.size()), d = word->shape[1];
+    throw Error("internal: token_positions: the checkpoint was read without its embeddings", ErrorKind::Internal);
+  const Index n = static_cast<Index>(ids.size());
   require(n > 0, "--token-ids is empty; fix: give at least one id, e.g. --token-ids 101,102");
-  for (const SafeTensor* t : {pos, type, nw, nb})
-    if (t && t->shape.back() != d)
-      throw Error("--weights '" + c.path + "': embedding " + c.embedding_names.at(t->name) + " has width " +
-                  std::to_string(t->shape.back()) + " but the word embeddings have " + std::to_string(d) +
-                  "; fix: restore the checkpoint");
   const Index vocab = word->shape[0], positions = pos->shape[0];
-  Mat x(n, d);
+  const std::string& pos_name = c.embedding_names.at("position");
+  if (c.padding_idx >= 0)  // RoBERTa: the first token's position is padding_idx + 1, whatever the ids
+    require(c.padding_idx + 1 < positions,
+            "--weights '" + c.path + "': its pad_token_id " + std::to_string(c.padding_idx) + " puts the first " +
+                "token at position " + std::to_string(c.padding_idx + 1) + ", but " + pos_name + " has " +
+                std::to_string(positions) + " positions; fix: restore the config.json saved with the model (its "
+                "pad_token_id must be below the number of positions minus one)");
+  // ids that take a position of their own (RoBERTa: the padding ids share padding_idx), and how many fit
+  const Index counted = c.padding_idx >= 0 ? n - static_cast<Index>(std::count(ids.begin(), ids.end(), c.padding_idx)) : n;
+  const Index most = c.padding_idx >= 0 ? positions - c.padding_idx - 1 : positions;
+  const std::string what = c.padding_idx >= 0 ? " ids besides padding" : " ids";
+  require(counted <= most, "--token-ids: " + std::to_string(counted) + what + ", but " + pos_name + " has " +
+                               std::to_string(positions) + " positions" +
+                               (c.padding_idx >= 0 ? " (from pad_token_id + 1 = " + std::to_string(c.padding_idx + 1) +
+                                                         " on)"
+                                                   : std::string()) +
+                               ", room for " + std::to_string(most) + "; fix: give at most " + std::to_string(most) +
+                               what);
+  std::vector<Index> out(static_cast<size_t>(n));
   Index seen = 0;  // RoBERTa: non-padding tokens so far
   for (Index t = 0; t < n; ++t) {
     const int64_t id = ids[static_cast<size_t>(t)];
@@ -180,9 +209,28 @@ Mat embed_tokens(const Checkpoint& c, const std::vector<int64_t>& ids) {
                                        c.embedding_names.at("word") + "; fix: use ids from the checkpoint's tokenizer");
     Index p = t;
     if (c.padding_idx >= 0) p = id == c.padding_idx ? c.padding_idx : c.padding_idx + (++seen);
-    require(p < positions, "--token-ids: token " + std::to_string(t) + " needs position id " + std::to_string(p) +
-                               " but " + c.embedding_names.at("position") + " has " + std::to_string(positions) +
-                               " positions; fix: give fewer ids");
+    out[static_cast<size_t>(t)] = p;  // below `positions`: at most padding_idx + n
+  }
+  return out;
+}
+
+Mat embed_tokens(const Checkpoint& c, const std::vector<int64_t>& ids) {
+  const std::vector<Index> positions = token_positions(c, ids);  // the ids checked
+  const SafeTensor* word = embedding(c, "word");
+  const SafeTensor* pos = embedding(c, "position");
+  const SafeTensor* type = embedding(c, "token_type");
+  const SafeTensor* nw = embedding(c, "norm.weight");
+  const SafeTensor* nb = embedding(c, "norm.bias");
+  const Index n = static_cast<Index>(ids.size()), d = word->shape[1];
+  for (const SafeTensor* t : {pos, type, nw, nb})
+    if (t && t->shape.back() != d)
+      throw Error("--weights '" + c.path + "': embedding " + c.embedding_names.at(t->name) + " has width " +
+                  std::to_string(t->shape.back()) + " but the word embeddings have " + std::to_string(d) +
+                  "; fix: restore the checkpoint");
+  Mat x(n, d);
+  for (Index t = 0; t < n; ++t) {
+    const int64_t id = ids[static_cast<size_t>(t)];
+    const Index p = positions[static_cast<size_t>(t)];
     const double* w = word->data.data() + id * d;
     const double* q = pos->data.data() + p * d;
     for (Index k = 0; k < d; ++k) {
@@ -225,14 +273,23 @@ void apply_checkpoint(const Checkpoint& c, const GivenSizes& sizes, const GivenA
     throw Error("--causal contradicts " + by + " (bidirectional attention); fix: drop --causal");
   if (given.norm_not_layernorm)
     throw Error("--norm contradicts " + by + " (LayerNorm); fix: drop --norm (the checkpoint fixes it)");
+  const std::string heads_key = c.format == "hf-gpt2" ? "n_head" : "num_attention_heads";
   if (a.heads) {
+    if (s.d_model % *a.heads != 0)
+      throw Error(a.source + " says " + heads_key + " = " + std::to_string(*a.heads) + ", which does not divide the "
+                  "width d = " + std::to_string(s.d_model) + " of the tensors of " + in_quotes(c.path) +
+                  "; fix: restore the config.json saved with these weights");
     if (given.heads && *given.heads != *a.heads)
       throw Error("--heads " + std::to_string(*given.heads) + " contradicts " + a.source + " (" +
                   std::to_string(*a.heads) + " heads); fix: drop --heads (the checkpoint fixes it)");
     cfg.heads = *a.heads;
-  } else if (!given.heads) {
+  } else if (!given.heads && c.config_path.empty()) {
     throw Error(by + " has no config.json, and the number of attention heads is not in the tensors; fix: pass "
                 "--heads (e.g. 12 for bert-base and gpt2), or name the checkpoint's folder with its config.json");
+  } else if (!given.heads) {
+    throw Error("config.json " + in_quotes(c.config_path) + " has no \"" + heads_key + "\" (the number of attention "
+                "heads), which the tensors do not fix; fix: restore the config.json saved with the model, or pass "
+                "--heads");
   }
   if (given.activation && *given.activation != *a.activation)
     throw Error("--activation " + activation_name(*given.activation) + " contradicts " + a.source + " (" +

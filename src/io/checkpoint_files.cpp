@@ -5,6 +5,7 @@
 #include <map>
 
 #include "io/checkpoint_errors.hpp"
+#include "io/json_nesting.hpp"
 
 namespace gradflow::io_detail {
 
@@ -14,6 +15,7 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 
 constexpr uint64_t kMaxJsonBytes = 64u << 20;  // config.json and the index are a few kB; refuse garbage early
+constexpr int kMaxJsonDepth = 64;               // ... and nest a few levels
 
 void add_headers(CheckpointFiles& f, size_t shard) {
   for (SafeTensor& t : read_safetensors_header(f.shards[shard])) {
@@ -76,6 +78,9 @@ json read_json_object(const std::string& path, const std::string& what) {
          "check that the file is the model's " + what);
   std::string text(static_cast<size_t>(file.size()), '\0');
   file.read_at(0, text.size(), &text[0]);
+  if (json_nesting(text, kMaxJsonDepth) > kMaxJsonDepth)  // a config.json nests 3 or 4 deep
+    fail(what + " " + in_quotes(path), "nests deeper than " + std::to_string(kMaxJsonDepth) + " levels",
+         "restore the file saved with the model");
   json j;
   try {
     j = json::parse(text);

@@ -14,6 +14,7 @@
 #include <new>
 
 #include "gradflow/core/error.hpp"
+#include "gradflow/core/sha256.hpp"
 #include "gradflow/io/pending_temp_files.hpp"
 
 namespace gradflow::io_detail {
@@ -93,6 +94,18 @@ void InputFile::read_at(uint64_t offset, size_t n, void* dst) const {
     if (r == 0) throw_read(path_, "the file shrank while it was read (" + std::to_string(offset + got) + " bytes)");
     got += static_cast<size_t>(r);
   }
+}
+
+std::string sha256_of_file(const std::string& path) {
+  const InputFile f(path);
+  Sha256 h;
+  std::vector<char> buf(static_cast<size_t>(std::min<uint64_t>(f.size(), uint64_t(1) << 24)));
+  for (uint64_t at = 0; at < f.size(); at += buf.size()) {
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(buf.size(), f.size() - at));
+    f.read_at(at, n, buf.data());
+    h.update(buf.data(), n);
+  }
+  return h.hex();
 }
 
 namespace {

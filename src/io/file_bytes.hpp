@@ -30,6 +30,10 @@ class InputFile {
   uint64_t size_ = 0;
 };
 
+// The SHA-256 of a file's bytes (64 hex digits, as sha256sum prints them), read in pieces of at most 16 MiB. Same
+// errors as read_file_bytes.
+std::string sha256_of_file(const std::string& path);
+
 // Writes `bytes` to `path` without ever leaving a half-written file and without replacing anything but a regular
 // file: a new or regular file gets a temporary file beside it (temp_path_for), fsync'ed, then renamed over it (a
 // link to a regular file: the file it points to is replaced, the link kept); an existing FIFO, character device or

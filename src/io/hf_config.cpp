@@ -77,7 +77,13 @@ CheckpointArch hf_arch(const HfLayout& l, const json* c, const std::string& cpat
 }
 
 Index roberta_padding_idx(const json* c, const std::string& cpath) {
-  return config_int(c, "pad_token_id", cpath).value_or(1);
+  if (!c || !c->contains("pad_token_id") || (*c)["pad_token_id"].is_null()) return 1;
+  const json& v = (*c)["pad_token_id"];  // 0 is a valid id (positions then start at 1)
+  if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > (int64_t(1) << 40))
+    fail("config.json " + in_quotes(cpath), "\"pad_token_id\" is " + printable(v.dump(), 40) +
+                                                ", not a non-negative integer",
+         "restore the config.json saved with the model");
+  return static_cast<Index>(v.get<int64_t>());
 }
 
 }  // namespace gradflow::io_detail

@@ -21,7 +21,7 @@ std::optional<Index> config_int(const nlohmann::json* c, const std::string& key,
 // not compute (cross-attention, a causal BERT, relative positions, GPT-2's unscaled or layer-scaled scores).
 CheckpointArch hf_arch(const HfLayout& l, const nlohmann::json* c, const std::string& cpath);
 
-// RoBERTa's padding_idx: config.json's pad_token_id, 1 when it does not say.
+// RoBERTa's padding_idx: config.json's pad_token_id (0 included), 1 when it does not say.
 Index roberta_padding_idx(const nlohmann::json* c, const std::string& cpath);
 
 }  // namespace gradflow::io_detail

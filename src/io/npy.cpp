@@ -9,6 +9,7 @@
 #include <new>
 
 #include "gradflow/core/error.hpp"
+#include "gradflow/core/sha256.hpp"
 #include "io/file_bytes.hpp"
 
 namespace gradflow {
@@ -272,6 +273,7 @@ NpyArray read_impl(const std::string& path) {
   a.path = path;
   a.descr = h.descr;
   a.shape = h.shape;
+  a.sha256 = sha256_hex(c.bytes);
   a.data.resize(static_cast<size_t>(numel));
   const unsigned char* p = u + data_start;
   for (size_t k = 0; k < a.data.size(); ++k) {

@@ -15,6 +15,7 @@
 
 #include "gradflow/core/error.hpp"
 #include "io/file_bytes.hpp"
+#include "io/json_nesting.hpp"
 
 namespace gradflow {
 
@@ -50,27 +51,6 @@ uint64_t le_u64(const unsigned char* p) {
   uint64_t v = 0;
   for (int k = 7; k >= 0; --k) v = v << 8 | p[k];
   return v;
-}
-
-// Deepest nesting of {} and [] outside strings (so a hostile header cannot exhaust the stack).
-int max_nesting(const std::string& h) {
-  int depth = 0, deepest = 0;
-  bool in_string = false, escaped = false;
-  for (char c : h) {
-    if (in_string) {
-      if (escaped) escaped = false;
-      else if (c == '\\') escaped = true;
-      else if (c == '"') in_string = false;
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '{' || c == '[') {
-      deepest = std::max(deepest, ++depth);
-      if (deepest > kMaxHeaderDepth) return deepest;
-    } else if (c == '}' || c == ']') {
-      --depth;
-    }
-  }
-  return deepest;
 }
 
 // A non-negative JSON integer, or an Error naming the tensor and `field`.
@@ -191,7 +171,7 @@ std::vector<Entry> read_header(const io_detail::InputFile& file, const std::stri
   const uint64_t data_size = size - 8 - n;
   data_start = 8 + n;
   if (header.empty() || header[0] != '{') fail(path, "header does not start with '{' (not a JSON object)");
-  if (max_nesting(header) > kMaxHeaderDepth)
+  if (io_detail::json_nesting(header, kMaxHeaderDepth) > kMaxHeaderDepth)
     fail(path, "header nests deeper than " + std::to_string(kMaxHeaderDepth) + " levels");
 
   // Parse, rejecting duplicate keys (JSON would silently keep the last one).

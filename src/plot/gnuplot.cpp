@@ -22,9 +22,12 @@
 #include "io/file_bytes.hpp"
 #include "gradflow/plot/style.hpp"
 #include "gradflow/report/atomic_file.hpp"
+#include "gradflow/report/number_text.hpp"
 
 namespace gradflow {
 namespace {
+
+constexpr double kMaxFigureInches = 100;  // a figure's largest side (a poster is about 48 in)
 
 std::string lower_extension(const std::string& path) {
   std::string e = std::filesystem::path(path).extension().string();
@@ -153,7 +156,8 @@ std::string first_error(const std::string& text) {
 }  // namespace
 
 std::string terminal_line(const std::string& output, double w, double h, int dpi) {
-  require(w > 0 && h > 0 && w <= 100 && h <= 100, "--width/--height must be in (0, 100] inches; fix: e.g. --width 3.5");
+  require(w > 0 && h > 0 && w <= kMaxFigureInches && h <= kMaxFigureInches,
+          "--width/--height must be in (0, 100] inches; fix: e.g. --width 3.5");
   const std::string ext = lower_extension(output);
   char line[320];
   if (ext == ".pdf") {
@@ -182,6 +186,11 @@ std::string gnuplot_program() {
 RenderedFiles render_figure(const Figure& fig, const PlotOptions& o, const std::string& command_line) {
   namespace fs = std::filesystem;
   const double h = o.height > 0 ? o.height : o.width * fig.aspect + fig.extra_height;
+  // the height follows from what is drawn (panels, legend entries): too much of it is the inputs', not the options'
+  require(o.height > 0 || h <= kMaxFigureInches,
+          "the figure would be " + number_text(std::round(h)) + " in tall for what the report holds (its panels and "
+          "legend at width " + number_text(o.width) + " in), more than " + number_text(kMaxFigureInches) +
+          " in; fix: plot a report of fewer groups (fewer placements, depths or values)");
   const std::string terminal = terminal_line(o.output, o.width, h, o.dpi);
   // nothing user-controlled reaches the script but as a quoted string literal (the command line below), and the
   // figure's own name and folder are written as literals and comments: one that no script line can hold is refused

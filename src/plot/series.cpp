@@ -203,6 +203,11 @@ std::string two_way_style(const TwoWay& t, size_t i) { return colour_style(t.col
 
 Figure line_figure(const LineFigure& f, int first_block) {
   require(!f.series.empty(), "nothing to plot: no series found in the inputs; fix: check the report files");
+  const auto drawn = std::count_if(f.series.begin(), f.series.end(), [](const Series& s) { return !s.key_only; });
+  require(drawn <= kMaxSeries, "the figure would draw " + std::to_string(drawn) + " lines in one panel (one per group "
+                               "or run of the inputs), more than the " + std::to_string(kMaxSeries) + " that can be "
+                               "told apart and drawn in seconds; fix: plot a report of fewer groups (fewer "
+                               "placements, depths or values)");
   Range rx, ry;
   for (const auto& s : f.series) {
     for (double v : s.x) rx.add(v);

@@ -69,8 +69,13 @@ void install_interrupt_handler() {
   std::memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_interrupt;
   sigemptyset(&sa.sa_mask);
-  ::sigaction(SIGINT, &sa, nullptr);
-  ::sigaction(SIGTERM, &sa, nullptr);
+  for (const int sig : {SIGINT, SIGTERM}) {
+    // a signal the parent ignores stays ignored (a background job of a non-interactive shell ignores SIGINT, and
+    // `nohup`-like launchers rely on it): POSIX leaves it to the program, and the shell's convention is to keep it
+    struct sigaction old;
+    if (::sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+    ::sigaction(sig, &sa, nullptr);
+  }
 }
 
 void set_interrupt_note(const std::string& text) { note.set(text); }

@@ -7,7 +7,8 @@
 
 namespace gradflow::process {
 
-// Installs the handlers; the note starts as "nothing was written".
+// Installs the handlers (not for a signal the process inherited as ignored: it stays ignored); the note starts as
+// "nothing was written".
 void install_interrupt_handler();
 
 // What an interrupt now keeps and how to continue, e.g. "finished configurations are kept in DIR; rerun the same

@@ -56,7 +56,7 @@ void print_report_table(std::ostream& os, const nlohmann::ordered_json& report, 
   double hi = -1e300;  // the bars' fixed scale: kBarPerDecade '#' per decade of ||dL/dx_l||, the largest the longest
   for (const auto& l : layers) hi = std::max(hi, std::log10(l[kGradNorm].get<double>()));
   char line[512];
-  std::snprintf(line, sizeof line, "%5s  %11s  %9s  %11s  %11s  %11s  %11s  %-26s\n", "layer",
+  std::snprintf(line, sizeof line, "%5s  %11s  %11s  %11s  %11s  %11s  %11s  %-26s\n", "layer",
                 metrics::kLayerGradNorm.text, "/top", metrics::kBlockSpectralNorm.text, metrics::kProductSpectralNorm.text,
                 metrics::kProductMinSingularValue.text, "max ||dL/dW||", "(parameter)");
   os << line;
@@ -66,7 +66,8 @@ void print_report_table(std::ostream& os, const nlohmann::ordered_json& report, 
     double bestv = -1;
     for (const auto& [k, v] : l[kParamGradNorms].items())
       if (v.get<double>() > bestv) { bestv = v.get<double>(); best = k; }
-    std::snprintf(line, sizeof line, "%5d  %11.4e  %9.4f  %11s  %11s  %11s  %11.4e  %-26s", l[kIndex].get<int>(), g,
+    // every number in one scientific format: a ratio near 1e300 would print 300 digits in a fixed one
+    std::snprintf(line, sizeof line, "%5d  %11.4e  %11.4e  %11s  %11s  %11s  %11.4e  %-26s", l[kIndex].get<int>(), g,
                   g / top, num(l, metrics::kBlockSpectralNorm).c_str(), num(l, metrics::kProductSpectralNorm).c_str(),
                   num(l, metrics::kProductMinSingularValue).c_str(), bestv, best.c_str());
     os << line;

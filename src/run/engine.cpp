@@ -26,6 +26,13 @@ EngineChoice choose_engine(const ModelConfig& cfg, const AnalysisOptions& opts, 
   if (opts.spectral_layers != "all") parse_spectral_layers(opts.spectral_layers, cfg.layers);  // "all": L indices
   require(opts.sensitivity_probes >= 0, "--sensitivity-probes " + std::to_string(opts.sensitivity_probes) +
                                             " is negative; fix: e.g. --sensitivity-probes 16 (0 skips the estimate)");
+  // a count beyond any use (each probe costs two forward passes; the standard error falls like 1/sqrt(K)), and one
+  // the command line's parser may have saturated from a larger number
+  require(opts.sensitivity_probes <= kMaxProbes && opts.hutchinson_probes <= kMaxProbes,
+          "--" + std::string(opts.sensitivity_probes > kMaxProbes ? "sensitivity" : "hutchinson") + "-probes " +
+              std::to_string(std::max(opts.sensitivity_probes, opts.hutchinson_probes)) +
+              " is more than " + std::to_string(kMaxProbes) + " probes; fix: e.g. 16 to 1000 probes (the standard "
+              "error falls like 1/sqrt(K))");
   require(std::isfinite(opts.sensitivity_size) && opts.sensitivity_size > 0,
           "--sensitivity-size must be a positive finite number; fix: e.g. --sensitivity-size 1e-3");
   require(opts.stream_rows >= 1, "--stream-rows " + std::to_string(opts.stream_rows) +

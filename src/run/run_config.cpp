@@ -2,10 +2,26 @@
 #include "gradflow/run/run_config.hpp"
 
 #include "gradflow/io/checkpoint.hpp"
+#include "gradflow/io/npy.hpp"
 #include "gradflow/report/config_json.hpp"
 #include "gradflow/report/fields.hpp"
+#include "gradflow/run/run_inputs.hpp"
 
 namespace gradflow {
+
+namespace {
+
+// What the files read hold, by SHA-256 (Checkpoint::sha256, NpyArray::sha256): a result is reused (--resume, a plan's
+// task, merge) only when these match, whatever the files are called now (experiments/runner.cpp).
+void add_input_digests(nlohmann::ordered_json& j, const RunConfig& rc) {
+  if (rc.weights.empty() && rc.input.empty() && rc.cotangent.empty()) return;
+  const std::shared_ptr<const RunFiles> files = load_run_files(rc);  // rc.files when it holds them
+  if (files->weights) j["weights_sha256"] = files->weights->sha256;
+  if (files->input) j["input_sha256"] = files->input->sha256;
+  if (files->cotangent) j["cotangent_sha256"] = files->cotangent->sha256;
+}
+
+}  // namespace
 
 nlohmann::ordered_json run_config_json(const Model& model, const RunConfig& rc, const EngineChoice* choice) {
   const AnalysisOptions& opts = rc.analysis;
@@ -13,7 +29,11 @@ nlohmann::ordered_json run_config_json(const Model& model, const RunConfig& rc, 
   j[fields::kLoss] = opts.loss;
   j[fields::kMode] = choice ? to_string(choice->engine) : to_string(opts.engine_request);
   j["parameters"] = model.params().numel();
-  if (!choice) return j;
+  if (!choice) {  // the inputs by content; the ids are their own content
+    add_input_digests(j, rc);
+    if (!rc.token_ids.empty()) j["token_ids"] = rc.token_ids;
+    return j;
+  }
   j["mode_reason"] = choice->reason;
   j["explicit_memory_estimate_bytes"] = choice->explicit_bytes;
   j["max_memory_bytes"] = choice->budget_bytes;
@@ -39,6 +59,7 @@ nlohmann::ordered_json run_config_json(const Model& model, const RunConfig& rc, 
   for (const auto& [key, path] : {std::pair<const char*, const std::string&>{"weights", rc.weights},
                                   {"input", rc.input}, {"cotangent", rc.cotangent}})
     if (!path.empty()) j[key] = path;
+  add_input_digests(j, rc);
   if (!rc.token_ids.empty()) {
     j["token_ids"] = rc.token_ids;
     if (!rc.token_ids_file.empty()) j["token_ids_file"] = rc.token_ids_file;

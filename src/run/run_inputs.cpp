@@ -76,6 +76,7 @@ void apply_file_sizes(RunConfig& rc, const GivenSizes& given, const GivenArch& a
     require(!given.seq_len || *given.seq_len == n,
             "--seq-len " + std::to_string(given.seq_len.value_or(0)) + " contradicts the " + std::to_string(n) +
                 " ids of --token-ids; fix: drop --seq-len (the ids fix it)");
+    (void)token_positions(*rc.files->weights, rc.token_ids);  // ids and positions checked before any estimate
     rc.analysis.seq_len = n;
     return;
   }

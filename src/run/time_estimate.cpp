@@ -1,6 +1,7 @@
 // time_estimate.cpp — see time_estimate.hpp.
 #include "gradflow/run/time_estimate.hpp"
 
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -35,7 +36,11 @@ double parse_duration(const std::string& text, const std::string& option) {
   if (suffix.empty() || suffix == "s") mult = 1;
   else if (suffix == "m" || suffix == "min") mult = 60;
   else if (suffix == "h") mult = 3600;
-  require(end != text.c_str() && mult > 0 && std::isfinite(v) && v > 0,
+  // a decimal number only: strtod also reads hexadecimal (0x10), "inf" and leading blanks
+  const std::string number = text.substr(0, text.size() - suffix.size());
+  const bool decimal = !number.empty() && (std::isdigit(static_cast<unsigned char>(number[0])) || number[0] == '.') &&
+                       number.find_first_not_of("0123456789.eE+-") == std::string::npos;
+  require(decimal && end != text.c_str() && mult > 0 && std::isfinite(v * mult) && v > 0,
           option + " '" + text + "' is not a duration; fix: e.g. " + option + " 600, " + option + " 10m or " +
               option + " 2h");
   return v * mult;

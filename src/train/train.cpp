@@ -104,6 +104,7 @@ Json train_config_json(const TrainConfig& c0) {
   if (c.weights) {
     cfg["weights"] = c.weights->path;
     cfg["weights_format"] = c.weights->format;
+    cfg["weights_sha256"] = c.weights->sha256;  // a resumed run is reused only for the same checkpoint
     cfg["weights_loaded"] = "the blocks and final norm from the checkpoint; the task's embeddings and head drawn from "
                             "the seed (nn.Embedding / nn.Linear defaults)";
   }

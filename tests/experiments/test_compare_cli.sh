@@ -47,7 +47,7 @@ PY
 cmp -s "$tmp/c1.csv" "$tmp/c3.csv" || fail "run of the recorded spec differs"
 grep -q '"spec_file"' "$tmp/c3.json" || fail "run report lacks spec_file"
 
-"$gf" sweep --placement pre --layers 2 $small --param d-model --values 8,16 --seeds 2 --csv "$tmp/s.csv" -q ||
+"$gf" sweep --placement pre --layers 2 --heads 2 --seq-len 4 --param d-model --values 8,16 --seeds 2 --csv "$tmp/s.csv" -q ||
   fail "sweep d-model"
 head -1 "$tmp/s.csv" | grep -qx "placement,depth,param,value,layer,metric,mean,std,n" || fail "sweep CSV header"
 grep -q '^pre,2,d-model,8,' "$tmp/s.csv" || fail "sweep CSV rows"
@@ -72,13 +72,15 @@ bad compare --placements post,bogus --layers 2 $small
 bad compare --placements post --layers 2,x $small
 bad compare --placements post --layers 2 --seeds 0 $small
 bad compare --placements post --layers 2 $small --sensitivity-size 1e-2
-bad sweep --placement post --layers 2 $small --param d-model --values 16,15
+bad sweep --placement post --layers 2 --heads 2 --seq-len 4 --param d-model --values 16,15
+bad sweep --placement post --layers 2 $small --param d-model --values 8,16
 bad sweep --placement post --layers 2 $small --param nonsense --values 1
 bad sweep --placement post --layers 2 $small --param init-scale --values 1,,2
-bad sweep --placement post --layers 2 $small --param init-scale --values 1 --param2 layers
+bad sweep --placement post $small --param init-scale --values 1 --param2 layers
 bad sweep --placement post --layers 2 $small --param init-scale --values 1 --values2 2,4
 bad sweep --placement post --layers 2 $small --param init-scale --values 1 --param2 init-scale --values2 2
-bad sweep --placement post --layers 2 $small --param init-scale --values 1 --param2 layers --values2 2,x
+bad sweep --placement post $small --param init-scale --values 1 --param2 layers --values2 2,x
+bad sweep --placement post --layers 2 $small --param init-scale --values 1 --param2 layers --values2 2,4
 bad sweep --placement post --layers 2 $small --param init-scale --values 1 --param2 nonsense --values2 2
 echo '{"gradflow_spec": 1, "command": "compare", "options": {"bogus-flag": 1}}' >"$tmp/badspec.json"
 bad run "$tmp/badspec.json"

@@ -57,7 +57,7 @@ SPEC
 # a 2-D sweep as a spec: plan, tasks and merge equal the local run
 cat > "$T/spec2d.json" <<'SPEC'
 {"gradflow_spec": 1, "claim": "test", "description": "a tiny 2-D sweep", "command": "sweep",
- "options": {"placement": "post,pre", "layers": 2, "param": "init-scale", "values": "0.5,2", "param2": "layers",
+ "options": {"placement": "post,pre", "param": "init-scale", "values": "0.5,2", "param2": "layers",
              "values2": [1, 3], "seeds": 2, "d-model": 8, "heads": 2, "seq-len": 4}}
 SPEC
 "$gf" run "$T/spec2d.json" -q --threads 2 --json "$T/spec2d-local.json" --csv "$T/spec2d-local.csv" || fail "run 2-D spec: local"

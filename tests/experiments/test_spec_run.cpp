@@ -62,7 +62,11 @@ TEST_CASE("run_plan_step: plan, tasks (one failing on purpose), merge: the repor
   SpecRun merge = quiet();
   merge.plan.kind = PlanStep::Kind::Merge;
   merge.plan.dir = d;
+  std::string note;  // what Ctrl-C during the merge would say: nothing was written, run the merge again
+  merge.interrupt_note = [&note](const std::string& text) { note = text; };
   const SpecOutcome merged = run_plan_step(merge);
+  REQUIRE_THAT(note, Catch::Contains("run the same gradflow merge again") && !Catch::Contains("--resume"));
+  REQUIRE(merged.report["blas_kernel"].is_string());  // every task ran here, on one kernel set
   REQUIRE(merged.report["spec"] == direct.report["spec"]);
   REQUIRE(merged.writers.csv(merged.report) == direct.writers.csv(direct.report));
 }

@@ -283,7 +283,9 @@ TEST_CASE("token ids: embeddings read on request / ids and positions checked / -
   CHECK(x(0, 1) == (16.0 + 1.0) + (0.5 + 1.0));  // wte[4][1] + wpe[0][1]
   CHECK(x(1, 3) == 3.0 + (0.5 + 7.0));             // wte[0][3] + wpe[1][3]
   CHECK_THAT(error_of([&] { embed_tokens(c, {5}); }), Contains("id 5 (token 0) is outside the vocabulary of 5 tokens"));
-  CHECK_THAT(error_of([&] { embed_tokens(c, {1, 1, 1, 1}); }), Contains("token 3 needs position id 3 but wpe.weight has 3"));
+  CHECK_THAT(error_of([&] { embed_tokens(c, {1, 1, 1, 1}); }),
+             Contains("--token-ids: 4 ids, but wpe.weight has 3 positions, room for 3; fix: give at most 3 ids"));
+  CHECK(token_positions(c, {1, 1, 1}) == std::vector<Index>{0, 1, 2});
 
   RunConfig rc;
   rc.token_ids = {1, 2};
@@ -296,6 +298,10 @@ TEST_CASE("token ids: embeddings read on request / ids and positions checked / -
   CHECK(ok.model.causal);
   rc.token_ids = {1};
   CHECK_THAT(error_of([&] { RunConfig r = rc; apply_file_sizes(r, GivenSizes{}); }), Contains("needs at least two ids"));
+  // far too many ids: refused as such when the sizes are settled, before any memory estimate sees 30000 tokens
+  rc.token_ids.assign(30000, 1);
+  CHECK_THAT(error_of([&] { RunConfig r = rc; apply_file_sizes(r, GivenSizes{}); }),
+             Contains("30000 ids, but wpe.weight has 3 positions"));
   RunConfig bert = rc;
   write_safetensors(dir.file("bert.safetensors"), bert_tensors(1, 4, 8));
   bert.weights = dir.file("bert.safetensors");
@@ -304,6 +310,60 @@ TEST_CASE("token ids: embeddings read on request / ids and positions checked / -
   heads.heads = 2;
   CHECK_THAT(error_of([&] { apply_file_sizes(bert, GivenSizes{}, heads); }),
              Contains("--token-ids needs the embeddings, but tensor 'embeddings.position_embeddings.weight' is missing"));
+}
+
+TEST_CASE("RoBERTa positions: pad_token_id 0 accepted / one past the table named as the config's / padding ids share one",
+          "[io][checkpoint]") {
+  TempDir dir;
+  auto t = bert_tensors(1, 4, 8);
+  t.push_back(counting("embeddings.position_embeddings.weight", {20, 4}, 0.25));
+  t.push_back(counting("embeddings.token_type_embeddings.weight", {1, 4}, 0.5));
+  t.push_back(counting("embeddings.LayerNorm.weight", {4}, 1));
+  t.push_back(counting("embeddings.LayerNorm.bias", {4}, 0));
+  write_safetensors(dir.file("model.safetensors"), t);
+  const auto config = [&](const std::string& pad) {
+    write_text(dir.file("config.json"), R"({"model_type": "roberta", "hidden_size": 4, "num_attention_heads": 2,
+      "num_hidden_layers": 1, "intermediate_size": 8, "hidden_act": "gelu", "pad_token_id": )" + pad + "}");
+  };
+  config("0");  // positions 1, 2, ... (padding id 0 at position 0)
+  const Checkpoint zero = read_checkpoint(dir.path(), "auto", true);
+  CHECK(zero.padding_idx == 0);
+  CHECK(token_positions(zero, {5, 0, 6}) == std::vector<Index>{1, 0, 2});
+  CHECK(token_positions(zero, std::vector<int64_t>(19, 3)).back() == 19);  // 19 ids besides padding fit 20 positions
+  CHECK_THAT(error_of([&] { token_positions(zero, std::vector<int64_t>(20, 3)); }),
+             Contains("20 ids besides padding, but embeddings.position_embeddings.weight has 20 positions (from "
+                      "pad_token_id + 1 = 1 on), room for 19; fix: give at most 19 ids besides padding"));
+  std::vector<int64_t> padded(19, 3);
+  padded.insert(padded.end(), 5, 0);  // padding ids take no position of their own
+  CHECK(token_positions(zero, padded).size() == 24);
+  config("-1");
+  CHECK_THAT(error_of([&] { read_checkpoint(dir.path(), "auto", true); }),
+             Contains("\"pad_token_id\" is -1, not a non-negative integer"));
+  config("25");  // even one id lies beyond the 20 positions: the config is at fault, not the number of ids
+  const Checkpoint far = read_checkpoint(dir.path(), "auto", true);
+  CHECK_THAT(error_of([&] { token_positions(far, {3}); }),
+             Contains("its pad_token_id 25 puts the first token at position 26, but "
+                      "embeddings.position_embeddings.weight has 20 positions; fix: restore the config.json"));
+}
+
+TEST_CASE("config.json: heads that do not divide the width / no heads / deep nesting, named as the config's", "[io][checkpoint]") {
+  TempDir dir;
+  write_safetensors(dir.file("model.safetensors"), gpt2_tensors({0}, 4, 16));
+  ModelConfig cfg;
+  write_text(dir.file("config.json"), gpt2_config(1, 4, 3));
+  CHECK_THAT(error_of([&] { apply_checkpoint(read_checkpoint(dir.path()), GivenSizes{}, GivenArch{}, cfg); }),
+             Contains("says n_head = 3, which does not divide the width d = 4 of the tensors of"));
+  write_text(dir.file("config.json"), R"({"model_type": "gpt2", "n_embd": 4, "n_layer": 1})");
+  const std::string none = error_of([&] { apply_checkpoint(read_checkpoint(dir.path()), GivenSizes{}, GivenArch{}, cfg); });
+  CHECK_THAT(none, Contains("has no \"n_head\" (the number of attention heads)"));
+  CHECK_THAT(none, !Contains("has no config.json"));
+  GivenArch heads;  // --heads supplies what the config lacks
+  heads.heads = 2;
+  CHECK_NOTHROW(apply_checkpoint(read_checkpoint(dir.path()), GivenSizes{}, heads, cfg));
+  std::string deep(200000, '[');
+  deep = R"({"model_type": "gpt2", "x": )" + deep + std::string(200000, ']') + "}";
+  write_text(dir.file("config.json"), deep);
+  CHECK_THAT(error_of([&] { read_checkpoint(dir.path()); }), Contains("nests deeper than 64 levels"));
 }
 
 TEST_CASE("loading: what will be held is known from the headers, before any data is read / the guard refuses", "[io][checkpoint]") {

@@ -62,3 +62,11 @@ TEST_CASE("the table's header names the weights file instead of an init scheme i
   REQUIRE(loaded.str().find("weights model.safetensors") != std::string::npos);
   REQUIRE(loaded.str().find("init torch") == std::string::npos);
 }
+
+TEST_CASE("the /top column is in the table's scientific format, however extreme the ratio", "[quick]") {
+  std::ostringstream out;
+  print_report_table(out, report_with({1e300, 1.0}), false);
+  REQUIRE(out.str().find("1.0000e+300") != std::string::npos);  // ||dL/dx_0|| / ||dL/dx_top||, not 301 digits
+  std::istringstream lines(out.str());
+  for (std::string line; std::getline(lines, line);) REQUIRE(line.size() < 160);
+}

@@ -26,6 +26,7 @@ struct PlanStep {
   std::vector<int> inject_fault;    // Task: IDs that fail on purpose, "injected fault": set only by tests (their
                                     // fault tool, tests/experiments/fault/), never by the command line
   bool allow_partial = false;       // Merge: merge what is there instead of refusing
+  bool allow_mixed_kernels = false; // Merge: merge results computed on different BLAS kernels (their last bits differ)
 };
 
 std::string plan_manifest_path(const std::string& dir);                        // DIR/plan.json

@@ -3,8 +3,9 @@
 // on the thread count (the threads are shared among the configurations that run at once: share_threads), so the
 // reports do not depend on --threads. With a resume directory, each finished
 // configuration is written there atomically (DIR/<Configuration::file_name()>, {"configuration": expected_config,
-// "report": analyze report}) and a restarted run loads the files it finds (after checking "configuration" against
-// the plan) instead of recomputing them. With a plan step (plan_dir.hpp) the same jobs are written down as a plan
+// "blas_kernel": the kernels it ran on, "report": analyze report}) and a restarted run loads the files it finds
+// (after checking "configuration" against the plan) instead of recomputing them. Results computed on different
+// kernels are not mixed in one report (their last bits differ): refused, unless a merge allows it. With a plan step (plan_dir.hpp) the same jobs are written down as a plan
 // directory (Write), or some of them run into its results (Task), or every result is loaded from it (Merge).
 #pragma once
 #include <functional>
@@ -24,13 +25,25 @@ struct RunnerOptions {
   std::string resume_dir;  // --resume DIR ("": results kept in memory only)
   bool progress = true;    // one line per finished configuration on stderr
   PlanStep plan;           // --plan DIR, `gradflow task`, `gradflow merge` (plan_dir.hpp)
+  std::string kernel;      // the kernels this run computes on, as report_kernel names them ("": blas_kernel(), the
+                           // CPU's); a --resume directory of other kernels' results is refused before any work
 };
 
 struct RunnerStats {
   int total = 0, resumed = 0, computed = 0;
   // Merge with allow_partial and tasks missing: {"tasks": n, "merged": k, "missing": [{"id", "name"}, ...]}
   nlohmann::ordered_json partial;
+  // The kernels the reports were computed on (blas_kernel(), or "DEVICE (host: ...)"), each once, in plan order:
+  // one unless a merge was allowed to mix them (PlanStep::allow_mixed_kernels); empty for files that predate them.
+  std::vector<std::string> kernels;
 };
+
+// The kernels an analyze report was computed on: this process's BLAS kernel set (blas_kernel()), and the device
+// when the report's config names one ("cuda (host: OpenBLAS 0.3.21 Haswell)"): what its last bits depend on.
+std::string report_kernel(const nlohmann::ordered_json& report);
+// What a report records of RunnerStats::kernels under "blas_kernel": the kernel's name, a list when a merge mixed
+// several, null when no result recorded one (files written before gradflow did).
+nlohmann::ordered_json kernels_json(const std::vector<std::string>& kernels);
 
 std::vector<nlohmann::ordered_json> run_configurations(const std::vector<Configuration>& configs,
                                                        const RunnerOptions& opts, RunnerStats* stats = nullptr);
@@ -81,11 +94,14 @@ std::vector<nlohmann::ordered_json> run_resumable(const std::vector<ResumableJob
 
 // A finished job's report from its result file at `path`, or null when there is none; Error when the file is not a
 // result file, was computed with another configuration than `expected`, or its report fails report_problem.
+// `kernel`, when given, receives the file's "blas_kernel" (the kernels it was computed on; "" in files written before
+// gradflow recorded them).
 // Why a result's report cannot be merged or resumed ("" when it can): not an object, no "config" object, "layers"
 // not a list of objects, a number that is not finite, or a layer's gradient norm (grad_norm, input_grad_norm, ...,
 // and every entry of grad_norms, param_grad_norms, attention_grad_norms) that is not a non-negative number.
 std::string report_problem(const nlohmann::ordered_json& report);
-nlohmann::ordered_json load_result_file(const std::string& path, const nlohmann::ordered_json& expected);
+nlohmann::ordered_json load_result_file(const std::string& path, const nlohmann::ordered_json& expected,
+                                        std::string* kernel = nullptr);
 
 // run_config_json of `rc` before its engine is chosen: what a resumed file must have been computed with.
 nlohmann::ordered_json expected_config(const RunConfig& rc);

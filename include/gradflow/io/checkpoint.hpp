@@ -33,6 +33,10 @@ struct Checkpoint {
   std::string format;                      // "torch-encoder" | "hf-bert" | "hf-roberta" | "hf-gpt2"
   std::string config_path;                 // the config.json read, or ""
   std::vector<std::string> files;          // the safetensors files read (several for a sharded checkpoint)
+  // Its content identity: one .safetensors file alone, that file's SHA-256 (`sha256sum FILE`); otherwise the
+  // SHA-256 of the sha256sum lines ("<hex>  <name>\n") of config.json and every shard, sorted by name
+  // (`cd DIR && sha256sum config.json model*.safetensors | sha256sum`; the index only says which shard holds what).
+  std::string sha256;
   std::vector<SafeTensor> tensors;         // in gradflow's names: layers.{i}.self_attn.in_proj_weight, ..., norm.*
   std::map<std::string, std::string> source_names;  // gradflow name -> the checkpoint's tensor(s), HF formats
   std::vector<std::string> outside;        // the checkpoint's tensors outside the analyzed block stack
@@ -86,6 +90,9 @@ double checkpoint_kept_bytes(const Checkpoint& c);
 // positions padding_idx + 1, + 2, ... (a padding token gets padding_idx); GPT-2 wte + wpe. Error naming the id
 // and the vocabulary size, or the sequence length and the number of positions, when they do not fit.
 Mat embed_tokens(const Checkpoint& c, const std::vector<int64_t>& ids);
+// The position id of each of `ids` (the checks of embed_tokens, without the embedding: run before the memory
+// estimate, so too many ids are refused as such).
+std::vector<Index> token_positions(const Checkpoint& c, const std::vector<int64_t>& ids);
 
 // The options the user gave that a checkpoint may also fix (unset: not given). Checked against it.
 struct GivenArch {

@@ -18,6 +18,7 @@ struct NpyArray {
   std::string descr;           // the file's dtype: "<f8" or "<f4"
   std::vector<int64_t> shape;  // () for a scalar
   std::vector<double> data;    // product(shape) values, all finite
+  std::string sha256;          // of the file's bytes (read_npy; "" for an array made in memory)
 };
 
 // Writes float64 little-endian, C order, format 1.0, data aligned to 64 bytes. Atomic: writes

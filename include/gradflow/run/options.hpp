@@ -23,6 +23,10 @@ const char* to_string(EngineRequest r);   // "auto" | "explicit" | "matrix-free"
 // --mode TEXT (auto | explicit | matrix-free | streamed), or GradientsOnly when gradients_only; Error for an unknown mode.
 EngineRequest parse_engine_request(const std::string& mode, bool gradients_only);
 
+// The most --sensitivity-probes and --hutchinson-probes a run takes (each probe costs one or two passes; a million
+// probes of a small model would run for hours without a better answer than a thousand give).
+inline constexpr Index kMaxProbes = 100000;
+
 struct AnalysisOptions {
   Index seq_len = 16;               // --seq-len n (tokens of the random input)
   std::string loss = "dot";         // --loss dot (L = Σ g ⊙ y, g seeded N(0,1)) | half-sq (L = ½ Σ y²)
