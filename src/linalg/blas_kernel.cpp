@@ -9,10 +9,17 @@
 namespace gradflow {
 namespace {
 
+// OpenBLAS's function `name`: among the libraries loaded after gradflow's code (the program's, or the Python
+// module's own, which an interpreter loads privately), else anywhere.
+void* openblas_function(const char* name) {
+  void* f = dlsym(RTLD_NEXT, name);
+  return f ? f : dlsym(RTLD_DEFAULT, name);
+}
+
 std::string find_kernel() {
   using Text = char* (*)();
-  const auto corename = reinterpret_cast<Text>(dlsym(RTLD_DEFAULT, "openblas_get_corename"));
-  const auto config = reinterpret_cast<Text>(dlsym(RTLD_DEFAULT, "openblas_get_config"));
+  const auto corename = reinterpret_cast<Text>(openblas_function("openblas_get_corename"));
+  const auto config = reinterpret_cast<Text>(openblas_function("openblas_get_config"));
   if (corename != nullptr && config != nullptr) {
     // the configuration starts "OpenBLAS 0.3.21 DYNAMIC_ARCH ...": its first two words name the library
     std::istringstream words(config() ? config() : "");

@@ -1,0 +1,223 @@
+"""gradflow: exact float64 gradient flow through Transformers, from Python (docs/python.md).
+
+The same library as the `gradflow` command: every keyword argument is the command-line flag of the same name
+(``d_model=64`` is ``--d-model 64``, ``gradients_only=True`` is ``--gradients-only``), parsed, checked and refused by
+the same code, and every report is the JSON the command writes, number for number.
+
+    >>> import gradflow
+    >>> m = gradflow.Model(placement="post", layers=6, d_model=32, heads=4, seq_len=8, seed=0)
+    >>> r = gradflow.analyze(m)
+    >>> r.grad_norm            # ||dL/dx_l|| per layer, a NumPy array
+    >>> J = gradflow.jacobian(m, 0, None)   # dy/dx_0, (n*d, n*d) float64, no copy
+
+Errors raise :class:`gradflow.Error` (a ValueError) with the command line's message and its fix.
+"""
+import json as _json
+
+import numpy as _np
+
+from ._gradflow import Error  # noqa: F401  (the library's errors, a ValueError)
+from . import _gradflow
+
+__version__ = _gradflow.version
+__all__ = ["Error", "Model", "Report", "ExperimentReport", "analyze", "jacobian", "compare", "sweep", "train_sweep",
+           "blas_kernel"]
+
+
+def _word(value):
+    """A value as the command line spells it (floats by repr: the shortest text that reads back to the same double)."""
+    if isinstance(value, bool):
+        raise TypeError("a flag takes True (given) or False (not given)")
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, (list, tuple)):
+        return ",".join(_word(v) for v in value)
+    return str(value)
+
+
+def _args(options):
+    """Keyword arguments as command-line words: name_x=v -> --name-x v; True -> the flag; False and None -> nothing."""
+    words = []
+    for name, value in options.items():
+        if value is None or value is False:
+            continue
+        flag = "--" + name.replace("_", "-")
+        if value is True:
+            words.append(flag)
+        else:
+            words += [flag, _word(value)]
+    return words
+
+
+class Model:
+    """A model as the command line's model options give it (``gradflow placements`` lists the placements).
+
+    ``Model(placement="pre", layers=24, d_model=64, heads=4, seq_len=16, init="xavier", init_scale="inv-sqrt-2L",
+    seed=0)``; every option of ``gradflow analyze --help`` under "model" is a keyword (dashes as underscores). The
+    options are checked at once (``Error`` with the command line's message). The parameters are drawn from the seed
+    (or read from ``weights``) when an analysis runs, exactly as the command does it.
+    """
+
+    def __init__(self, **options):
+        self._options = dict(options)
+        _gradflow.check_model(_args(self._options))
+
+    @classmethod
+    def from_weights(cls, path, **options):
+        """A model with the blocks of a checkpoint: a .safetensors file (PyTorch nn.TransformerEncoder names) or a
+        Hugging Face folder (BERT, RoBERTa, GPT-2), as ``--weights`` reads it (docs/formats.md)."""
+        return cls(weights=str(path), **options)
+
+    @property
+    def options(self):
+        """The keyword arguments the model was made with (a copy)."""
+        return dict(self._options)
+
+    def __repr__(self):
+        inner = ", ".join(f"{k}={v!r}" for k, v in self._options.items())
+        return f"gradflow.Model({inner})"
+
+
+def _flatten(prefix, value, out):
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _flatten(f"{prefix}.{k}" if prefix else k, v, out)
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        out[prefix] = value
+
+
+class Report:
+    """An analyze report: ``to_dict()`` is the JSON ``gradflow analyze --json`` writes (docs/report-schema.md).
+
+    Per-layer numbers come out as NumPy arrays by name: ``report.grad_norm``, ``report["layers"]``,
+    ``report.layer_array("param_grad_norms.linear2.weight")``.
+    """
+
+    def __init__(self, data):
+        self._data = data
+
+    def to_dict(self):
+        """The report as the command writes it (a deep copy)."""
+        return _json.loads(_json.dumps(self._data))
+
+    def __getitem__(self, key):
+        return self._data[key]
+
+    def __contains__(self, key):
+        return key in self._data
+
+    def keys(self):
+        return self._data.keys()
+
+    @property
+    def layers(self):
+        """The per-layer entries, bottom (l = 0) to top."""
+        return self._data["layers"]
+
+    def layer_array(self, field):
+        """A per-layer number as an array over l; `field` may be dotted ("block_jacobian.spectral_norm"); NaN where a
+        layer lacks it."""
+        values = []
+        for layer in self._data["layers"]:
+            v = layer
+            for part in field.split("."):
+                v = v.get(part) if isinstance(v, dict) else None
+            values.append(_np.nan if v is None else float(v))
+        return _np.array(values)
+
+    def __getattr__(self, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        layers = self._data.get("layers") or []
+        if layers and name in layers[0]:
+            return self.layer_array(name)
+        if name in self._data:
+            return self._data[name]
+        raise AttributeError(f"the report has no per-layer or top-level field {name!r}")
+
+    def to_pandas(self):
+        """One row per layer, every numeric field flattened with dots (needs pandas: Debian's python3-pandas)."""
+        import pandas  # noqa: PLC0415  (optional)
+        rows = []
+        for layer in self._data["layers"]:
+            row = {}
+            _flatten("", layer, row)
+            rows.append(row)
+        return pandas.DataFrame(rows)
+
+    def __repr__(self):
+        c = self._data.get("config", {})
+        return (f"<gradflow.Report {c.get('placement')} L={c.get('layers')} d={c.get('d_model')} "
+                f"mode={c.get('mode')}>")
+
+
+class ExperimentReport(Report):
+    """A compare, sweep or train-sweep report: ``to_dict()`` is the command's JSON, ``csv`` its long CSV, and
+    ``to_pandas()`` that CSV as a DataFrame."""
+
+    def __init__(self, data, csv):
+        super().__init__(data)
+        self.csv = csv
+
+    def to_pandas(self):
+        import io  # noqa: PLC0415
+        import pandas  # noqa: PLC0415  (optional)
+        return pandas.read_csv(io.StringIO(self.csv))
+
+    def __repr__(self):
+        return f"<gradflow.ExperimentReport {self._data.get('experiment', 'train-sweep')}: " \
+               f"{len(self._data.get('groups', self._data.get('runs', [])))} groups>"
+
+
+def analyze(model, x=None, cotangent=None, progress=False, **options):
+    """``gradflow analyze`` on `model`: gradient norms and Jacobian products across depth.
+
+    x: the input x_0, an (n, d) array (default: drawn from the seed, as the command does); cotangent: dL/dy of
+    ``loss="dot"``, the output's shape. Options are the command's engine options: ``mode="explicit"|"matrix-free"|
+    "streamed"|"auto"``, ``gradients_only=True``, ``spectrum=True``, ``top_k``, ``max_memory="2G"``, ... (not given:
+    the command's defaults). progress: the command's progress lines on stderr. Returns a :class:`Report`, equal to
+    ``gradflow analyze --json`` of the same options number for number.
+    """
+    if not isinstance(model, Model):
+        raise TypeError("analyze(model, ...) takes a gradflow.Model")
+    words = _args(model._options) + _args(options)
+    return Report(_json.loads(_gradflow.analyze(words, x, cotangent, bool(progress))))
+
+
+def jacobian(model, from_layer=0, to_layer=None, x=None):
+    """The explicit Jacobian dx_to/dx_from at the network's own forward pass, ``gradflow jacobian``'s matrix:
+    shape (n*d, n*d), row-major flattening of the (n, d) states; to_layer None: the output y. The array owns the
+    library's buffer (no copy) and is writable."""
+    if not isinstance(model, Model):
+        raise TypeError("jacobian(model, ...) takes a gradflow.Model")
+    return _gradflow.jacobian(_args(model._options), int(from_layer),
+                              None if to_layer is None else int(to_layer), x)
+
+
+def blas_kernel():
+    """The BLAS kernel set this process's products run on ("OpenBLAS 0.3.21 Haswell"), as reports record it under
+    "blas_kernel": results of two kernel sets differ in the last bits (docs/cluster.md)."""
+    return _gradflow.blas_kernel()
+
+
+def _experiment(command, progress, options):
+    report, csv = _gradflow.experiment(command, _args(options), bool(progress))
+    return ExperimentReport(_json.loads(report), csv)
+
+
+def compare(progress=False, **options):
+    """``gradflow compare``: placements x depths x seeds (``placements="post,pre"``, ``layers=[6, 12, 24]``,
+    ``seeds=3``, and the model options); returns an :class:`ExperimentReport`."""
+    return _experiment("compare", progress, options)
+
+
+def sweep(progress=False, **options):
+    """``gradflow sweep``: one option over values (``param="init-scale"``, ``values="1,0.5,inv-sqrt-2L"``, optionally
+    ``param2``/``values2``); returns an :class:`ExperimentReport`."""
+    return _experiment("sweep", progress, options)
+
+
+def train_sweep(progress=False, **options):
+    """``gradflow train-sweep``: trainings over placements x depths x warmups x learning rates; returns an
+    :class:`ExperimentReport` (its ``runs`` and ``groups``)."""
+    return _experiment("train-sweep", progress, options)

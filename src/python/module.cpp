@@ -1,0 +1,168 @@
+// module.cpp — the Python module's native part, `gradflow._gradflow` (docs/python.md): the library's own calls with
+// the command line's parsing. Python (src/python/gradflow/__init__.py) turns keyword arguments into the command
+// line's words, so every option is parsed, checked and refused exactly as the command line does it, and the reports
+// are the same JSON (returned as text and parsed by Python's json, whose doubles round-trip exactly).
+// Computation runs with the GIL released. Arrays come in as float64 (C order) and go out without a copy.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cmath>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gradflow/commands/analyze_command.hpp"
+#include "gradflow/commands/experiment_command.hpp"
+#include "gradflow/core/error.hpp"
+#include "gradflow/core/sha256.hpp"
+#include "gradflow/io/npy.hpp"
+#include "gradflow/run/model_files.hpp"
+#include "gradflow/run/model_options.hpp"
+#include "gradflow/run/run_inputs.hpp"
+#include "linalg/blas_kernel.hpp"
+
+namespace py = pybind11;
+using gradflow::Error;
+using Json = nlohmann::ordered_json;
+
+namespace {
+
+// Parses `args` (the words after the command, e.g. {"--layers", "4"}) with the options registered on `app`.
+// A keyword argument the command does not take is named as one.
+void parse(CLI::App& app, const std::vector<std::string>& args, const std::string& function) {
+  std::vector<const char*> argv{"gradflow"};
+  for (const auto& a : args) argv.push_back(a.c_str());
+  app.allow_extras();
+  try {
+    app.parse(static_cast<int>(argv.size()), argv.data());
+  } catch (const CLI::ParseError& e) {
+    throw Error(std::string(e.what()) + "; fix: see help(gradflow." + function + ") and docs/python.md");
+  }
+  for (const std::string& extra : app.remaining()) {
+    if (extra.rfind("--", 0) != 0) continue;  // the value of the unknown keyword
+    std::string keyword = extra.substr(2);
+    for (char& c : keyword) c = c == '-' ? '_' : c;
+    throw Error("gradflow." + function + "() has no keyword argument '" + keyword + "' (no option " + extra +
+                "); fix: see help(gradflow." + function + ") and docs/python.md for the options it takes");
+  }
+  if (!app.remaining().empty())
+    throw Error("unexpected value '" + app.remaining().front() + "'; fix: see help(gradflow." + function + ")");
+}
+
+// A 2-D float64 array of finite values as the library's in-memory .npy (its SHA-256: of the float64 bytes in C
+// order, so a result is reused only for the same values); null for None.
+std::shared_ptr<const gradflow::NpyArray> as_npy(const py::object& obj, const std::string& name) {
+  if (obj.is_none()) return nullptr;
+  const auto a = py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(obj);
+  if (!a) throw Error(name + " is not an array of numbers; fix: pass a NumPy array of shape (n, d)");
+  if (a.ndim() != 2 && !(a.ndim() == 3 && a.shape(0) == 1))
+    throw Error(name + " has " + std::to_string(a.ndim()) + " dimensions; fix: pass an array of shape (n, d)");
+  auto out = std::make_shared<gradflow::NpyArray>();
+  out->path = "<" + name + ": a NumPy array>";
+  out->descr = "<f8";
+  for (py::ssize_t i = 0; i < a.ndim(); ++i) out->shape.push_back(a.shape(i));
+  out->data.assign(a.data(), a.data() + a.size());
+  for (double v : out->data)
+    if (!std::isfinite(v)) throw Error(name + " holds NaN or Inf; fix: pass finite values");
+  out->sha256 = gradflow::sha256_hex(std::string_view(reinterpret_cast<const char*>(out->data.data()),
+                                                      out->data.size() * sizeof(double)));
+  return out;
+}
+
+// Puts the arrays x (the input x_0) and g (the cotangent dL/dy) in the settings' files, read once with the files the
+// options name (--weights), so resolve() sizes the model by them as it does by --input and --cotangent files.
+void attach_arrays(gradflow::ModelSettings& s, const py::object& x, const py::object& g) {
+  const auto xa = as_npy(x, "x"), ga = as_npy(g, "cotangent");
+  if (!xa && !ga) return;
+  gradflow::RunConfig base = s.rc;
+  if (xa) base.input.clear();
+  if (ga) base.cotangent.clear();
+  auto files = std::make_shared<gradflow::RunFiles>(*gradflow::load_run_files(base));
+  if (xa) {
+    if (!s.rc.input.empty()) throw Error("x and input= both give x_0; fix: pass one of them");
+    s.rc.input = files->input_path = xa->path;
+    files->input = xa;
+  }
+  if (ga) {
+    if (!s.rc.cotangent.empty()) throw Error("cotangent (an array) and cotangent= (a file) both give g; fix: pass one");
+    s.rc.cotangent = files->cotangent_path = ga->path;
+    files->cotangent = ga;
+  }
+  s.rc.files = files;
+}
+
+std::string analyze(const std::vector<std::string>& args, const py::object& x, const py::object& g, bool progress) {
+  gradflow::AnalyzeRequest r;
+  CLI::App app("analyze");
+  gradflow::add_analyze_options(app, r);
+  parse(app, args, "analyze");
+  gradflow::note_given_analyze_options(app, r);
+  r.quiet = !progress;
+  attach_arrays(r.model, x, g);
+  py::gil_scoped_release unlocked;
+  return gradflow::run_analyze_request(r).dump();
+}
+
+gradflow::ModelSettings model_settings(const std::vector<std::string>& args, const std::string& function) {
+  gradflow::ModelSettings s;
+  CLI::App app(function);
+  gradflow::add_model_options(app, s);
+  parse(app, args, function);
+  return s;
+}
+
+void check_model(const std::vector<std::string>& args) {
+  const gradflow::ModelSettings s = model_settings(args, "Model");
+  py::gil_scoped_release unlocked;
+  (void)gradflow::resolve(s);
+}
+
+// dx_to/dx_from as an array that owns the library's matrix (no copy; writable).
+py::array jacobian(const std::vector<std::string>& args, gradflow::Index from, std::optional<gradflow::Index> to,
+                   const py::object& x) {
+  gradflow::ModelSettings s = model_settings(args, "jacobian");
+  attach_arrays(s, x, py::none());
+  auto* m = new gradflow::Mat;
+  {
+    py::gil_scoped_release unlocked;
+    try {
+      *m = gradflow::model_jacobian(gradflow::resolve(s), from, to);
+    } catch (...) {
+      delete m;
+      throw;
+    }
+  }
+  py::capsule owner(m, [](void* p) { delete static_cast<gradflow::Mat*>(p); });
+  const auto rows = static_cast<py::ssize_t>(m->rows()), cols = static_cast<py::ssize_t>(m->cols());
+  return py::array_t<double>({rows, cols}, {cols * static_cast<py::ssize_t>(sizeof(double)),
+                                            static_cast<py::ssize_t>(sizeof(double))},
+                             m->data(), owner);
+}
+
+// compare | sweep | train-sweep: (the report as JSON, its long CSV).
+std::pair<std::string, std::string> experiment(const std::string& command, const std::vector<std::string>& args,
+                                               bool progress) {
+  CLI::App app(command);
+  const gradflow::ExperimentRun run = gradflow::add_experiment_command(app, command);
+  parse(app, args, command == "train-sweep" ? "train_sweep" : command);
+  gradflow::SpecRun how;
+  how.quiet = !progress;
+  py::gil_scoped_release unlocked;
+  const gradflow::SpecOutcome out = run(how);
+  return {out.report.dump(), out.writers.csv ? out.writers.csv(out.report) : std::string()};
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_gradflow, m) {
+  m.doc() = "gradflow's native part; use the gradflow package (docs/python.md)";
+  py::register_exception<Error>(m, "Error", PyExc_ValueError);
+  m.attr("version") = GRADFLOW_VERSION;
+  m.def("analyze", &analyze, py::arg("args"), py::arg("x"), py::arg("cotangent"), py::arg("progress"));
+  m.def("check_model", &check_model, py::arg("args"));
+  m.def("jacobian", &jacobian, py::arg("args"), py::arg("from_layer"), py::arg("to_layer"), py::arg("x"));
+  m.def("experiment", &experiment, py::arg("command"), py::arg("args"), py::arg("progress"));
+  m.def("blas_kernel", [] { return gradflow::blas_kernel(); });
+}

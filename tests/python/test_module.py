@@ -1,0 +1,237 @@
+"""test_module.py GRADFLOW PYTHONPATH_DIR CASE — `import gradflow` against the command line on the same configuration,
+number for number (issue 37): every numeric leaf, string and boolean of the reports equal, timing and metadata
+excluded (the keys scripts/compare_reports.py skips); the Jacobian bit for bit and without a copy; errors as
+gradflow.Error with the command line's message; no leak over 1,000 calls. Exit 0 pass, 1 fail, 77 skipped (NumPy
+missing: the only reason)."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+try:
+    import numpy as np
+except ImportError as e:
+    print(f"SKIPPED: {sys.executable} cannot import numpy ({e}); install python3-numpy")
+    sys.exit(77)
+
+GF, PYDIR, CASE = sys.argv[1], sys.argv[2], sys.argv[3]
+sys.path.insert(0, PYDIR)
+import gradflow  # noqa: E402
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
+from compare_reports import is_metadata  # noqa: E402  (the keys a bit-for-bit comparison skips)
+
+TMP = tempfile.mkdtemp()
+
+# Bit for bit needs the same BLAS kernels: the command line forces OPENBLAS_CORETYPE where OpenBLAS falls back to
+# its generic kernels (src/process/runtime_env.cpp), an interpreter cannot; run this test under the command's.
+_cli_kernel = json.loads(subprocess.run([GF, "analyze", "--layers", "1", "--d-model", "4", "--heads", "1",
+                                         "--seq-len", "1", "--gradients-only", "-q", "--json", "-"],
+                                        capture_output=True, text=True).stdout)["blas_kernel"]
+if _cli_kernel != gradflow.blas_kernel():
+    core = _cli_kernel.split()[-1]
+    if os.environ.get("OPENBLAS_CORETYPE") or not _cli_kernel.startswith("OpenBLAS"):
+        print(f"FAIL: the command runs on {_cli_kernel!r}, the module on {gradflow.blas_kernel()!r}")
+        sys.exit(1)
+    os.execve(sys.executable, [sys.executable, *sys.argv], dict(os.environ, OPENBLAS_CORETYPE=core))
+
+
+def fail(msg):
+    print("FAIL:", msg)
+    sys.exit(1)
+
+
+def leaves(x, path=""):
+    if isinstance(x, dict):
+        for k, v in x.items():
+            if not is_metadata(k):
+                yield from leaves(v, f"{path}.{k}")
+    elif isinstance(x, list):
+        for i, v in enumerate(x):
+            yield from leaves(v, f"{path}[{i}]")
+    else:
+        yield path, x
+
+
+def same_report(a, b, what, skip=()):
+    """Every leaf equal (floats exactly), but metadata and the keys in `skip`."""
+    A = {k: v for k, v in leaves(a) if not any(s in k for s in skip)}
+    B = {k: v for k, v in leaves(b) if not any(s in k for s in skip)}
+    if A.keys() != B.keys():
+        fail(f"{what}: fields differ: {sorted(A.keys() ^ B.keys())[:5]}")
+    bad = [k for k in A if A[k] != B[k]]
+    if bad:
+        fail(f"{what}: {len(bad)} of {len(A)} values differ, e.g. {bad[0]}: {A[bad[0]]!r} vs {B[bad[0]]!r}")
+    print(f"ok: {what}: {len(A)} values equal")
+
+
+def cli(*args):
+    r = subprocess.run([GF, *args], capture_output=True, text=True)
+    if r.returncode != 0:
+        fail(f"gradflow {' '.join(args)}: exit {r.returncode}: {r.stderr}")
+    return r
+
+
+def cli_report(*args):
+    out = os.path.join(TMP, "cli.json")
+    cli(*args, "-q", "--json", out)
+    with open(out) as f:
+        return json.load(f)
+
+
+SMALL = dict(layers=3, d_model=16, heads=2, seq_len=4, seed=1)
+SMALL_ARGS = ["--layers", "3", "--d-model", "16", "--heads", "2", "--seq-len", "4", "--seed", "1"]
+
+
+def case_analyze():
+    for placement in ("post", "pre", "sandwich"):
+        m = gradflow.Model(placement=placement, **SMALL)
+        for opts, words in (({}, []), ({"mode": "matrix-free", "top_k": 2}, ["--mode", "matrix-free", "--top-k", "2"]),
+                            ({"gradients_only": True}, ["--gradients-only"]),
+                            ({"mode": "streamed"}, ["--mode", "streamed"])):
+            r = gradflow.analyze(m, **opts)
+            same_report(r.to_dict(), cli_report("analyze", "--placement", placement, *SMALL_ARGS, *words),
+                        f"analyze {placement} {words}")
+    m = gradflow.Model(placement="post", init_scale="inv-sqrt-2L", residual_scale=0.5, **SMALL)
+    r = gradflow.analyze(m, spectrum=True)
+    same_report(r.to_dict(), cli_report("analyze", "--placement", "post", "--init-scale", "inv-sqrt-2L",
+                                        "--residual-scale", "0.5", *SMALL_ARGS, "--spectrum"), "analyze with floats")
+    g = r.grad_norm
+    if not (isinstance(g, np.ndarray) and g.shape == (3,) and np.all(g > 0)):
+        fail(f"report.grad_norm is not the per-layer array: {g!r}")
+    if r.layer_array("block_jacobian.spectral_norm").shape != (3,):
+        fail("layer_array of a dotted field")
+
+
+def case_inputs():
+    x = np.random.default_rng(3).standard_normal((4, 16))
+    g = np.random.default_rng(4).standard_normal((4, 16))
+    np.save(os.path.join(TMP, "x.npy"), x)
+    np.save(os.path.join(TMP, "g.npy"), g)
+    m = gradflow.Model(placement="pre", **SMALL)
+    r = gradflow.analyze(m, x=x, cotangent=g)
+    ref = cli_report("analyze", "--placement", "pre", *SMALL_ARGS, "--input", os.path.join(TMP, "x.npy"),
+                     "--cotangent", os.path.join(TMP, "g.npy"))
+    same_report(r.to_dict(), ref, "analyze x=, cotangent= vs --input, --cotangent", skip=("_sha256",))
+    if r["config"]["input_sha256"] == ref["config"]["input_sha256"]:
+        fail("the array's digest should be of its values, not of the .npy file's bytes")
+    # weights: a checkpoint the command wrote, read by both
+    w = os.path.join(TMP, "w.safetensors")
+    cli("export", "--placement", "pre", *SMALL_ARGS, "--out", w)
+    mw = gradflow.Model.from_weights(w, seq_len=4)
+    same_report(gradflow.analyze(mw).to_dict(), cli_report("analyze", "--weights", w, "--seq-len", "4"),
+                "Model.from_weights vs --weights")
+
+
+def case_jacobian():
+    m = gradflow.Model(placement="post", **SMALL)
+    J = gradflow.jacobian(m, 0, None)
+    out = os.path.join(TMP, "J.npy")
+    cli("jacobian", "--placement", "post", *SMALL_ARGS, "--out", out)
+    ref = np.load(out)
+    if J.shape != (64, 64) or J.dtype != np.float64 or not np.array_equal(J, ref):
+        fail(f"jacobian differs from gradflow jacobian's .npy: {J.shape}, max diff {np.max(np.abs(J - ref))}")
+    if J.flags.owndata or type(J.base).__name__ != "PyCapsule" or not J.flags.writeable or not J.flags.c_contiguous:
+        fail(f"the Jacobian is not the library's buffer without a copy: owndata {J.flags.owndata}, base "
+             f"{type(J.base).__name__}")
+    J1 = gradflow.jacobian(m, 1, 2)
+    cli("jacobian", "--placement", "post", *SMALL_ARGS, "--from", "1", "--to", "2", "--out", out)
+    if not np.array_equal(J1, np.load(out)):
+        fail("jacobian(1, 2) differs from --from 1 --to 2")
+    x = np.random.default_rng(5).standard_normal((4, 16))
+    np.save(os.path.join(TMP, "x.npy"), x)
+    cli("jacobian", "--placement", "post", *SMALL_ARGS, "--input", os.path.join(TMP, "x.npy"), "--out", out)
+    if not np.array_equal(gradflow.jacobian(m, 0, None, x=x), np.load(out)):
+        fail("jacobian(x=) differs from --input")
+    print("ok: jacobians bit for bit, zero-copy, writable")
+
+
+def case_experiments():
+    opts = dict(placements="post,pre", layers=[1, 2], seeds=2, d_model=8, heads=2, seq_len=4)
+    r = gradflow.compare(**opts)
+    out, csv = os.path.join(TMP, "c.json"), os.path.join(TMP, "c.csv")
+    cli("compare", "--placements", "post,pre", "--layers", "1,2", "--seeds", "2", "--d-model", "8", "--heads", "2",
+        "--seq-len", "4", "-q", "--json", out, "--csv", csv)
+    with open(out) as f:
+        same_report(r.to_dict(), json.load(f), "compare")
+    with open(csv) as f:
+        if f.read() != r.csv:
+            fail("compare's CSV differs from --csv")
+    s = gradflow.sweep(placement="post,pre", layers=2, param="init-scale", values="1,inv-sqrt-2L", seeds=1, d_model=8,
+                       heads=2, seq_len=4)
+    cli("sweep", "--placement", "post,pre", "--layers", "2", "--param", "init-scale", "--values", "1,inv-sqrt-2L",
+        "--seeds", "1", "--d-model", "8", "--heads", "2", "--seq-len", "4", "-q", "--json", out)
+    with open(out) as f:
+        same_report(s.to_dict(), json.load(f), "sweep")
+    try:
+        import pandas  # noqa: F401
+    except ImportError:
+        print("SKIPPED (visibly): to_pandas needs pandas (python3-pandas)")
+        return
+    df = r.to_pandas()
+    if len(df) != r.csv.count("\n") - 1:
+        fail(f"to_pandas has {len(df)} rows, the CSV {r.csv.count(chr(10)) - 1}")
+    if len(gradflow.analyze(gradflow.Model(**SMALL)).to_pandas()) != 3:
+        fail("an analyze report's to_pandas is not one row per layer")
+    print("ok: to_pandas")
+
+
+def case_errors():
+    def raises(words, f):
+        try:
+            f()
+        except gradflow.Error as e:
+            msg = str(e)
+            if not all(w in msg for w in words) or "fix:" not in msg:
+                fail(f"the message lacks {words} or a fix: {msg}")
+            if not isinstance(e, ValueError):
+                fail("gradflow.Error is not a ValueError")
+            print(f"ok: raised: {msg}")
+            return
+        fail(f"no gradflow.Error for {words}")
+    ref = subprocess.run([GF, "analyze", "--layers", "0", "-q"], capture_output=True, text=True).stderr
+    raises(["--layers"], lambda: gradflow.Model(layers=0))
+    try:
+        gradflow.Model(layers=0)
+    except gradflow.Error as e:
+        if f"gradflow: error: {e}" != ref.strip():
+            fail(f"the message differs from the command line's: {e!r} vs {ref!r}")
+    raises(["--heads"], lambda: gradflow.Model(d_model=10, heads=3))
+    m = gradflow.Model(**SMALL)
+    raises(["gradflow.analyze() has no keyword argument 'bogus_x'"], lambda: gradflow.analyze(m, bogus_x=1))
+    raises(["gradflow.Model() has no keyword argument 'mode'"], lambda: gradflow.Model(mode="explicit"))
+    raises(["gradflow.compare() has no keyword argument 'top_k'"], lambda: gradflow.compare(top_k=2))
+    raises(["x holds NaN"], lambda: gradflow.analyze(m, x=np.full((4, 16), np.nan)))
+    raises(["x has 1 dimensions"], lambda: gradflow.analyze(m, x=np.zeros(16)))
+    raises(["--gradients-only and --mode"], lambda: gradflow.analyze(m, gradients_only=True, mode="explicit"))
+    raises(["--max-memory"], lambda: gradflow.analyze(gradflow.Model(layers=2, d_model=256, heads=4, seq_len=64,
+                                                                      max_memory="1M")))
+
+
+def rss_mib():
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def case_leaks():
+    m = gradflow.Model(placement="pre", layers=1, d_model=8, heads=2, seq_len=2)
+    for _ in range(50):  # warm up the allocator and the interpreter
+        gradflow.jacobian(m, 0, None)
+        gradflow.analyze(m, gradients_only=True)
+    before = rss_mib()
+    for _ in range(1000):
+        J = gradflow.jacobian(m, 0, None)
+        del J
+        gradflow.analyze(m, gradients_only=True)
+    grown = rss_mib() - before
+    if grown > 20:
+        fail(f"RSS grew by {grown:.1f} MiB over 1,000 calls")
+    print(f"ok: 1,000 jacobian + analyze calls: RSS grew {grown:.1f} MiB")
+
+
+{"analyze": case_analyze, "inputs": case_inputs, "jacobian": case_jacobian, "experiments": case_experiments,
+ "errors": case_errors, "leaks": case_leaks}[CASE]()
