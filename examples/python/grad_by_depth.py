@@ -68,13 +68,11 @@ else:
     torch_report = gradflow.analyze(model, gradients_only=True)
     print(f"torch encoder bottom/top = {torch_report.grad_norm[0] / torch_report.grad_norm[-1]:.3f}")
 
+# 4. The figure: gradflow.plot draws what `gradflow plot --kind grad-by-depth` draws, into your axes.
 fig, ax = plt.subplots(figsize=(3.5, 2.6))
-for (p, r), marker in zip(reports.items(), ("o", "s")):
-    ax.semilogy(np.arange(len(r.grad_norm)), r.grad_norm, marker=marker, label=f"{p} (gradflow init)")
+gradflow.plot(list(reports.values()), kind="grad-by-depth", ax=ax)
 if torch_report is not None:
-    ax.semilogy(np.arange(12), torch_report.grad_norm, marker="^", label="post (PyTorch's init)")
-ax.set_xlabel("layer l")
-ax.set_ylabel("||dL/dx_l||")
+    ax.plot(np.arange(12), torch_report.grad_norm, marker="^", color="#009E73", label="post L=12 (PyTorch's init)")
 ax.legend(fontsize=7)
 fig.tight_layout()
 fig.savefig(args.out, dpi=150)

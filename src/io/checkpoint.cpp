@@ -70,16 +70,21 @@ CheckpointLoad load_plan(const Checkpoint& ck, const io_detail::CheckpointFiles&
   return p;
 }
 
-// Checkpoint::sha256 (checkpoint.hpp): the file's own digest for one file alone, else sha256sum's lines sorted.
-std::string checkpoint_sha256(const io_detail::CheckpointFiles& f) {
-  if (f.config.empty() && f.shards.size() == 1) return io_detail::sha256_of_file(f.shards[0]);
-  std::vector<std::pair<std::string, std::string>> lines;  // (name, path)
-  for (const std::string& path : f.shards) lines.emplace_back(std::filesystem::path(path).filename().string(), path);
-  if (!f.config.empty()) lines.emplace_back(std::filesystem::path(f.config).filename().string(), f.config);
-  std::sort(lines.begin(), lines.end());
-  std::string manifest;
-  for (const auto& [name, path] : lines) manifest += io_detail::sha256_of_file(path) + "  " + name + "\n";
-  return sha256_hex(manifest);
+// Checkpoint::sha256 (checkpoint.hpp): config.json's bytes and every tensor read (its gradflow name, dtype in the
+// file, shape and float64 values, exact conversions of the file's), tensors then embeddings in reading order. Only
+// what was read is hashed: a tensor the analysis never loads (GPT-2's wte without --token-ids) is not read for it.
+std::string checkpoint_sha256(const Checkpoint& ck, const io_detail::CheckpointFiles& f) {
+  Sha256 h;
+  h.update(std::string("gradflow checkpoint digest 1\n"));
+  if (!f.config.empty()) h.update("config.json " + io_detail::sha256_of_file(f.config) + "\n");
+  for (const auto* list : {&ck.tensors, &ck.embeddings})
+    for (const SafeTensor& t : *list) {
+      std::string head = "tensor " + t.name + " " + t.dtype;
+      for (int64_t d : t.shape) head += " " + std::to_string(d);
+      h.update(head + "\n");
+      h.update(t.data.data(), t.data.size() * sizeof(double));
+    }
+  return h.hex();
 }
 
 }  // namespace
@@ -112,7 +117,6 @@ Checkpoint read_checkpoint(const std::string& path, const std::string& format, b
   ck.path = path;
   const io_detail::CheckpointFiles f = io_detail::find_checkpoint_files(path);
   ck.files = f.shards;
-  ck.sha256 = checkpoint_sha256(f);
   std::optional<json> config;
   if (!f.config.empty()) config = io_detail::read_json_object(f.config, "config.json");
   ck.format = io_detail::choose_format(path, format, f, config ? &*config : nullptr);
@@ -128,6 +132,7 @@ Checkpoint read_checkpoint(const std::string& path, const std::string& format, b
     }
     for (const std::string& shard : f.shards)
       for (SafeTensor& t : read_safetensors(shard)) ck.tensors.push_back(std::move(t));
+    ck.sha256 = checkpoint_sha256(ck, f);  // of what was read, after the checks and the memory guard
     return ck;
   }
   const HfLayout& l = *io_detail::find_hf_layout(ck.format);
@@ -145,6 +150,7 @@ Checkpoint read_checkpoint(const std::string& path, const std::string& format, b
   }
   if (before_reading) before_reading(load_plan(ck, f, &l, prefix, m.needed));
   io_detail::map_hf(ck, l, prefix, f, m);
+  ck.sha256 = checkpoint_sha256(ck, f);
   return ck;
 }
 

@@ -7,6 +7,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <optional>
@@ -141,6 +142,60 @@ py::array jacobian(const std::vector<std::string>& args, gradflow::Index from, s
                              m->data(), owner);
 }
 
+// A matrix as a new array (the library's rows copied: the states and tangents are small next to a Jacobian).
+py::array_t<double> to_array(const gradflow::Mat& m) {
+  py::array_t<double> a({static_cast<py::ssize_t>(m.rows()), static_cast<py::ssize_t>(m.cols())});
+  std::copy(m.data(), m.data() + m.size(), a.mutable_data());
+  return a;
+}
+
+// An (n, width) array as a matrix; Error naming it and the shape it must have.
+gradflow::Mat to_mat(const py::object& obj, const std::string& name, gradflow::Index n, gradflow::Index width) {
+  const auto a = as_npy(obj, name);
+  if (!a) throw Error(name + " is required; fix: pass an array of shape (" + std::to_string(n) + ", " +
+                      std::to_string(width) + ")");
+  const auto& sh = a->shape;
+  if (sh[sh.size() - 2] != n || sh.back() != width)
+    throw Error(name + " has shape (" + std::to_string(sh[sh.size() - 2]) + ", " + std::to_string(sh.back()) +
+                "), the model's is (" + std::to_string(n) + ", " + std::to_string(width) + "); fix: pass an array of "
+                "shape (" + std::to_string(n) + ", " + std::to_string(width) + ")");
+  return gradflow::ConstMatMap(a->data.data(), n, width);
+}
+
+// The model's forward pass at x (None: x_0 drawn from the seed, as analyze does), then what `then` makes of it.
+template <class F>
+auto with_forward(const std::vector<std::string>& args, const py::object& x, const std::string& function, F then) {
+  gradflow::ModelSettings s = model_settings(args, function);
+  attach_arrays(s, x, py::none());
+  const gradflow::RunConfig rc = gradflow::resolve(s);
+  gradflow::Model model(rc.model);
+  const gradflow::RunInputs in = gradflow::prepare_run(rc, model);
+  return then(model, model.forward(in.x0));
+}
+
+// Every state x_0 .. x_L and the output y.
+std::pair<std::vector<py::array_t<double>>, py::array_t<double>> forward(const std::vector<std::string>& args,
+                                                                         const py::object& x) {
+  return with_forward(args, x, "Model.forward", [](const gradflow::Model&, const gradflow::Trace& t) {
+    std::vector<py::array_t<double>> states;
+    for (const auto& xl : t.x) states.push_back(to_array(xl));
+    return std::make_pair(states, to_array(t.y));
+  });
+}
+
+// P_lᵀ·u (the cotangent u of the output y back to x_l) or P_l·v (a tangent of x_l forward to y).
+py::array_t<double> vjp_jvp(const std::vector<std::string>& args, const py::object& x, const py::object& w,
+                            gradflow::Index layer, bool vjp) {
+  return with_forward(args, x, vjp ? "Model.vjp" : "Model.jvp", [&](const gradflow::Model& m, const gradflow::Trace& t) {
+    if (layer < 0 || layer > m.layers())
+      throw Error("layer " + std::to_string(layer) + " is not one of the model's states 0.." +
+                  std::to_string(m.layers()) + "; fix: pass a layer l with 0 <= l <= " + std::to_string(m.layers()));
+    const gradflow::Index n = t.y.rows();
+    const gradflow::Mat in = vjp ? to_mat(w, "g", n, m.d_model()) : to_mat(w, "v", n, m.state_width());
+    return to_array(vjp ? m.vjp_to(t, layer, in) : m.jvp_from(t, layer, in));
+  });
+}
+
 // compare | sweep | train-sweep: (the report as JSON, its long CSV).
 std::pair<std::string, std::string> experiment(const std::string& command, const std::vector<std::string>& args,
                                                bool progress) {
@@ -165,4 +220,11 @@ PYBIND11_MODULE(_gradflow, m) {
   m.def("jacobian", &jacobian, py::arg("args"), py::arg("from_layer"), py::arg("to_layer"), py::arg("x"));
   m.def("experiment", &experiment, py::arg("command"), py::arg("args"), py::arg("progress"));
   m.def("blas_kernel", [] { return gradflow::blas_kernel(); });
+  m.def("forward", &forward, py::arg("args"), py::arg("x"));
+  m.def("vjp", [](const std::vector<std::string>& args, const py::object& x, const py::object& g, gradflow::Index l) {
+    return vjp_jvp(args, x, g, l, true);
+  });
+  m.def("jvp", [](const std::vector<std::string>& args, const py::object& x, const py::object& v, gradflow::Index l) {
+    return vjp_jvp(args, x, v, l, false);
+  });
 }

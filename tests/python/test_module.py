@@ -209,6 +209,78 @@ def case_errors():
                                                                       max_memory="1M")))
 
 
+# Tolerances of the derivative checks, named once: the VJP/JVP against the dense Jacobian (the same products in
+# another order: rounding), and against central finite differences (truncation, h = FD_STEP).
+FORM_REL_TOL = 1e-12
+FD_STEP = 1e-5
+FD_REL_TOL = 1e-7
+
+
+def rel(a, b):
+    return np.linalg.norm(a - b) / max(np.linalg.norm(b), 1e-300)
+
+
+def case_passes():
+    rng = np.random.default_rng(7)
+    for placement in ("post", "pre", "resi-dual"):
+        m = gradflow.Model(placement=placement, **SMALL)
+        x = rng.standard_normal((4, 16))
+        states, y = m.forward(x)
+        if len(states) != 4 or not np.array_equal(states[0][:, :16], x) or y.shape != (4, 16):
+            fail(f"{placement}: forward's states or output")
+        w = states[1].shape[1]
+        J = gradflow.jacobian(m, 0, None, x=x)  # dy/dx_0, (n*d, n*w)
+        g, v = rng.standard_normal((4, 16)), rng.standard_normal((4, w))
+        if rel(m.vjp(g, 0, x=x).ravel(), J.T @ g.ravel()) > FORM_REL_TOL:
+            fail(f"{placement}: vjp differs from J^T g: {rel(m.vjp(g, 0, x=x).ravel(), J.T @ g.ravel()):.2e}")
+        if rel(m.jvp(v, 0, x=x).ravel(), J @ v.ravel()) > FORM_REL_TOL:
+            fail(f"{placement}: jvp differs from J v")
+        if w == 16:  # finite differences of the forward pass (a single-stream state is x itself)
+            fd = (m.forward(x + FD_STEP * v)[1] - m.forward(x - FD_STEP * v)[1]) / (2 * FD_STEP)
+            if rel(fd.ravel(), J @ v.ravel()) > FD_REL_TOL:
+                fail(f"{placement}: J v differs from finite differences: {rel(fd.ravel(), J @ v.ravel()):.2e}")
+        B = m.block_jacobian(1, x=x)
+        if not np.array_equal(B, gradflow.jacobian(m, 1, 2, x=x)):
+            fail("block_jacobian(1) is not jacobian(1, 2)")
+    m = gradflow.Model(**SMALL)
+    try:
+        m.vjp(np.zeros((3, 16)))
+    except gradflow.Error as e:
+        if "shape (4, 16)" not in str(e):
+            fail(f"a wrong shape's message: {e}")
+    else:
+        fail("vjp of a wrong shape did not raise")
+    print("ok: forward, vjp, jvp against the Jacobian and finite differences")
+
+
+def case_plot():
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+    except ImportError:
+        print("SKIPPED (visibly): gradflow.plot needs matplotlib (python3-matplotlib)")
+        return
+    m = gradflow.Model(placement="post", **SMALL)
+    r = gradflow.analyze(m, gradients_only=True)
+    ax = gradflow.plot(r)
+    line = ax.get_lines()[0]
+    if not (np.array_equal(line.get_ydata(), r.grad_norm) and ax.get_yscale() == "log"):
+        fail("grad-by-depth of an analyze report does not draw its grad_norm on a log axis")
+    c = gradflow.compare(placements="post,pre", layers=2, seeds=2, d_model=8, heads=2, seq_len=4, gradients_only=True)
+    ax = gradflow.plot(c, param="linear2.weight")
+    means = [row["param_grad_norms.linear2.weight"]["mean"] for row in c["groups"][1]["per_layer"]]
+    if len(ax.get_lines()) != 2 or not np.array_equal(ax.get_lines()[1].get_ydata(), means):
+        fail("grad-by-depth of a compare report does not draw one mean line per group")
+    try:
+        gradflow.plot(r, kind="spectrum")
+    except gradflow.Error as e:
+        if "gradflow plot" not in str(e):
+            fail(f"an unknown kind's message: {e}")
+    else:
+        fail("plot kind 'spectrum' did not raise")
+    print("ok: gradflow.plot grad-by-depth from analyze and compare reports")
+
+
 def rss_mib():
     with open("/proc/self/status") as f:
         for line in f:
@@ -234,4 +306,4 @@ def case_leaks():
 
 
 {"analyze": case_analyze, "inputs": case_inputs, "jacobian": case_jacobian, "experiments": case_experiments,
- "errors": case_errors, "leaks": case_leaks}[CASE]()
+ "errors": case_errors, "leaks": case_leaks, "plot": case_plot, "passes": case_passes}[CASE]()

@@ -33,9 +33,9 @@ struct Checkpoint {
   std::string format;                      // "torch-encoder" | "hf-bert" | "hf-roberta" | "hf-gpt2"
   std::string config_path;                 // the config.json read, or ""
   std::vector<std::string> files;          // the safetensors files read (several for a sharded checkpoint)
-  // Its content identity: one .safetensors file alone, that file's SHA-256 (`sha256sum FILE`); otherwise the
-  // SHA-256 of the sha256sum lines ("<hex>  <name>\n") of config.json and every shard, sorted by name
-  // (`cd DIR && sha256sum config.json model*.safetensors | sha256sum`; the index only says which shard holds what).
+  // Its content identity, of what was read: the SHA-256 of config.json's bytes and of every tensor loaded (its
+  // gradflow name, the file's dtype, the shape and the float64 values), so a tensor never loaded is never read for
+  // it, and the same weights re-sharded or renamed count as the same (checkpoint.cpp: checkpoint_sha256).
   std::string sha256;
   std::vector<SafeTensor> tensors;         // in gradflow's names: layers.{i}.self_attn.in_proj_weight, ..., norm.*
   std::map<std::string, std::string> source_names;  // gradflow name -> the checkpoint's tensor(s), HF formats

@@ -18,10 +18,11 @@ import numpy as _np
 
 from ._gradflow import Error  # noqa: F401  (the library's errors, a ValueError)
 from . import _gradflow
+from .figures import plot  # noqa: F401  (matplotlib, imported only when drawing)
 
 __version__ = _gradflow.version
 __all__ = ["Error", "Model", "Report", "ExperimentReport", "analyze", "jacobian", "compare", "sweep", "train_sweep",
-           "blas_kernel"]
+           "blas_kernel", "plot"]
 
 
 def _word(value):
@@ -72,6 +73,24 @@ class Model:
     def options(self):
         """The keyword arguments the model was made with (a copy)."""
         return dict(self._options)
+
+    def forward(self, x=None):
+        """The forward pass at x (an (n, d) array; None: x_0 drawn from the seed, as analyze draws it): a pair
+        (states, y), states[l] = x_l for l = 0..L (each (n, d); (n, 2d) for a two-stream scheme), y the output."""
+        return _gradflow.forward(_args(self._options), x)
+
+    def vjp(self, g, layer=0, x=None):
+        """P_l^T g: the output cotangent g = dL/dy, an (n, d) array, back to x_l (the gradient dL/dx_l of the loss
+        sum(g * y)), at the forward pass of x."""
+        return _gradflow.vjp(_args(self._options), x, g, int(layer))
+
+    def jvp(self, v, layer=0, x=None):
+        """P_l v: a tangent v of x_l, an (n, d) array, forward to the output y, at the forward pass of x."""
+        return _gradflow.jvp(_args(self._options), x, v, int(layer))
+
+    def block_jacobian(self, layer, x=None):
+        """B_l = dx_{l+1}/dx_l, dense, (n*d, n*d): jacobian(model, layer, layer + 1, x)."""
+        return jacobian(self, layer, int(layer) + 1, x)
 
     def __repr__(self):
         inner = ", ".join(f"{k}={v!r}" for k, v in self._options.items())
