@@ -7,11 +7,7 @@ Needs NumPy and matplotlib (python3-numpy, python3-matplotlib); the PyTorch part
 a line saying so, without it). Exit 77 when NumPy or matplotlib is missing.
 """
 import argparse
-import json
-import os
-import struct
 import sys
-import tempfile
 
 try:
     import numpy as np
@@ -42,7 +38,7 @@ for group in c["groups"]:
     s = group["scalars"]["summary.bottom_to_top_grad_ratio"]
     print(f"{group['placement']:5s} bottom/top over {s['n']} seeds: {s['mean']:.3f} +- {s['std']:.3f}")
 
-# 3. A PyTorch encoder as it is: its state_dict written as safetensors (F64), read by gradflow like --weights.
+# 3. A PyTorch encoder as it is: its state_dict goes straight in (no file of yours), read as --weights reads one.
 torch_report = None
 try:
     import torch
@@ -53,18 +49,7 @@ else:
     layer = torch.nn.TransformerEncoderLayer(32, 4, dim_feedforward=64, dropout=0.0, batch_first=True,
                                              dtype=torch.float64)
     encoder = torch.nn.TransformerEncoder(layer, num_layers=12, enable_nested_tensor=False)
-    state = {k: v.detach().double().contiguous().numpy() for k, v in encoder.state_dict().items()}
-    header, blobs, offset = {}, [], 0
-    for name, a in state.items():
-        header[name] = {"dtype": "F64", "shape": list(a.shape), "data_offsets": [offset, offset + a.nbytes]}
-        blobs.append(a.tobytes())
-        offset += a.nbytes
-    text = json.dumps(header).encode()
-    text += b" " * (-len(text) % 8)
-    path = os.path.join(tempfile.mkdtemp(), "encoder.safetensors")
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
-    model = gradflow.Model.from_weights(path, placement="post", heads=4, seq_len=8)
+    model = gradflow.Model.from_weights(encoder.state_dict(), placement="post", heads=4, seq_len=8)
     torch_report = gradflow.analyze(model, gradients_only=True)
     print(f"torch encoder bottom/top = {torch_report.grad_norm[0] / torch_report.grad_norm[-1]:.3f}")
 

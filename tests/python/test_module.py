@@ -120,8 +120,24 @@ def case_inputs():
     w = os.path.join(TMP, "w.safetensors")
     cli("export", "--placement", "pre", *SMALL_ARGS, "--out", w)
     mw = gradflow.Model.from_weights(w, seq_len=4)
-    same_report(gradflow.analyze(mw).to_dict(), cli_report("analyze", "--weights", w, "--seq-len", "4"),
-                "Model.from_weights vs --weights")
+    ref = cli_report("analyze", "--weights", w, "--seq-len", "4")
+    same_report(gradflow.analyze(mw).to_dict(), ref, "Model.from_weights vs --weights")
+    # the same tensors as a dict of arrays (a state_dict), no file of the user's: the same report and digest
+    with open(w, "rb") as f:
+        raw = f.read()
+    n = int.from_bytes(raw[:8], "little")
+    header = json.loads(raw[8:8 + n])
+    state = {k: np.frombuffer(raw[8 + n + v["data_offsets"][0]:8 + n + v["data_offsets"][1]], "<f8").reshape(v["shape"])
+             for k, v in header.items() if k != "__metadata__"}
+    md = gradflow.Model.from_weights(state, seq_len=4)
+    rd = gradflow.analyze(md).to_dict()
+    same_report(rd, ref, "Model.from_weights(dict) vs --weights")
+    if rd["config"]["weights_sha256"] != ref["config"]["weights_sha256"]:
+        fail("the dict's digest differs from the file's: the same tensors must count as the same")
+    folder = os.path.dirname(md.options["weights"])
+    del md
+    if os.path.exists(folder):
+        fail("the dict's temporary folder outlived its model")
 
 
 def case_jacobian():

@@ -50,6 +50,29 @@ def _args(options):
     return words
 
 
+def _write_safetensors(path, tensors):
+    """Arrays (NumPy, or anything with .detach().cpu().numpy(), e.g. torch tensors) as a safetensors file."""
+    import struct  # noqa: PLC0415
+    header, blobs, offset = {}, [], 0
+    for name, value in tensors.items():
+        if hasattr(value, "detach"):
+            value = value.detach().cpu().numpy()
+        a = _np.asarray(value)
+        if a.dtype not in (_np.float64, _np.float32):
+            a = a.astype(_np.float64)
+        a = _np.ascontiguousarray(a, dtype=a.dtype.newbyteorder("<"))
+        header[str(name)] = {"dtype": "F64" if a.dtype == _np.float64 else "F32", "shape": list(a.shape),
+                             "data_offsets": [offset, offset + a.nbytes]}
+        blobs.append(a.tobytes())
+        offset += a.nbytes
+    text = _json.dumps(header).encode()
+    text += b" " * (-len(text) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text)
+        for b in blobs:
+            f.write(b)
+
+
 class Model:
     """A model as the command line's model options give it (``gradflow placements`` lists the placements).
 
@@ -64,10 +87,29 @@ class Model:
         _gradflow.check_model(_args(self._options))
 
     @classmethod
-    def from_weights(cls, path, **options):
-        """A model with the blocks of a checkpoint: a .safetensors file (PyTorch nn.TransformerEncoder names) or a
-        Hugging Face folder (BERT, RoBERTa, GPT-2), as ``--weights`` reads it (docs/formats.md)."""
-        return cls(weights=str(path), **options)
+    def from_weights(cls, weights, config=None, **options):
+        """A model with the blocks of a checkpoint, as ``--weights`` reads it (docs/formats.md): a path (a .safetensors
+        file in PyTorch's nn.TransformerEncoder names, or a Hugging Face folder: BERT, RoBERTa, GPT-2), or a dict of
+        arrays with those names (``{k: v.double().numpy() for k, v in model.state_dict().items()}``; torch tensors
+        are taken too), with `config` the Hugging Face config.json's dict when the names are a Hugging Face model's.
+        A dict is written to a private temporary folder that lives as long as the model (float64 and float32 arrays
+        keep their dtype; others are converted to float64)."""
+        if not isinstance(weights, dict):
+            if config is not None:
+                raise TypeError("config= goes with a dict of arrays; a folder's config.json is read from the folder")
+            return cls(weights=str(weights), **options)
+        import os  # noqa: PLC0415
+        import tempfile  # noqa: PLC0415
+        folder = tempfile.TemporaryDirectory(prefix="gradflow-weights-")
+        _write_safetensors(os.path.join(folder.name, "model.safetensors"), weights)
+        path = os.path.join(folder.name, "model.safetensors")
+        if config is not None:
+            with open(os.path.join(folder.name, "config.json"), "w") as f:
+                _json.dump(config, f)
+            path = folder.name
+        model = cls(weights=path, **options)
+        model._weights_folder = folder  # removed with the model
+        return model
 
     @property
     def options(self):
