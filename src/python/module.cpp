@@ -16,12 +16,14 @@
 
 #include "gradflow/commands/analyze_command.hpp"
 #include "gradflow/commands/experiment_command.hpp"
+#include "gradflow/commands/train_command.hpp"
 #include "gradflow/core/error.hpp"
 #include "gradflow/core/sha256.hpp"
 #include "gradflow/io/npy.hpp"
 #include "gradflow/run/model_files.hpp"
 #include "gradflow/run/model_options.hpp"
 #include "gradflow/run/run_inputs.hpp"
+#include "gradflow/train/train_csv.hpp"
 #include "linalg/blas_kernel.hpp"
 
 namespace py = pybind11;
@@ -209,6 +211,19 @@ std::pair<std::string, std::string> experiment(const std::string& command, const
   return {out.report.dump(), out.writers.csv ? out.writers.csv(out.report) : std::string()};
 }
 
+// gradflow train: (the report as JSON, its long CSV).
+std::pair<std::string, std::string> train(const std::vector<std::string>& args, bool progress) {
+  gradflow::TrainRequest r;
+  CLI::App app("train");
+  gradflow::add_train_options(app, r);
+  parse(app, args, "train");
+  gradflow::TrainConfig c = gradflow::resolve_train_request(app, r);
+  c.progress = progress;
+  py::gil_scoped_release unlocked;
+  const Json report = gradflow::train(c);
+  return {report.dump(), gradflow::train_csv(report)};
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_gradflow, m) {
@@ -219,6 +234,7 @@ PYBIND11_MODULE(_gradflow, m) {
   m.def("check_model", &check_model, py::arg("args"));
   m.def("jacobian", &jacobian, py::arg("args"), py::arg("from_layer"), py::arg("to_layer"), py::arg("x"));
   m.def("experiment", &experiment, py::arg("command"), py::arg("args"), py::arg("progress"));
+  m.def("train", &train, py::arg("args"), py::arg("progress"));
   m.def("blas_kernel", [] { return gradflow::blas_kernel(); });
   m.def("forward", &forward, py::arg("args"), py::arg("x"));
   m.def("vjp", [](const std::vector<std::string>& args, const py::object& x, const py::object& g, gradflow::Index l) {

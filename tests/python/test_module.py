@@ -180,6 +180,14 @@ def case_experiments():
         "--seeds", "1", "--d-model", "8", "--heads", "2", "--seq-len", "4", "-q", "--json", out)
     with open(out) as f:
         same_report(s.to_dict(), json.load(f), "sweep")
+    t = gradflow.train(placement="pre", layers=2, d_model=8, heads=2, steps=20, lr=1e-2, log_every=5, seed=3)
+    cli("train", "--placement", "pre", "--layers", "2", "--d-model", "8", "--heads", "2", "--steps", "20", "--lr",
+        "0.01", "--log-every", "5", "--seed", "3", "-q", "--json", out, "--csv", csv)
+    with open(out) as f:
+        same_report(t.to_dict(), json.load(f), "train")
+    with open(csv) as f:
+        if f.read() != t.csv:
+            fail("train's CSV differs from --csv")
     try:
         import pandas  # noqa: F401
     except ImportError:

@@ -21,7 +21,8 @@ from . import _gradflow
 from .figures import plot  # noqa: F401  (matplotlib, imported only when drawing)
 
 __version__ = _gradflow.version
-__all__ = ["Error", "Model", "Report", "ExperimentReport", "analyze", "jacobian", "compare", "sweep", "train_sweep",
+__all__ = ["Error", "Model", "Report", "ExperimentReport", "analyze", "jacobian", "train", "compare", "sweep",
+           "train_sweep",
            "blas_kernel", "plot"]
 
 
@@ -263,6 +264,14 @@ def blas_kernel():
 
 def _experiment(command, progress, options):
     report, csv = _gradflow.experiment(command, _args(options), bool(progress))
+    return ExperimentReport(_json.loads(report), csv)
+
+
+def train(progress=False, **options):
+    """``gradflow train``: a small causal language model trained in float64 on a synthetic task, with per-layer
+    gradient records (``placement="post"``, ``layers=6``, ``task="copy"``, ``steps=500``, ``lr=1e-2``, ...;
+    docs/training.md). Returns an :class:`ExperimentReport`: the train report's JSON and its long CSV."""
+    report, csv = _gradflow.train(_args(options), bool(progress))
     return ExperimentReport(_json.loads(report), csv)
 
 
