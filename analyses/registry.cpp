@@ -1,5 +1,6 @@
 // registry.cpp — the one place where analyses are registered, in the order they run.
 #include "gradflow/run/analysis.hpp"
+#include "gradflow/core/cancel.hpp"
 
 namespace gradflow {
 
@@ -44,8 +45,10 @@ Json run_analyses(const AnalysisContext& ctx) {
   for (Index l = 0; l < ctx.model.layers(); ++l) layers.push_back(Json{{"index", l}});
   report["layers"] = std::move(layers);
   report["summary"] = Json::object();
-  for (const auto& a : analyses())
+  for (const auto& a : analyses()) {
+    check_cancel();  // a front end asked to stop (core/cancel.hpp)
     if (a->enabled(ctx)) a->run(ctx, report);
+  }
   return report;
 }
 

@@ -17,6 +17,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "gradflow/core/cancel.hpp"
 #include "gradflow/core/error.hpp"
 #include "gradflow/experiments/slurm_script.hpp"
 #include "gradflow/model/model.hpp"
@@ -414,6 +415,7 @@ std::vector<Json> run_resumable(const std::vector<ResumableJob>& jobs, const Run
     // this worker's own team size for the engine (see the file comment)
     omp_set_num_threads(share.engine_threads(omp_get_thread_num()));
     try {
+      if (cancel_requested()) throw Cancelled();  // a front end asked to stop: no further job starts
       if (std::find(step.inject_fault.begin(), step.inject_fault.end(), i) != step.inject_fault.end())
         throw Error("injected fault (the test's PlanStep::inject_fault names task " + std::to_string(i) +
                     "); fix: rerun the task without the test's fault");
@@ -454,6 +456,7 @@ std::vector<Json> run_resumable(const std::vector<ResumableJob>& jobs, const Run
     }
   }
   omp_set_max_active_levels(levels);
+  check_cancel();  // cancelled jobs failed with Cancelled's message: the front end hears of it as such
   for (int i = 0; i < n; ++i)
     if (error_code[i]) throw Error(noun + " " + jobs[i].name + ": " + errors[i], static_cast<ErrorKind>(error_code[i] - 1));
   // a task's results are merged later (merge checks their kernels); the others are this run's report

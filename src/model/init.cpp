@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include "gradflow/core/cancel.hpp"
 #include "gradflow/core/error.hpp"
 #include "gradflow/model/placement.hpp"
 #include "gradflow/core/rng.hpp"
@@ -57,6 +58,7 @@ void initialize(Model& model, const InitConfig& init) {
   const double inv_sqrt_2L = 1.0 / std::sqrt(2.0 * static_cast<double>(cfg.layers));
   const Placement& placement = find_placement(cfg.placement);
   for (auto& p : model.params().all()) {
+    check_cancel();  // a front end asked to stop (core/cancel.hpp)
     Rng rng(init.seed, p.name);
     const Role r = p.role;
     Mat& v = p.value;

@@ -3,6 +3,7 @@
 
 #include <map>
 
+#include "gradflow/core/cancel.hpp"
 #include "gradflow/core/error.hpp"
 #include "gradflow/model/placement.hpp"
 #include "gradflow/ops/elementwise.hpp"
@@ -29,6 +30,7 @@ Model::Model(ModelConfig cfg, const KernelOps& kernels) : cfg_(std::move(cfg)), 
   const Placement& placement = find_placement(cfg_.placement);
   const Index d = cfg_.d_model, dff = cfg_.ff();
   for (Index l = 0; l < cfg_.layers; ++l) {
+    check_cancel();  // each block's parameters are allocated here: a large model takes a while
     const std::string pre = layer_prefix(l);
     // PyTorch's state_dict order: self_attn, linear1, linear2, then the norms
     const int in_w = params_.add(pre + "self_attn.in_proj_weight", {3 * d, d}, ParamRole::InProjWeight);
@@ -108,7 +110,10 @@ Trace Model::forward(const Mat& x0) const {
   t.x.reserve(blocks_.size() + 1);
   t.x.push_back(initial_state(x0));
   t.blocks.resize(blocks_.size());
-  for (Index l = 0; l < layers(); ++l) t.x.push_back(block_forward(l, t.x.back(), t.blocks[static_cast<size_t>(l)]));
+  for (Index l = 0; l < layers(); ++l) {
+    check_cancel();  // a front end asked to stop (core/cancel.hpp)
+    t.x.push_back(block_forward(l, t.x.back(), t.blocks[static_cast<size_t>(l)]));
+  }
   t.y = head_forward(t.x.back(), t.head);
   return t;
 }
@@ -119,6 +124,7 @@ Mat Model::backward(const Trace& t, const Mat& dy, ParamGrads* g, std::vector<Ma
   Mat dx = head_vjp(t.head, dy, g);
   if (dx_layers) (*dx_layers)[blocks_.size()] = dx;
   for (Index l = layers() - 1; l >= 0; --l) {
+    check_cancel();
     if (hook) (*hook)(l, false);
     dx = block_vjp(l, t.blocks[static_cast<size_t>(l)], dx, g);
     if (hook) (*hook)(l, true);
@@ -132,7 +138,10 @@ Mat Model::initial_state(const Mat& x0) const { return two_streams_ ? stream_pai
 
 Mat Model::jvp_from(const Trace& t, Index l, const Mat& v) const {
   Mat dx = v;
-  for (Index k = l; k < layers(); ++k) dx = block_jvp(k, t.blocks[static_cast<size_t>(k)], dx);
+  for (Index k = l; k < layers(); ++k) {
+    check_cancel();
+    dx = block_jvp(k, t.blocks[static_cast<size_t>(k)], dx);
+  }
   return head_jvp(t.head, dx);
 }
 
@@ -154,7 +163,10 @@ Mat Model::jvp_with_params(const Trace& t, const Mat& dx0, const ParamGrads& dth
 
 Mat Model::vjp_to(const Trace& t, Index l, const Mat& u) const {
   Mat dx = head_vjp(t.head, u, nullptr);
-  for (Index k = layers() - 1; k >= l; --k) dx = block_vjp(k, t.blocks[static_cast<size_t>(k)], dx, nullptr);
+  for (Index k = layers() - 1; k >= l; --k) {
+    check_cancel();
+    dx = block_vjp(k, t.blocks[static_cast<size_t>(k)], dx, nullptr);
+  }
   return dx;
 }
 

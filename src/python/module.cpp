@@ -2,19 +2,24 @@
 // the command line's parsing. Python (src/python/gradflow/__init__.py) turns keyword arguments into the command
 // line's words, so every option is parsed, checked and refused exactly as the command line does it, and the reports
 // are the same JSON (returned as text and parsed by Python's json, whose doubles round-trip exactly).
-// Computation runs with the GIL released. Arrays come in as float64 (C order) and go out without a copy.
+// Computation runs on a worker thread with the GIL released, stopped by Ctrl-C (interruptible). Arrays come in as
+// float64 (C order); a Jacobian goes out without a copy.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <future>
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gradflow/commands/analyze_command.hpp"
+#include "gradflow/core/cancel.hpp"
 #include "gradflow/commands/experiment_command.hpp"
 #include "gradflow/commands/train_command.hpp"
 #include "gradflow/core/error.hpp"
@@ -52,6 +57,35 @@ void parse(CLI::App& app, const std::vector<std::string>& args, const std::strin
   }
   if (!app.remaining().empty())
     throw Error("unexpected value '" + app.remaining().front() + "'; fix: see help(gradflow." + function + ")");
+}
+
+// Runs `work` (which must not touch Python objects) on a worker thread while the interpreter's thread waits with the
+// GIL released, looking at Python's signals every 50 ms: Ctrl-C asks the library to stop (core/cancel.hpp: it does
+// at its next check, between blocks), waits for the worker, and raises KeyboardInterrupt. The worker's own exception
+// (gradflow::Error: gradflow.Error) is rethrown here; its result returned.
+template <class F>
+auto interruptible(F work) -> decltype(work()) {
+  using R = decltype(work());
+  gradflow::clear_cancel();
+  std::packaged_task<R()> task(std::move(work));
+  std::future<R> done = task.get_future();
+  bool interrupted = false;
+  {
+    py::gil_scoped_release unlocked;
+    std::thread worker(std::move(task));
+    while (done.wait_for(std::chrono::milliseconds(50)) != std::future_status::ready) {
+      py::gil_scoped_acquire locked;
+      if (PyErr_CheckSignals() != 0) {  // a handler raised (KeyboardInterrupt): it stays set for the throw below
+        interrupted = true;
+        gradflow::request_cancel();
+        break;
+      }
+    }
+    worker.join();  // the library stops at its next check
+  }
+  gradflow::clear_cancel();
+  if (interrupted) throw py::error_already_set();
+  return done.get();
 }
 
 // A 2-D float64 array of finite values as the library's in-memory .npy (its SHA-256: of the float64 bytes in C
@@ -104,8 +138,7 @@ std::string analyze(const std::vector<std::string>& args, const py::object& x, c
   gradflow::note_given_analyze_options(app, r);
   r.quiet = !progress;
   attach_arrays(r.model, x, g);
-  py::gil_scoped_release unlocked;
-  return gradflow::run_analyze_request(r).dump();
+  return interruptible([&r] { return gradflow::run_analyze_request(r).dump(); });
 }
 
 gradflow::ModelSettings model_settings(const std::vector<std::string>& args, const std::string& function) {
@@ -118,8 +151,7 @@ gradflow::ModelSettings model_settings(const std::vector<std::string>& args, con
 
 void check_model(const std::vector<std::string>& args) {
   const gradflow::ModelSettings s = model_settings(args, "Model");
-  py::gil_scoped_release unlocked;
-  (void)gradflow::resolve(s);
+  interruptible([&s] { return gradflow::resolve(s).model.layers; });  // a checkpoint may take a while to read
 }
 
 // dx_to/dx_from as an array that owns the library's matrix (no copy; writable).
@@ -127,16 +159,7 @@ py::array jacobian(const std::vector<std::string>& args, gradflow::Index from, s
                    const py::object& x) {
   gradflow::ModelSettings s = model_settings(args, "jacobian");
   attach_arrays(s, x, py::none());
-  auto* m = new gradflow::Mat;
-  {
-    py::gil_scoped_release unlocked;
-    try {
-      *m = gradflow::model_jacobian(gradflow::resolve(s), from, to);
-    } catch (...) {
-      delete m;
-      throw;
-    }
-  }
+  auto* m = new gradflow::Mat(interruptible([&] { return gradflow::model_jacobian(gradflow::resolve(s), from, to); }));
   py::capsule owner(m, [](void* p) { delete static_cast<gradflow::Mat*>(p); });
   const auto rows = static_cast<py::ssize_t>(m->rows()), cols = static_cast<py::ssize_t>(m->cols());
   return py::array_t<double>({rows, cols}, {cols * static_cast<py::ssize_t>(sizeof(double)),
@@ -151,9 +174,9 @@ py::array_t<double> to_array(const gradflow::Mat& m) {
   return a;
 }
 
-// An (n, width) array as a matrix; Error naming it and the shape it must have.
-gradflow::Mat to_mat(const py::object& obj, const std::string& name, gradflow::Index n, gradflow::Index width) {
-  const auto a = as_npy(obj, name);
+// An (n, width) array (read by as_npy) as a matrix; Error naming it and the shape it must have.
+gradflow::Mat to_mat(const std::shared_ptr<const gradflow::NpyArray>& a, const std::string& name, gradflow::Index n,
+                     gradflow::Index width) {
   if (!a) throw Error(name + " is required; fix: pass an array of shape (" + std::to_string(n) + ", " +
                       std::to_string(width) + ")");
   const auto& sh = a->shape;
@@ -164,38 +187,43 @@ gradflow::Mat to_mat(const py::object& obj, const std::string& name, gradflow::I
   return gradflow::ConstMatMap(a->data.data(), n, width);
 }
 
-// The model's forward pass at x (None: x_0 drawn from the seed, as analyze does), then what `then` makes of it.
+// The model's forward pass at x (None: x_0 drawn from the seed, as analyze does), then what `then` makes of it, on
+// the interruptible worker (`then` must not touch Python objects).
 template <class F>
 auto with_forward(const std::vector<std::string>& args, const py::object& x, const std::string& function, F then) {
   gradflow::ModelSettings s = model_settings(args, function);
   attach_arrays(s, x, py::none());
-  const gradflow::RunConfig rc = gradflow::resolve(s);
-  gradflow::Model model(rc.model);
-  const gradflow::RunInputs in = gradflow::prepare_run(rc, model);
-  return then(model, model.forward(in.x0));
+  return interruptible([&s, &then] {
+    const gradflow::RunConfig rc = gradflow::resolve(s);
+    gradflow::Model model(rc.model);
+    const gradflow::RunInputs in = gradflow::prepare_run(rc, model);
+    return then(model, model.forward(in.x0));
+  });
 }
 
 // Every state x_0 .. x_L and the output y.
 std::pair<std::vector<py::array_t<double>>, py::array_t<double>> forward(const std::vector<std::string>& args,
                                                                          const py::object& x) {
-  return with_forward(args, x, "Model.forward", [](const gradflow::Model&, const gradflow::Trace& t) {
-    std::vector<py::array_t<double>> states;
-    for (const auto& xl : t.x) states.push_back(to_array(xl));
-    return std::make_pair(states, to_array(t.y));
-  });
+  const gradflow::Trace t = with_forward(args, x, "Model.forward",
+                                         [](const gradflow::Model&, gradflow::Trace&& trace) { return std::move(trace); });
+  std::vector<py::array_t<double>> states;
+  for (const auto& xl : t.x) states.push_back(to_array(xl));
+  return {states, to_array(t.y)};
 }
 
 // P_lᵀ·u (the cotangent u of the output y back to x_l) or P_l·v (a tangent of x_l forward to y).
 py::array_t<double> vjp_jvp(const std::vector<std::string>& args, const py::object& x, const py::object& w,
                             gradflow::Index layer, bool vjp) {
-  return with_forward(args, x, vjp ? "Model.vjp" : "Model.jvp", [&](const gradflow::Model& m, const gradflow::Trace& t) {
+  const auto given = as_npy(w, vjp ? "g" : "v");  // read here, with the GIL; shaped against the model below
+  return to_array(with_forward(args, x, vjp ? "Model.vjp" : "Model.jvp",
+                               [&](const gradflow::Model& m, const gradflow::Trace& t) {
     if (layer < 0 || layer > m.layers())
       throw Error("layer " + std::to_string(layer) + " is not one of the model's states 0.." +
                   std::to_string(m.layers()) + "; fix: pass a layer l with 0 <= l <= " + std::to_string(m.layers()));
     const gradflow::Index n = t.y.rows();
-    const gradflow::Mat in = vjp ? to_mat(w, "g", n, m.d_model()) : to_mat(w, "v", n, m.state_width());
-    return to_array(vjp ? m.vjp_to(t, layer, in) : m.jvp_from(t, layer, in));
-  });
+    const gradflow::Mat in = vjp ? to_mat(given, "g", n, m.d_model()) : to_mat(given, "v", n, m.state_width());
+    return vjp ? m.vjp_to(t, layer, in) : m.jvp_from(t, layer, in);
+  }));
 }
 
 // compare | sweep | train-sweep: (the report as JSON, its long CSV).
@@ -206,9 +234,10 @@ std::pair<std::string, std::string> experiment(const std::string& command, const
   parse(app, args, command == "train-sweep" ? "train_sweep" : command);
   gradflow::SpecRun how;
   how.quiet = !progress;
-  py::gil_scoped_release unlocked;
-  const gradflow::SpecOutcome out = run(how);
-  return {out.report.dump(), out.writers.csv ? out.writers.csv(out.report) : std::string()};
+  return interruptible([&run, &how]() -> std::pair<std::string, std::string> {
+    const gradflow::SpecOutcome out = run(how);
+    return {out.report.dump(), out.writers.csv ? out.writers.csv(out.report) : std::string()};
+  });
 }
 
 // gradflow train: (the report as JSON, its long CSV).
@@ -219,9 +248,10 @@ std::pair<std::string, std::string> train(const std::vector<std::string>& args, 
   parse(app, args, "train");
   gradflow::TrainConfig c = gradflow::resolve_train_request(app, r);
   c.progress = progress;
-  py::gil_scoped_release unlocked;
-  const Json report = gradflow::train(c);
-  return {report.dump(), gradflow::train_csv(report)};
+  return interruptible([&c]() -> std::pair<std::string, std::string> {
+    const Json report = gradflow::train(c);
+    return {report.dump(), gradflow::train_csv(report)};
+  });
 }
 
 }  // namespace

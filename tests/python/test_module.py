@@ -277,6 +277,61 @@ def case_passes():
     print("ok: forward, vjp, jvp against the Jacobian and finite differences")
 
 
+# gradflow.jacobian against torch.autograd.functional.jacobian of the same nn.TransformerEncoder (float64 on both
+# sides, other operation orders: rounding).
+TORCH_REL_TOL = 1e-9
+
+
+def case_torch():
+    try:
+        import torch
+    except ImportError as e:
+        print(f"SKIPPED: {sys.executable} cannot import torch ({e}); install python3-torch")
+        sys.exit(77)
+    torch.manual_seed(0)
+    for norm_first, placement in ((False, "post"), (True, "pre")):
+        layer = torch.nn.TransformerEncoderLayer(16, 2, dim_feedforward=32, dropout=0.0, batch_first=True,
+                                                 norm_first=norm_first, dtype=torch.float64)
+        enc = torch.nn.TransformerEncoder(layer, num_layers=3, enable_nested_tensor=False).eval()
+        x = torch.randn(4, 16, dtype=torch.float64)
+        ref = torch.autograd.functional.jacobian(lambda v: enc(v.unsqueeze(0)).squeeze(0), x).reshape(64, 64)
+        m = gradflow.Model.from_weights(enc.state_dict(), placement=placement, heads=2)
+        J = gradflow.jacobian(m, 0, None, x=x.numpy())
+        err = rel(J, ref.numpy())
+        if err > TORCH_REL_TOL:
+            fail(f"{placement}: jacobian differs from torch.autograd.functional.jacobian by {err:.2e}")
+        print(f"ok: {placement}: jacobian vs torch.autograd.functional.jacobian {err:.1e}")
+
+
+# Ctrl-C: how soon after the signal the call must raise KeyboardInterrupt (the bound).
+INTERRUPT_LATENCY_S = 1.0
+
+
+def case_interrupt():
+    import signal
+    import threading
+    import time
+    m = gradflow.Model(placement="post", layers=24, d_model=512, heads=8, seq_len=128, seed=0)  # full scale
+    sent = []
+
+    def fire():
+        time.sleep(0.5)
+        sent.append(time.monotonic())
+        os.kill(os.getpid(), signal.SIGINT)
+    threading.Thread(target=fire, daemon=True).start()
+    try:
+        gradflow.analyze(m, gradients_only=True)
+        fail("a full-scale gradients-only analyze finished before a SIGINT sent 0.5 s into it")
+    except KeyboardInterrupt:
+        latency = time.monotonic() - sent[0]
+    if latency > INTERRUPT_LATENCY_S:
+        fail(f"KeyboardInterrupt came {latency:.2f} s after the signal")
+    small = gradflow.Model(placement="pre", **SMALL)  # the library runs on, unchanged
+    same_report(gradflow.analyze(small).to_dict(),
+                cli_report("analyze", "--placement", "pre", *SMALL_ARGS), "analyze after an interrupted one")
+    print(f"ok: KeyboardInterrupt {latency:.3f} s after SIGINT")
+
+
 def case_plot():
     try:
         import matplotlib
@@ -330,4 +385,5 @@ def case_leaks():
 
 
 {"analyze": case_analyze, "inputs": case_inputs, "jacobian": case_jacobian, "experiments": case_experiments,
- "errors": case_errors, "leaks": case_leaks, "plot": case_plot, "passes": case_passes}[CASE]()
+ "errors": case_errors, "leaks": case_leaks, "plot": case_plot, "passes": case_passes,
+ "interrupt": case_interrupt, "torch": case_torch}[CASE]()
