@@ -2,17 +2,22 @@
 // the command line's parsing. Python (src/python/gradflow/__init__.py) turns keyword arguments into the command
 // line's words, so every option is parsed, checked and refused exactly as the command line does it, and the reports
 // are the same JSON (returned as text and parsed by Python's json, whose doubles round-trip exactly).
-// Computation runs on a worker thread with the GIL released, stopped by Ctrl-C (interruptible). Arrays come in as
+// Computation runs on one worker thread with the GIL released, stopped by Ctrl-C (interruptible). Arrays come in as
 // float64 (C order); a Jacobian goes out without a copy.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
 #include <cmath>
 #include <future>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -59,20 +64,63 @@ void parse(CLI::App& app, const std::vector<std::string>& args, const std::strin
     throw Error("unexpected value '" + app.remaining().front() + "'; fix: see help(gradflow." + function + ")");
 }
 
-// Runs `work` (which must not touch Python objects) on a worker thread while the interpreter's thread waits with the
-// GIL released, looking at Python's signals every 50 ms: Ctrl-C asks the library to stop (core/cancel.hpp: it does
-// at its next check, between blocks), waits for the worker, and raises KeyboardInterrupt. The worker's own exception
-// (gradflow::Error: gradflow.Error) is rethrown here; its result returned.
+// The one worker thread every computation runs on, started on first use and kept (never destroyed: it may be
+// waiting when the interpreter exits): a thread of its own keeps its OpenMP team between calls, where a new thread
+// per call paid ~20 ms to start one. Calls from several Python threads run one after the other.
+class Worker {
+ public:
+  static Worker& get() {
+    static Worker* w = nullptr;  // leaked on purpose (see above)
+    static pid_t owner = 0;
+    static std::mutex starting;
+    std::lock_guard<std::mutex> lock(starting);
+    if (!w || owner != ::getpid()) {  // first use, or a forked child (which has none of the parent's threads)
+      w = new Worker;
+      owner = ::getpid();
+    }
+    return *w;
+  }
+  void post(std::function<void()> job) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      jobs_.push_back(std::move(job));
+    }
+    ready_.notify_one();
+  }
+
+ private:
+  Worker() { std::thread([this] { loop(); }).detach(); }
+  void loop() {
+    for (;;) {
+      std::function<void()> job;
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        ready_.wait(lock, [this] { return !jobs_.empty(); });
+        job = std::move(jobs_.front());
+        jobs_.pop_front();
+      }
+      job();
+    }
+  }
+  std::mutex mutex_;
+  std::condition_variable ready_;
+  std::deque<std::function<void()>> jobs_;
+};
+
+// Runs `work` (which must not touch Python objects) on the worker thread while the interpreter's thread waits with
+// the GIL released, looking at Python's signals every 50 ms: Ctrl-C asks the library to stop (core/cancel.hpp: it
+// does at its next check, between blocks), waits for the work to end, and raises KeyboardInterrupt. The work's own
+// exception (gradflow::Error: gradflow.Error) is rethrown here; its result returned.
 template <class F>
 auto interruptible(F work) -> decltype(work()) {
   using R = decltype(work());
-  gradflow::clear_cancel();
-  std::packaged_task<R()> task(std::move(work));
-  std::future<R> done = task.get_future();
+  auto task = std::make_shared<std::packaged_task<R()>>(std::move(work));
+  std::future<R> done = task->get_future();
   bool interrupted = false;
   {
     py::gil_scoped_release unlocked;
-    std::thread worker(std::move(task));
+    gradflow::clear_cancel();
+    Worker::get().post([task] { (*task)(); });
     while (done.wait_for(std::chrono::milliseconds(50)) != std::future_status::ready) {
       py::gil_scoped_acquire locked;
       if (PyErr_CheckSignals() != 0) {  // a handler raised (KeyboardInterrupt): it stays set for the throw below
@@ -81,9 +129,9 @@ auto interruptible(F work) -> decltype(work()) {
         break;
       }
     }
-    worker.join();  // the library stops at its next check
+    done.wait();  // the library stops at its next check
+    gradflow::clear_cancel();
   }
-  gradflow::clear_cancel();
   if (interrupted) throw py::error_already_set();
   return done.get();
 }
