@@ -350,6 +350,16 @@ def case_plot():
     means = [row["param_grad_norms.linear2.weight"]["mean"] for row in c["groups"][1]["per_layer"]]
     if len(ax.get_lines()) != 2 or not np.array_equal(ax.get_lines()[1].get_ydata(), means):
         fail("grad-by-depth of a compare report does not draw one mean line per group")
+    rj = gradflow.analyze(m)
+    ax = gradflow.plot(rj, kind="jacobian-norms")
+    if len(ax.get_lines()) != 3 or not np.array_equal(ax.get_lines()[1].get_ydata(),
+                                                      rj.layer_array("product_jacobian.spectral_norm")):
+        fail("jacobian-norms of an analyze report does not draw its three quantities")
+    try:
+        gradflow.plot(r, kind="jacobian-norms")  # a gradients-only report has none
+        fail("jacobian-norms of a gradients-only report did not raise")
+    except gradflow.Error:
+        pass
     try:
         gradflow.plot(r, kind="spectrum")
     except gradflow.Error as e:

@@ -1,7 +1,7 @@
 """gradflow.plot (figures.py): the command's figure kinds drawn with matplotlib into an axes you give (docs/python.md).
 
 The same data as `gradflow plot --kind KIND` (src/plot/kind_*.cpp), in the same colours (Okabe and Ito's palette,
-src/plot/style.cpp). Kinds so far: grad-by-depth.
+src/plot/style.cpp). Kinds so far: grad-by-depth, jacobian-norms.
 """
 import numpy as _np
 
@@ -9,7 +9,10 @@ import numpy as _np
 _COLOURS = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#B8A000"]
 _MARKERS = ["o", "s", "^", "D", "v", "<", ">", "p"]
 _DASHES = ["-", "--", ":", "-."]
-KINDS = ("grad-by-depth",)
+KINDS = ("grad-by-depth", "jacobian-norms")
+# jacobian-norms: the quantities and their legend names (src/plot/kind_jacobian_norms.cpp)
+_QUANTITIES = [("block_jacobian.spectral_norm", "||B_l||_2"), ("product_jacobian.spectral_norm", "||P_l||_2"),
+               ("product_jacobian.min_singular_value", "smin(P_l)")]
 
 
 def _style(k):
@@ -67,10 +70,70 @@ def _grad_by_depth(ax, reports, param):
         ax.legend(fontsize=7)
 
 
+def _lines(reports):
+    """(label, rows, is_group) per analyze report and per compare/sweep group."""
+    from . import Error  # noqa: PLC0415
+    out = []
+    for r in reports:
+        d = r.to_dict() if hasattr(r, "to_dict") else r
+        if "groups" in d:
+            for g in d["groups"]:
+                label = f"{g['placement']} L={g['layers']}" + (f" {g['param']}={g['value']}" if "param" in g else "")
+                out.append((label, g["per_layer"], True))
+        elif "layers" in d:
+            out.append((_analyze_label(d), d["layers"], False))
+        else:
+            raise Error("jacobian-norms reads analyze, compare or sweep reports; fix: pass gradflow.analyze's or "
+                        "gradflow.compare's report")
+    return out
+
+
+def _value(row, field, group):
+    """A per-layer number of an analyze report's layer (dotted field) or a group's per_layer row (mean, std)."""
+    if group:
+        cell = row.get(field)
+        return (_np.nan, 0.0) if cell is None or cell["mean"] is None else (cell["mean"], cell["std"] or 0.0)
+    v = row
+    for part in field.split("."):
+        v = v.get(part) if isinstance(v, dict) else None
+    return (_np.nan if v is None else float(v)), 0.0
+
+
+def _jacobian_norms(ax, reports):
+    from . import Error  # noqa: PLC0415
+    lines = _lines(reports)
+    drawn = 0
+    for k, (label, rows, group) in enumerate(lines):
+        for q, (field, name) in enumerate(_QUANTITIES):
+            vals = [_value(row, field, group) for row in rows]
+            mean = _np.array([v[0] for v in vals])
+            if _np.all(_np.isnan(mean)):
+                continue
+            std = _np.array([v[1] for v in vals])
+            x = _np.array([row["index"] for row in rows])
+            # one report: a colour per quantity; several: a colour per report, a marker and dash per quantity
+            st = _style(q) if len(lines) == 1 else dict(_style(k), marker=_MARKERS[q], linestyle=_DASHES[q])
+            if group:
+                ax.fill_between(x, _np.maximum(mean - std, 0.1 * mean), mean + std, color=st["color"], alpha=0.18,
+                                linewidth=0)
+            ax.plot(x, mean, label=name if len(lines) == 1 else f"{label}: {name}", **st)
+            drawn += 1
+    if not drawn:
+        raise Error("no Jacobian norms in the reports; fix: rerun gradflow.analyze without gradients_only")
+    from matplotlib.ticker import MaxNLocator  # noqa: PLC0415
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_yscale("log")
+    ax.set_xlabel("layer l")
+    ax.set_ylabel("Jacobian norms")
+    ax.legend(fontsize=6)
+
+
 def plot(reports, kind="grad-by-depth", ax=None, param=None):
     """Draws `kind` from one report or a list of them into `ax` (a matplotlib Axes; None: a new figure's) and returns
     the axes. grad-by-depth: ||dL/dx_l|| (or ||dL/dW|| of `param`, e.g. "linear2.weight") against l on a log axis;
-    an analyze report gives one line, a compare or sweep report one line per group with a band mean +- std."""
+    an analyze report gives one line, a compare or sweep report one line per group with a band mean +- std.
+    jacobian-norms: ||B_l||_2, ||P_l||_2 and smin(P_l) against l (one report: a colour per quantity; several, or
+    groups: a colour per report, a marker and dash per quantity), in the one axes given."""
     from . import Error  # noqa: PLC0415
     if kind not in KINDS:
         raise Error(f"plot kind {kind!r} is not drawn from Python yet (it has {', '.join(KINDS)}); fix: use "
@@ -80,5 +143,10 @@ def plot(reports, kind="grad-by-depth", ax=None, param=None):
         _, ax = plt.subplots(figsize=(3.5, 2.6))
     if not isinstance(reports, (list, tuple)):
         reports = [reports]
-    _grad_by_depth(ax, reports, param)
+    if kind == "jacobian-norms":
+        if param is not None:
+            raise Error("param= goes with grad-by-depth; fix: drop it for jacobian-norms")
+        _jacobian_norms(ax, reports)
+    else:
+        _grad_by_depth(ax, reports, param)
     return ax
