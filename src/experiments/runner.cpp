@@ -50,7 +50,6 @@ std::string input_change(const Json& then, const Json& now) {
   return "";
 }
 
-
 // Prepares DIR: creates it, removes the temporary files a killed run may have left (NAME.json.tmp.PID) — of every
 // job, or, when `only` is given (a plan's tasks, which other processes may be writing at the same time), of those
 // jobs alone.

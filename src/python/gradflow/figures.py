@@ -24,54 +24,8 @@ def _analyze_label(d):
     return f"{c.get('placement')} L={c.get('layers')}"
 
 
-def _grad_by_depth(ax, reports, param):
-    from . import Error  # noqa: PLC0415
-    k = 0
-    for r in reports:
-        d = r.to_dict() if hasattr(r, "to_dict") else r
-        if "layers" in d and "groups" not in d:  # an analyze report: one line
-            y = []
-            for layer in d["layers"]:
-                if param is None:
-                    y.append(layer["grad_norm"])
-                elif param in layer.get("param_grad_norms", {}):
-                    y.append(layer["param_grad_norms"][param])
-                else:
-                    raise Error(f"param {param!r} is not in the report; fix: use one of "
-                                f"{', '.join(layer.get('param_grad_norms', {}))}")
-            x = [layer["index"] for layer in d["layers"]]
-            ax.plot(x, y, label=_analyze_label(d), **_style(k))
-            k += 1
-        elif "groups" in d:  # compare/sweep: a line per group, a band mean +- std (clipped at mean/10: log axis)
-            metric = "grad_norm" if param is None else f"param_grad_norms.{param}"
-            for g in d["groups"]:
-                rows = g["per_layer"]
-                if not rows or metric not in rows[0]:
-                    raise Error(f"the report's groups have no per-layer {metric!r}; fix: pass param= one of its "
-                                f"parameters, or a compare report")
-                x = _np.array([row["index"]["mean"] if isinstance(row["index"], dict) else row["index"] for row in rows])
-                mean = _np.array([_np.nan if row[metric]["mean"] is None else row[metric]["mean"] for row in rows])
-                std = _np.array([0.0 if row[metric]["std"] is None else row[metric]["std"] for row in rows])
-                label = f"{g['placement']} L={g['layers']}" + (f" {g['param']}={g['value']}" if "param" in g else "")
-                st = _style(k)
-                ax.fill_between(x, _np.maximum(mean - std, 0.1 * mean), mean + std, color=st["color"], alpha=0.18,
-                                linewidth=0)
-                ax.plot(x, mean, label=label, **st)
-                k += 1
-        else:
-            raise Error("grad-by-depth reads analyze, compare or sweep reports; fix: pass gradflow.analyze's or "
-                        "gradflow.compare's report")
-    from matplotlib.ticker import MaxNLocator  # noqa: PLC0415
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # layers are whole numbers
-    ax.set_yscale("log")
-    ax.set_xlabel("layer l")
-    ax.set_ylabel("||dL/dx_l||" if param is None else f"||dL/dW|| ({param})")
-    if k > 1:
-        ax.legend(fontsize=7)
-
-
-def _lines(reports):
-    """(label, rows, is_group) per analyze report and per compare/sweep group."""
+def _lines(reports, kind):
+    """(label, rows, is_group) per analyze report and per compare/sweep group: the lines a kind draws."""
     from . import Error  # noqa: PLC0415
     out = []
     for r in reports:
@@ -83,48 +37,78 @@ def _lines(reports):
         elif "layers" in d:
             out.append((_analyze_label(d), d["layers"], False))
         else:
-            raise Error("jacobian-norms reads analyze, compare or sweep reports; fix: pass gradflow.analyze's or "
+            raise Error(f"{kind} reads analyze, compare or sweep reports; fix: pass gradflow.analyze's or "
                         "gradflow.compare's report")
     return out
 
 
-def _value(row, field, group):
-    """A per-layer number of an analyze report's layer (dotted field) or a group's per_layer row (mean, std)."""
+def _value(row, group, key, path):
+    """(mean, std) of a per-layer number: a group's per_layer row by its flat `key` (mean and std over seeds), an
+    analyze report's layer by `path` (its nested fields; std 0); NaN where it is missing."""
     if group:
-        cell = row.get(field)
+        cell = row.get(key)
         return (_np.nan, 0.0) if cell is None or cell["mean"] is None else (cell["mean"], cell["std"] or 0.0)
     v = row
-    for part in field.split("."):
+    for part in path:
         v = v.get(part) if isinstance(v, dict) else None
     return (_np.nan if v is None else float(v)), 0.0
 
 
+def _draw(ax, rows, group, key, path, label, st):
+    """One line over layer l, with the seed band mean +- std (clipped at a tenth of the mean: a log axis) of a
+    group."""
+    vals = [_value(row, group, key, path) for row in rows]
+    mean = _np.array([v[0] for v in vals])
+    std = _np.array([v[1] for v in vals])
+    x = _np.array([row["index"] for row in rows])
+    if group:
+        ax.fill_between(x, _np.maximum(mean - std, 0.1 * mean), mean + std, color=st["color"], alpha=0.18, linewidth=0)
+    ax.plot(x, mean, label=label, **st)
+
+
+def _layer_axes(ax, ylabel):
+    from matplotlib.ticker import MaxNLocator  # noqa: PLC0415
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # layers are whole numbers
+    ax.set_yscale("log")
+    ax.set_xlabel("layer l")
+    ax.set_ylabel(ylabel)
+
+
+def _grad_by_depth(ax, reports, param):
+    from . import Error  # noqa: PLC0415
+    key = "grad_norm" if param is None else f"param_grad_norms.{param}"
+    path = ("grad_norm",) if param is None else ("param_grad_norms", param)
+    lines = _lines(reports, "grad-by-depth")
+    for k, (label, rows, group) in enumerate(lines):
+        first = rows[0] if rows else {}
+        if group and key not in first:
+            raise Error(f"the report's groups have no per-layer {key!r}; fix: pass param= one of its parameters, or "
+                        f"a compare report")
+        if not group and param is not None and param not in first.get("param_grad_norms", {}):
+            raise Error(f"param {param!r} is not in the report; fix: use one of "
+                        f"{', '.join(first.get('param_grad_norms', {}))}")
+        _draw(ax, rows, group, key, path, label, _style(k))
+    _layer_axes(ax, "||dL/dx_l||" if param is None else f"||dL/dW|| ({param})")
+    if len(lines) > 1:
+        ax.legend(fontsize=7)
+
+
 def _jacobian_norms(ax, reports):
     from . import Error  # noqa: PLC0415
-    lines = _lines(reports)
+    lines = _lines(reports, "jacobian-norms")
     drawn = 0
     for k, (label, rows, group) in enumerate(lines):
-        for q, (field, name) in enumerate(_QUANTITIES):
-            vals = [_value(row, field, group) for row in rows]
-            mean = _np.array([v[0] for v in vals])
-            if _np.all(_np.isnan(mean)):
+        for q, (key, name) in enumerate(_QUANTITIES):
+            path = tuple(key.split("."))
+            if all(_np.isnan(_value(row, group, key, path)[0]) for row in rows):
                 continue
-            std = _np.array([v[1] for v in vals])
-            x = _np.array([row["index"] for row in rows])
             # one report: a colour per quantity; several: a colour per report, a marker and dash per quantity
             st = _style(q) if len(lines) == 1 else dict(_style(k), marker=_MARKERS[q], linestyle=_DASHES[q])
-            if group:
-                ax.fill_between(x, _np.maximum(mean - std, 0.1 * mean), mean + std, color=st["color"], alpha=0.18,
-                                linewidth=0)
-            ax.plot(x, mean, label=name if len(lines) == 1 else f"{label}: {name}", **st)
+            _draw(ax, rows, group, key, path, name if len(lines) == 1 else f"{label}: {name}", st)
             drawn += 1
     if not drawn:
         raise Error("no Jacobian norms in the reports; fix: rerun gradflow.analyze without gradients_only")
-    from matplotlib.ticker import MaxNLocator  # noqa: PLC0415
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set_yscale("log")
-    ax.set_xlabel("layer l")
-    ax.set_ylabel("Jacobian norms")
+    _layer_axes(ax, "Jacobian norms")
     ax.legend(fontsize=6)
 
 
