@@ -89,6 +89,17 @@ fi
 
 # --- 2. the backend tests, CPU reference vs CUDA (tests/backend, tags [backend] and [cuda]) -----------------------------
 step "tests: test_backend [cuda] (CUDA vs CPU, kBackendTol = 1e-10)" 180 "$CARRY/bin/test_backend" "[cuda]" -d yes
+# a failed test may be a kernel's out-of-bounds access: compute-sanitizer's memcheck (the device's own; it reads the
+# hardware on Firecracker machines) on a tiny streamed and a tiny explicit run, only then (it is slow)
+SANITIZER=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2> /dev/null | head -1)
+log "--- compute-sanitizer: ${SANITIZER:-NOT FOUND}"
+TINY="analyze --layers 2 --d-model 8 --heads 2 --d-ff 16 --seq-len 4 --device cuda -q"
+if [ "$FAILED" -gt 0 ]; then
+  if [ -n "$SANITIZER" ]; then
+    step "compute-sanitizer memcheck: tiny streamed run" 60 "$SANITIZER" --tool memcheck --print-limit 10 "$G" $TINY --mode streamed
+    step "compute-sanitizer memcheck: tiny explicit run" 60 "$SANITIZER" --tool memcheck --print-limit 10 "$G" $TINY --mode explicit
+  fi
+fi
 
 # --- 3. streamed exact norms (the VJP chain on the GPU's kernels, matrix_free/device_chain.hpp) --------------------------
 # N = 4096 over 4 layers on both (every ||P_l||_F and ||B_l||_F): agreement to kBackendTol; then the article's full scale
@@ -187,6 +198,10 @@ for pl in hybridnorm resi-dual; do
   fi
 done
 
+# last, with what is left: memcheck over a tiny matrix-free run (Lanczos and Hutchinson on the device's chain)
+if [ -n "$SANITIZER" ]; then
+  step "compute-sanitizer memcheck: tiny matrix-free run" 60 "$SANITIZER" --tool memcheck --print-limit 10 "$G" $TINY --mode matrix-free --spectral-layers all --hutchinson-probes 4
+fi
 log "gpu-check: done in $(($(date +%s) - START)) s, ${FAILED} step(s) with a non-zero exit (the full-scale refusal is expected: exit 2)"
 ls -la "$OUT" >> "$RESULTS"
 exit 0
