@@ -35,6 +35,8 @@ const char* to_string(ParamRole role) {
     case ParamRole::Linear1Bias: return "linear1_bias";
     case ParamRole::Linear2Weight: return "linear2_weight";
     case ParamRole::Linear2Bias: return "linear2_bias";
+    case ParamRole::Linear3Weight: return "linear3_weight";
+    case ParamRole::Linear3Bias: return "linear3_bias";
     case ParamRole::NormWeight: return "norm_weight";
     case ParamRole::NormBias: return "norm_bias";
     case ParamRole::NormAlpha: return "norm_alpha";

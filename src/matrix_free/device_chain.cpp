@@ -28,12 +28,14 @@ struct DeviceChain::Unit {
   double kappa = 1, coefficient = 1, skip = 1;  // κ, c = λ·gate, s (scalar form)
   const double* skip_vector = nullptr;          // (d) learnable s, or null
   bool add_block_input = false;
+  bool parallel = false;  // the branch reads the block input (the parallel residual)
   const double *qkv = nullptr, *P = nullptr, *w_in = nullptr, *w_out = nullptr;  // attention
   Index heads = 0;
   const double* head_gain = nullptr;       // (d) NormFormer's c_h over each head's columns, or null
   std::optional<Norm> inner;               // Sub-LN's norm between the heads and out_proj
   std::array<std::optional<Norm>, 3> qkv_norm;  // HybridNorm's per-head norms of Q, K, V
-  const double *fprime = nullptr, *w1 = nullptr, *w2 = nullptr;  // feed-forward
+  const double *fprime = nullptr, *w1 = nullptr, *w2 = nullptr;  // feed-forward (gated: fprime = z3 ⊙ act'(z1))
+  const double *gate = nullptr, *w3 = nullptr;  // a gated feed-forward's act(z1) and up projection, or null
   std::optional<Norm> mid;                 // the feed-forward mid norm (width d_ff)
 };
 
@@ -43,9 +45,10 @@ namespace {
 // allocated only when the model has such a norm
 // kStreamA, kStreamA2, kStreamD: (rows, d) for ResiDual's two streams apart (allocated only for such a model); kSwap
 // is swapped with the stacks, so it has their size (rows, w)
+// kDa3: (rows, d_ff) for a gated feed-forward's second product (allocated only for such a model)
 enum Work : int {
   kSwap, kDz, kDb, kDg, kDu, kDpre, kDblock, kDo, kDqkv, kDp, kDa, kAux1, kAux2, kAuxFF, kStreamA, kStreamA2, kStreamD,
-  kWorkCount
+  kDa3, kWorkCount
 };
 
 }  // namespace
@@ -67,7 +70,7 @@ DeviceChain::DeviceChain(const KernelOps& ops, const Model& model, const Trace& 
   if (!why.empty()) throw Error("internal: DeviceChain cannot run a model with " + why, ErrorKind::Internal);
   if (max_copies < 1) throw Error("internal: DeviceChain with max_copies < 1", ErrorKind::Internal);
   const ParamStore& p = model.params();
-  bool aux = false, aux_ff = false;  // whether kAux1/kAux2 and kAuxFF are needed
+  bool aux = false, aux_ff = false, gated = false;  // whether kAux1/kAux2, kAuxFF and kDa3 are needed
   for (Index l = 0; l < model.layers(); ++l) {
     const std::string at = "block " + std::to_string(l);
     std::vector<Unit> units;
@@ -85,6 +88,7 @@ DeviceChain::DeviceChain(const KernelOps& ops, const Model& model, const Trace& 
       u.skip = ru.spec.skip_scale;
       if (ru.skip >= 0) u.skip_vector = put(p[ru.skip], "the skip vector of " + at);
       u.add_block_input = ru.spec.add_block_input;
+      u.parallel = ru.spec.parallel;
       if (u.kind == SublayerKind::Attention) {
         const auto& a = static_cast<const AttentionSublayer&>(*ru.G);
         const auto& bc = std::get<AttentionBranchCache>(c.g);
@@ -105,11 +109,16 @@ DeviceChain::DeviceChain(const KernelOps& ops, const Model& model, const Trace& 
       } else {
         const auto& f = static_cast<const FeedForwardSublayer&>(*ru.G);
         const auto& fc = std::get<FeedForwardCache>(c.g);
-        u.fprime = put(fc.fprime, "the feed-forward cache of " + at);
+        u.fprime = put(f.gated() ? fc.glu.up_fprime : fc.fprime, "the feed-forward cache of " + at);
         if (f.mid) u.mid = norm(*f.mid, fc.mid, at);
         aux_ff |= f.mid.has_value();
         u.w1 = put(p[f.linear1_weight()], "the feed-forward weights of " + at);
         u.w2 = put(p[f.linear2_weight()], "the feed-forward weights of " + at);
+        if (f.gated()) {
+          u.gate = put(fc.glu.gate, "the feed-forward cache of " + at);
+          u.w3 = put(p[f.linear3_weight()], "the feed-forward weights of " + at);
+          gated = true;
+        }
       }
       units.push_back(std::move(u));
     }
@@ -125,7 +134,7 @@ DeviceChain::DeviceChain(const KernelOps& ops, const Model& model, const Trace& 
   const Index sizes[kWorkCount] = {rows * w_, rows * d_, rows * d_, rows * d_, rows * d_, rows * d_, rows * d_,
                                    rows * d_, rows * 3 * d_, max_copies * n_ * n_, rows * ff_,
                                    aux ? rows * d_ : 1, aux ? rows * d_ : 1, aux_ff ? rows * ff_ : 1,
-                                   dual, dual, dual};
+                                   dual, dual, dual, gated ? rows * ff_ : 1};
   for (Index size : sizes)
     work_.push_back(ops_.alloc(size, "the work buffers of " + std::to_string(max_copies) + " cotangents"));
 }
@@ -238,14 +247,14 @@ void DeviceChain::vjp(int stack, Index l, const std::string& what) {
     return;
   }
   const std::vector<Unit>& units = blocks_[static_cast<size_t>(l)];
-  bool b2t = false;
-  for (const Unit& u : units) b2t |= u.add_block_input;
-  if (b2t) ops_.axpby(count, 0.0, s.m->data(), 0.0, work(kDblock));  // the stack is finite: 0·x = 0
+  bool reads_block = false;  // a B2T or parallel unit reads the block input
+  for (const Unit& u : units) reads_block |= u.add_block_input || u.parallel;
+  if (reads_block) ops_.axpby(count, 0.0, s.m->data(), 0.0, work(kDblock));  // the stack is finite: 0·x = 0
   for (size_t i = units.size(); i-- > 0;) {
     unit_vjp(units[i], s.m->data(), work(kSwap), work(kDblock), k, nullptr);
     std::swap(s.m, work_[kSwap]);
   }
-  if (b2t) ops_.axpby(count, 1.0, work(kDblock), 1.0, s.m->data());
+  if (reads_block) ops_.axpby(count, 1.0, work(kDblock), 1.0, s.m->data());
   keep_in_range(s, "VJP", what, l);
 }
 
@@ -258,9 +267,9 @@ void DeviceChain::jvp_block(int stack, Index l, const std::string& what) {
   }
   const Index k = s.copies, count = k * n_ * d_;
   const std::vector<Unit>& units = blocks_[static_cast<size_t>(l)];
-  bool b2t = false;
-  for (const Unit& u : units) b2t |= u.add_block_input;
-  if (b2t) ops_.axpby(count, 1.0, s.m->data(), 0.0, work(kDblock));  // the block's input tangent, for B2T
+  bool reads_block = false;  // a B2T or parallel unit reads the block input
+  for (const Unit& u : units) reads_block |= u.add_block_input || u.parallel;
+  if (reads_block) ops_.axpby(count, 1.0, s.m->data(), 0.0, work(kDblock));  // the block's input tangent (B2T, parallel)
   for (const Unit& u : units) {
     unit_jvp(u, s.m->data(), work(kSwap), work(kDblock), k, nullptr);
     std::swap(s.m, work_[kSwap]);
@@ -330,10 +339,11 @@ void DeviceChain::norm_jvp(const Norm& nm, const double* dx, double* dy, Index c
 void DeviceChain::unit_jvp(const Unit& u, const double* dx, double* dy, const double* dx_block, Index copies,
                            double* dx_d) {
   const Index rows = copies * n_, count = rows * d_;
-  // u = κ·PreNorm(x), g = G(u), b = BranchNorm(g), z = s ⊙ x + c·b [+ x_block], y = PostNorm(z)
-  const double* du = dx;
+  // u = κ·PreNorm(x) (parallel: of x_block), g = G(u), b = BranchNorm(g), z = s ⊙ x + c·b [+ x_block], y = PostNorm(z)
+  const double* src = u.parallel ? dx_block : dx;
+  const double* du = src;
   if (u.pre) {
-    norm_jvp(*u.pre, dx, work(kDpre), copies);
+    norm_jvp(*u.pre, src, work(kDpre), copies);
     if (u.kappa != 1.0) ops_.axpby(count, u.kappa, work(kDpre), 0.0, work(kDpre));
     du = work(kDpre);
   }
@@ -375,13 +385,14 @@ void DeviceChain::unit_vjp(const Unit& u, const double* dy, double* dx, double* 
   }
   if (u.kind == SublayerKind::Attention) attention_vjp(u, dg, work(kDu), copies);
   else feed_forward_vjp(u, dg, work(kDu), copies);
+  double* dsrc = u.parallel ? d_block : dx;  // parallel: the branch read x_block
   if (!u.pre) {
-    ops_.axpby(count, 1.0, work(kDu), 1.0, dx);
+    ops_.axpby(count, 1.0, work(kDu), 1.0, dsrc);
     return;
   }
   if (u.kappa != 1.0) ops_.axpby(count, u.kappa, work(kDu), 0.0, work(kDu));
   norm_vjp(*u.pre, work(kDu), work(kDpre), copies);
-  ops_.axpby(count, 1.0, work(kDpre), 1.0, dx);
+  ops_.axpby(count, 1.0, work(kDpre), 1.0, dsrc);
 }
 
 void DeviceChain::attention_vjp(const Unit& u, const double* dg, double* du, Index copies) {
@@ -464,8 +475,14 @@ void DeviceChain::feed_forward_jvp(const Unit& u, const double* du, double* dg, 
   const Index rows = copies * n_, d = d_, ff = ff_;
   double* dz = work(kDa);
   // z1 = x W1ᵀ + b1, y = act(z1) W2ᵀ + b2  ->  dz1 = dx W1ᵀ, dy = (act'(z1) ⊙ dz1) W2ᵀ
+  // gated, y = (act(z1) ⊙ z3) W2ᵀ + b2, z3 = x W3ᵀ + b3  ->  dy = (z3 ⊙ act'(z1) ⊙ dz1 + act(z1) ⊙ dz3) W2ᵀ
   ops_.gemm(rows, ff, d, 1.0, {du, d}, {u.w1, d, 0, true}, 0.0, dz, ff, 0, 1);
   ops_.multiply_tiled(dz, u.fprime, n_, ff, rows);
+  if (u.w3) {
+    ops_.gemm(rows, ff, d, 1.0, {du, d}, {u.w3, d, 0, true}, 0.0, work(kDa3), ff, 0, 1);
+    ops_.multiply_tiled(work(kDa3), u.gate, n_, ff, rows);
+    ops_.axpby(rows * ff, 1.0, work(kDa3), 1.0, dz);
+  }
   if (u.mid) {  // y = MidNorm(act(z1)) W2ᵀ + b2
     norm_jvp(*u.mid, dz, work(kAuxFF), copies);
     dz = work(kAuxFF);
@@ -477,13 +494,19 @@ void DeviceChain::feed_forward_vjp(const Unit& u, const double* dg, double* du, 
   const Index rows = copies * n_, d = d_, ff = ff_;
   double* da = work(kDa);
   // y = act(x W1ᵀ + b1) W2ᵀ + b2  ->  da = dy W2 ⊙ act'(z1), dx = da W1
+  // gated, y = (act(z1) ⊙ z3) W2ᵀ + b2  ->  dh = dy W2, dx = (dh ⊙ z3 ⊙ act'(z1)) W1 + (dh ⊙ act(z1)) W3
   ops_.gemm(rows, ff, d, 1.0, {dg, d}, {u.w2, ff}, 0.0, da, ff, 0, 1);
   if (u.mid) {  // y = MidNorm(act(z1)) W2ᵀ + b2  ->  d act = J_midᵀ (dy W2)
     norm_vjp(*u.mid, da, work(kAuxFF), copies);
     da = work(kAuxFF);
   }
+  if (u.w3) {
+    ops_.axpby(rows * ff, 1.0, da, 0.0, work(kDa3));
+    ops_.multiply_tiled(work(kDa3), u.gate, n_, ff, rows);
+  }
   ops_.multiply_tiled(da, u.fprime, n_, ff, rows);
   ops_.gemm(rows, d, ff, 1.0, {da, ff}, {u.w1, d}, 0.0, du, d, 0, 1);
+  if (u.w3) ops_.gemm(rows, d, ff, 1.0, {work(kDa3), ff}, {u.w3, d}, 1.0, du, d, 0, 1);
 }
 
 DeviceChainOperator::DeviceChainOperator(DeviceChain& chain, Index from, Index to, std::string what)

@@ -22,14 +22,14 @@ Jacobian diagonal_jacobian(const RowVec& s, Index n) {
 
 AttentionSublayer::AttentionSublayer(int in_w, int in_b, int out_w, int out_b, Index heads, bool causal, Index d)
     : in_w_(in_w), in_b_(in_b), out_w_(out_w), out_b_(out_b), heads_(heads), causal_(causal),
-      identity_(Mat::Identity(d, d)), zero_bias_(Mat::Zero(1, d)) {}
+      identity_(Mat::Identity(d, d)) {}
 
 ops::AttentionWeights AttentionSublayer::weights(const ParamStore& p) const {
-  return ops::AttentionWeights{p[in_w_], p[in_b_], p[out_w_], p[out_b_], heads_, causal_};
+  return ops::AttentionWeights{p[in_w_], param_or_null(p, in_b_), p[out_w_], param_or_null(p, out_b_), heads_, causal_};
 }
 
 ops::AttentionWeights AttentionSublayer::heads_only(const ParamStore& p) const {
-  return ops::AttentionWeights{p[in_w_], p[in_b_], identity_, zero_bias_, heads_, causal_};
+  return ops::AttentionWeights{p[in_w_], param_or_null(p, in_b_), identity_, nullptr, heads_, causal_};
 }
 
 RowVec AttentionSublayer::head_gains(const Mat& gains) const {
@@ -50,7 +50,7 @@ Mat AttentionSublayer::forward(const ParamStore& p, const Mat& x, SublayerCache&
   } else {
     const Mat O = ops::attention_forward(heads_only(p), x, c.attn, k);  // (n, d)
     c.on = inner->forward(p, O, c.inner);
-    a = ops::linear_forward(c.on, p[out_w_], &p[out_b_], k);
+    a = ops::linear_forward(c.on, p[out_w_], param_or_null(p, out_b_), k);
   }
   if (head_scale < 0) return a;
   c.a_out = a;
@@ -77,14 +77,14 @@ Mat AttentionSublayer::vjp(const ParamStore& p, const SublayerCache& cache, cons
   if (has_qkv_norm()) return qkv_vjp(p, c, da, g);
   if (!inner) {
     ops::AttentionGrads ag;
-    if (g) ag = {&(*g)[in_w_], &(*g)[in_b_], &(*g)[out_w_], &(*g)[out_b_]};
+    if (g) ag = {&(*g)[in_w_], grad_or_null(g, in_b_), &(*g)[out_w_], grad_or_null(g, out_b_)};
     return ops::attention_vjp(weights(p), c.attn, da, ag, k);
   }
   // in the forward pass this was: a = InnerNorm(O) W_outᵀ + b_out
-  const Mat don = ops::linear_vjp(c.on, p[out_w_], da, g ? &(*g)[out_w_] : nullptr, g ? &(*g)[out_b_] : nullptr, k);
+  const Mat don = ops::linear_vjp(c.on, p[out_w_], da, g ? &(*g)[out_w_] : nullptr, grad_or_null(g, out_b_), k);
   const Mat dO = inner->vjp(p, c.inner, don, g);
   ops::AttentionGrads ag;
-  if (g) ag = {&(*g)[in_w_], &(*g)[in_b_], nullptr, nullptr};
+  if (g) ag = {&(*g)[in_w_], grad_or_null(g, in_b_), nullptr, nullptr};
   return ops::attention_vjp(heads_only(p), c.attn, dO, ag, k);
 }
 
@@ -107,13 +107,13 @@ Mat AttentionSublayer::jvp_with_params(const ParamStore& p, const SublayerCache&
     t = qkv_jvp(p, c, dx, &dtheta);
   } else if (!inner) {
     t = ops::attention_param_jvp(weights(p), c.attn, dx,
-                                 {&dtheta[in_w_], &dtheta[in_b_], &dtheta[out_w_], &dtheta[out_b_]}, k);
+                                 {&dtheta[in_w_], tangent_or_null(dtheta, in_b_), &dtheta[out_w_], tangent_or_null(dtheta, out_b_)}, k);
   } else {
     // a = InnerNorm(O) W_outᵀ + b_out, O the heads (attention with out_proj = I, b = 0)
     const Mat dO =
-        ops::attention_param_jvp(heads_only(p), c.attn, dx, {&dtheta[in_w_], &dtheta[in_b_], nullptr, nullptr}, k);
+        ops::attention_param_jvp(heads_only(p), c.attn, dx, {&dtheta[in_w_], tangent_or_null(dtheta, in_b_), nullptr, nullptr}, k);
     t = ops::added(ops::linear_jvp(p[out_w_], inner->jvp_with_params(p, c.inner, dO, dtheta), k),
-                   ops::linear_param_jvp(c.on, &dtheta[out_w_], &dtheta[out_b_], p[out_w_].rows(), k), k);
+                   ops::linear_param_jvp(c.on, &dtheta[out_w_], tangent_or_null(dtheta, out_b_), p[out_w_].rows(), k), k);
   }
   if (head_scale < 0) return t;
   // y = a ⊙ c_h
@@ -179,23 +179,23 @@ Mat AttentionSublayer::qkv_forward(const ParamStore& p, const Mat& x, AttentionB
   // [Q | K | V] = x W_inᵀ + b_in, normalized per head; O = heads; a = InnerNorm(O) W_outᵀ + b_out
   const KernelOps& k = *kernels;
   c.attn.x = x;
-  c.attn.qkv = norm_qkv_forward(p, ops::linear_forward(x, p[in_w_], &p[in_b_], k), c);
+  c.attn.qkv = norm_qkv_forward(p, ops::linear_forward(x, p[in_w_], param_or_null(p, in_b_), k), c);
   ops::attention_heads_forward(heads_, causal_, c.attn, k);
-  if (!inner) return ops::linear_forward(c.attn.O, p[out_w_], &p[out_b_], k);
+  if (!inner) return ops::linear_forward(c.attn.O, p[out_w_], param_or_null(p, out_b_), k);
   c.on = inner->forward(p, c.attn.O, c.inner);
-  return ops::linear_forward(c.on, p[out_w_], &p[out_b_], k);
+  return ops::linear_forward(c.on, p[out_w_], param_or_null(p, out_b_), k);
 }
 
 Mat AttentionSublayer::qkv_vjp(const ParamStore& p, const AttentionBranchCache& c, const Mat& da, ParamGrads* g) const {
   // in the forward pass this was: a = InnerNorm(O) W_outᵀ + b_out
   const KernelOps& k = *kernels;
   Mat* gw = g ? &(*g)[out_w_] : nullptr;
-  Mat* gb = g ? &(*g)[out_b_] : nullptr;
+  Mat* gb = grad_or_null(g, out_b_);
   const Mat dO = inner ? inner->vjp(p, c.inner, ops::linear_vjp(c.on, p[out_w_], da, gw, gb, k), g)
                        : ops::linear_vjp(c.attn.O, p[out_w_], da, gw, gb, k);
   // in the forward pass this was: O = heads(N(x W_inᵀ + b_in))
   const Mat draw = norm_qkv_vjp(p, c, ops::attention_heads_vjp(heads_, c.attn, dO, k), g);
-  return ops::linear_vjp(c.attn.x, p[in_w_], draw, g ? &(*g)[in_w_] : nullptr, g ? &(*g)[in_b_] : nullptr, k);
+  return ops::linear_vjp(c.attn.x, p[in_w_], draw, g ? &(*g)[in_w_] : nullptr, grad_or_null(g, in_b_), k);
 }
 
 Mat AttentionSublayer::qkv_jvp(const ParamStore& p, const AttentionBranchCache& c, const Mat& dx,
@@ -205,14 +205,14 @@ Mat AttentionSublayer::qkv_jvp(const ParamStore& p, const AttentionBranchCache& 
   Mat draw = ops::linear_jvp(p[in_w_], dx, k);
   if (dtheta)
     draw = ops::added(std::move(draw),
-                      ops::linear_param_jvp(c.attn.x, &(*dtheta)[in_w_], &(*dtheta)[in_b_], p[in_w_].rows(), k), k);
+                      ops::linear_param_jvp(c.attn.x, &(*dtheta)[in_w_], tangent_or_null(*dtheta, in_b_), p[in_w_].rows(), k), k);
   const Mat dO = ops::attention_heads_jvp(heads_, c.attn, norm_qkv_jvp(p, c, draw, dtheta), k);
   const Mat& o = inner ? c.on : c.attn.O;
   Mat t = ops::linear_jvp(p[out_w_], inner ? (dtheta ? inner->jvp_with_params(p, c.inner, dO, *dtheta)
                                                      : inner->jvp(p, c.inner, dO))
                                            : dO, k);
   if (dtheta)
-    t = ops::added(std::move(t), ops::linear_param_jvp(o, &(*dtheta)[out_w_], &(*dtheta)[out_b_], p[out_w_].rows(), k),
+    t = ops::added(std::move(t), ops::linear_param_jvp(o, &(*dtheta)[out_w_], tangent_or_null(*dtheta, out_b_), p[out_w_].rows(), k),
                    k);
   return t;
 }

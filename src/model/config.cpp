@@ -19,6 +19,11 @@ void ModelConfig::validate() const {
   require(d_ff >= 0, "--d-ff must be positive (got " + std::to_string(d_ff) + "); fix: omit it for 4·d_model");
   require(std::isfinite(residual_scale), "--residual-scale must be a finite number; fix: e.g. --residual-scale 1");
   require(norm_eps > 0, "norm eps must be positive");
+  require(!qkv_bias || !bias, "--qkv-bias adds q, k, v biases to a model without biases, but every linear layer has "
+                              "one; fix: add --bias off (Qwen2: only q, k, v have biases), or drop --qkv-bias");
+  require(!shared_norm || placement == "parallel", "--shared-norm is an option of --placement parallel (one norm "
+                                                   "feeding both branches), not of " + placement +
+                                                   "; fix: add --placement parallel, or drop --shared-norm");
   for (const auto& o : scheme_options()) {
     if (o.type == SchemeOption::Type::Word) {
       const std::string v = scheme.word(o.name, o.words.front());
@@ -32,6 +37,19 @@ void ModelConfig::validate() const {
     }
     if (o.check && scheme.given(o.name)) o.check(*this);
   }
+}
+
+FeedForwardKind parse_ffn(const std::string& name) {
+  if (name == "mlp") return FeedForwardKind::Mlp;
+  if (name == "swiglu") return FeedForwardKind::SwiGLU;
+  if (name == "geglu") return FeedForwardKind::GeGLU;
+  throw Error("unknown feed-forward '" + name + "'; fix: use --ffn mlp, swiglu or geglu");
+}
+
+Activation ModelConfig::ffn_activation() const {
+  if (ffn == FeedForwardKind::SwiGLU) return Activation::Silu;
+  if (ffn == FeedForwardKind::GeGLU) return Activation::GeluTanh;
+  return activation;
 }
 
 double SchemeValues::number(const std::string& name, double fallback) const {

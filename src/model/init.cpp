@@ -14,16 +14,19 @@ namespace {
 using Role = ParamRole;
 
 bool is_matrix(Role r) {
-  return r == Role::InProjWeight || r == Role::OutProjWeight || r == Role::Linear1Weight || r == Role::Linear2Weight;
+  return r == Role::InProjWeight || r == Role::OutProjWeight || r == Role::Linear1Weight || r == Role::Linear2Weight ||
+         r == Role::Linear3Weight;
 }
 
-// torch default for a Linear's bias: U(±1/√fan_in); fan_in of linear1 is d, of linear2 d_ff.
+// torch default for a Linear's bias: U(±1/√fan_in); fan_in of linear1 and linear3 is d, of linear2 d_ff.
 void torch_default(Role r, Mat& v, Rng& rng, Index d, Index dff) {
   const double kd = 1.0 / std::sqrt(static_cast<double>(d)), kff = 1.0 / std::sqrt(static_cast<double>(dff));
   switch (r) {
     case Role::InProjWeight: { const double b = std::sqrt(6.0 / static_cast<double>(d + 3 * d)); rng.fill_uniform(v, -b, b); break; }
     case Role::OutProjWeight: rng.fill_uniform(v, -kd, kd); break;
-    case Role::Linear1Weight: case Role::Linear1Bias: rng.fill_uniform(v, -kd, kd); break;
+    case Role::Linear1Weight: case Role::Linear1Bias: case Role::Linear3Weight: case Role::Linear3Bias:
+      rng.fill_uniform(v, -kd, kd);
+      break;
     case Role::Linear2Weight: case Role::Linear2Bias: rng.fill_uniform(v, -kff, kff); break;
     default: v.setZero(); break;
   }
@@ -89,12 +92,14 @@ void initialize(Model& model, const InitConfig& init) {
       if (r == Role::OutProjWeight || r == Role::Linear2Weight) v *= inv_sqrt_2L;
     } else if (init.scheme == "t-fixup") {
       // Xavier uniform, biases 0; the v rows are redrawn as Xavier of their own (d, d) block (×√2, as the
-      // reference code does for fairseq's gain-1/√2 v_proj); then v, out_proj, linear1, linear2 × 0.67·L^(-1/4)
+      // reference code does for fairseq's gain-1/√2 v_proj); then v, out_proj, linear1 (and a gated branch's
+      // linear3), linear2 × 0.67·L^(-1/4)
       if (is_matrix(r)) xavier_uniform(v, rng);
       else v.setZero();
       const double t = tfixup_scale(cfg);
       if (r == Role::InProjWeight) v.middleRows(2 * d, d) *= std::sqrt(2.0) * t;
-      if (r == Role::OutProjWeight || r == Role::Linear1Weight || r == Role::Linear2Weight) v *= t;
+      if (r == Role::OutProjWeight || r == Role::Linear1Weight || r == Role::Linear2Weight || r == Role::Linear3Weight)
+        v *= t;
     }
     // the placement's own rescaling of the reference code, after the scheme (DeepNet β, Sub-LN γ, B2T L^(-1/2))
     placement.rescale_initial(cfg, r, d, v);

@@ -32,15 +32,21 @@ Model::Model(ModelConfig cfg, const KernelOps& kernels) : cfg_(std::move(cfg)), 
   for (Index l = 0; l < cfg_.layers; ++l) {
     check_cancel();  // each block's parameters are allocated here: a large model takes a while
     const std::string pre = layer_prefix(l);
-    // PyTorch's state_dict order: self_attn, linear1, linear2, then the norms
+    // PyTorch's state_dict order: self_attn, linear1, linear2 (a gated branch's linear3), then the norms; a bias
+    // under --bias off is absent (index -1), --qkv-bias keeps in_proj_bias
+    const auto bias = [&](bool present, const std::string& nm, int64_t size, ParamRole role) {
+      return present ? params_.add(pre + nm, {size}, role) : -1;
+    };
     const int in_w = params_.add(pre + "self_attn.in_proj_weight", {3 * d, d}, ParamRole::InProjWeight);
-    const int in_b = params_.add(pre + "self_attn.in_proj_bias", {3 * d}, ParamRole::InProjBias);
+    const int in_b = bias(cfg_.in_proj_bias(), "self_attn.in_proj_bias", 3 * d, ParamRole::InProjBias);
     const int out_w = params_.add(pre + "self_attn.out_proj.weight", {d, d}, ParamRole::OutProjWeight);
-    const int out_b = params_.add(pre + "self_attn.out_proj.bias", {d}, ParamRole::OutProjBias);
+    const int out_b = bias(cfg_.bias, "self_attn.out_proj.bias", d, ParamRole::OutProjBias);
     const int w1 = params_.add(pre + "linear1.weight", {dff, d}, ParamRole::Linear1Weight);
-    const int b1 = params_.add(pre + "linear1.bias", {dff}, ParamRole::Linear1Bias);
+    const int b1 = bias(cfg_.bias, "linear1.bias", dff, ParamRole::Linear1Bias);
     const int w2 = params_.add(pre + "linear2.weight", {d, dff}, ParamRole::Linear2Weight);
-    const int b2 = params_.add(pre + "linear2.bias", {d}, ParamRole::Linear2Bias);
+    const int b2 = bias(cfg_.bias, "linear2.bias", d, ParamRole::Linear2Bias);
+    const int w3 = cfg_.gated() ? params_.add(pre + "linear3.weight", {dff, d}, ParamRole::Linear3Weight) : -1;
+    const int b3 = bias(cfg_.gated() && cfg_.bias, "linear3.bias", dff, ParamRole::Linear3Bias);
 
     std::vector<UnitSpec> specs = placement.block(cfg_, l);
     // every norm of the block, named once (width d, or d_ff for a norm inside the feed-forward branch)
@@ -79,7 +85,7 @@ Model::Model(ModelConfig cfg, const KernelOps& kernels) : cfg_(std::move(cfg)), 
         if (!s.head_scale.empty()) a->head_scale = param(s.head_scale, cfg_.heads, ParamRole::HeadScale);
         u.G = std::move(a);
       } else {
-        auto f = std::make_shared<FeedForwardSublayer>(w1, b1, w2, b2, cfg_.activation);
+        auto f = std::make_shared<FeedForwardSublayer>(w1, b1, w2, b2, cfg_.ffn_activation(), w3, b3);
         f->kernels = kernels_;
         if (!s.mid_norm.empty()) f->mid = norms.at(s.mid_norm);
         u.G = std::move(f);
@@ -90,7 +96,7 @@ Model::Model(ModelConfig cfg, const KernelOps& kernels) : cfg_(std::move(cfg)), 
     }
     if (l == 0) two_streams_ = units.front().spec.dual_stream;
     for (const ResidualUnit& u : units)
-      if (u.spec.dual_stream != two_streams_ || (two_streams_ && u.spec.add_block_input))
+      if (u.spec.dual_stream != two_streams_ || (two_streams_ && u.reads_block_input()))
         throw Error("internal: placement " + cfg_.placement + " mixes one- and two-stream units", ErrorKind::Internal);
     blocks_.push_back(std::move(units));
     param_block_.resize(params_.size(), l);
@@ -170,7 +176,7 @@ Mat Model::vjp_to(const Trace& t, Index l, const Mat& u) const {
   return dx;
 }
 
-// B2T units also read the block input x (and send it a gradient); every other unit sees only its own input.
+// B2T and parallel units also read the block input x (and send it a gradient); every other unit sees only its own.
 Mat Model::block_forward(Index l, const Mat& x, BlockCache& c) const {
   const auto& units = block(l);
   c.units.resize(units.size());
@@ -225,10 +231,10 @@ Mat Model::block_jvp(Index l, const BlockCache& c, const Mat& dx) const {
 Jacobian Model::block_jacobian(Index l, const BlockCache& c) const {
   const auto& units = block(l);
   Jacobian J = units[0].jacobian(params_, c.units[0]);
-  if (units[0].spec.add_block_input) J.add(units[0].block_input_jacobian(params_, c.units[0]));
+  if (units[0].reads_block_input()) J.add(units[0].block_input_jacobian(params_, c.units[0]));
   for (size_t u = 1; u < units.size(); ++u) {
     J = units[u].jacobian(params_, c.units[u]) * std::move(J);
-    if (units[u].spec.add_block_input) J.add(units[u].block_input_jacobian(params_, c.units[u]));
+    if (units[u].reads_block_input()) J.add(units[u].block_input_jacobian(params_, c.units[u]));
   }
   return J;
 }

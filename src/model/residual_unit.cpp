@@ -1,4 +1,5 @@
-// residual_unit.cpp — z = s ⊙ x + c·BranchNorm(G(κ·PreNorm(x))) [+ x_block], y = PostNorm(z) (see residual_unit.hpp).
+// residual_unit.cpp — z = s ⊙ x + c·BranchNorm(G(κ·PreNorm(x))) [+ x_block], y = PostNorm(z); parallel: G reads
+// κ·PreNorm(x_block) (see residual_unit.hpp).
 #include "gradflow/model/residual_unit.hpp"
 
 #include "gradflow/core/error.hpp"
@@ -62,15 +63,15 @@ Mat ResidualUnit::jvp_with_params(const ParamStore& p, const UnitCache& c, const
 
 Mat ResidualUnit::forward_stream(const ParamStore& p, const Mat& x, UnitCache& c, const Mat* block_input) const {
   const KernelOps& k = *kernels;
-  const Mat u = pre ? scaled(spec.pre_norm_scale, pre->forward(p, x, c.pre), k) : x;
+  if ((spec.add_block_input || spec.parallel) && !block_input)
+    throw Error("internal: a unit that reads the block input called without it", ErrorKind::Internal);
+  const Mat& src = spec.parallel ? *block_input : x;
+  const Mat u = pre ? scaled(spec.pre_norm_scale, pre->forward(p, src, c.pre), k) : src;
   const Mat gx = G->forward(p, u, c.g);
   c.b = branch ? branch->forward(p, gx, c.branch) : gx;
   if (skip >= 0) c.x = x;
   Mat z = ops::added_scaled(apply_skip(p, x), branch_coefficient(p), c.b, k);
-  if (spec.add_block_input) {
-    if (!block_input) throw Error("internal: B2T unit called without the block input", ErrorKind::Internal);
-    z = ops::added(std::move(z), *block_input, k);
-  }
+  if (spec.add_block_input) z = ops::added(std::move(z), *block_input, k);
   return post ? post->forward(p, z, c.post) : z;
 }
 
@@ -95,13 +96,21 @@ Mat ResidualUnit::vjp_stream(const ParamStore& p, const UnitCache& c, const Mat&
   // in the forward pass this was: b = BranchNorm(G(u)), u = κ·PreNorm(x)
   const Mat dgx = branch ? branch->vjp(p, c.branch, db, g) : db;
   const Mat du = G->vjp(p, c.g, dgx, g);
-  return ops::added(std::move(dx), pre ? pre->vjp(p, c.pre, scaled(spec.pre_norm_scale, du, k), g) : du, k);
+  Mat dsrc = pre ? pre->vjp(p, c.pre, scaled(spec.pre_norm_scale, du, k), g) : du;
+  if (!spec.parallel) return ops::added(std::move(dx), dsrc, k);
+  // parallel: the branch read x_block
+  if (!d_block_input) throw Error("internal: a parallel unit's VJP called without d_block_input", ErrorKind::Internal);
+  *d_block_input = std::move(dsrc);
+  return dx;
 }
 
 Mat ResidualUnit::jvp_stream(const ParamStore& p, const UnitCache& c, const Mat& dx, const Mat* dx_block,
                              Mat* dcb) const {
   const KernelOps& k = *kernels;
-  const Mat du = pre ? scaled(spec.pre_norm_scale, pre->jvp(p, c.pre, dx), k) : dx;
+  if ((spec.add_block_input || spec.parallel) && !dx_block)
+    throw Error("internal: a unit that reads the block input: JVP called without its tangent", ErrorKind::Internal);
+  const Mat& dsrc = spec.parallel ? *dx_block : dx;
+  const Mat du = pre ? scaled(spec.pre_norm_scale, pre->jvp(p, c.pre, dsrc), k) : dsrc;
   const Mat dgx = G->jvp(p, c.g, du);
   const Mat db = branch ? branch->jvp(p, c.branch, dgx) : dgx;
   Mat dz = apply_skip(p, dx);
@@ -111,17 +120,17 @@ Mat ResidualUnit::jvp_stream(const ParamStore& p, const UnitCache& c, const Mat&
   } else {
     dz = ops::added_scaled(std::move(dz), branch_coefficient(p), db, k);
   }
-  if (spec.add_block_input) {
-    if (!dx_block) throw Error("internal: B2T unit JVP called without the block tangent", ErrorKind::Internal);
-    dz = ops::added(std::move(dz), *dx_block, k);
-  }
+  if (spec.add_block_input) dz = ops::added(std::move(dz), *dx_block, k);
   return post ? post->jvp(p, c.post, dz) : dz;
 }
 
 Mat ResidualUnit::jvp_with_params_stream(const ParamStore& p, const UnitCache& c, const Mat& dx,
                                          const ParamGrads& dtheta, const Mat* dx_block, Mat* dcb) const {
   const KernelOps& k = *kernels;
-  const Mat du = pre ? scaled(spec.pre_norm_scale, pre->jvp_with_params(p, c.pre, dx, dtheta), k) : dx;
+  if ((spec.add_block_input || spec.parallel) && !dx_block)
+    throw Error("internal: a unit that reads the block input: JVP called without its tangent", ErrorKind::Internal);
+  const Mat& dsrc = spec.parallel ? *dx_block : dx;
+  const Mat du = pre ? scaled(spec.pre_norm_scale, pre->jvp_with_params(p, c.pre, dsrc, dtheta), k) : dsrc;
   const Mat dgx = G->jvp_with_params(p, c.g, du, dtheta);
   const Mat db = branch ? branch->jvp_with_params(p, c.branch, dgx, dtheta) : dgx;
   Mat dz = apply_skip(p, dx);
@@ -134,15 +143,12 @@ Mat ResidualUnit::jvp_with_params_stream(const ParamStore& p, const UnitCache& c
     if (dcb) cdb = ops::added(std::move(cdb), gate_term, k);
   }
   if (dcb) *dcb = std::move(cdb);
-  if (spec.add_block_input) {
-    if (!dx_block) throw Error("internal: B2T unit JVP called without the block tangent", ErrorKind::Internal);
-    dz = ops::added(std::move(dz), *dx_block, k);
-  }
+  if (spec.add_block_input) dz = ops::added(std::move(dz), *dx_block, k);
   return post ? post->jvp_with_params(p, c.post, dz, dtheta) : dz;
 }
 
-Jacobian ResidualUnit::jacobian(const ParamStore& p, const UnitCache& c) const {
-  // J_branch · J_G · κ J_pre, keeping token-wise structure where it exists
+Jacobian ResidualUnit::branch_jacobian(const ParamStore& p, const UnitCache& c) const {
+  // c · J_branch · J_G · κ J_pre, keeping token-wise structure where it exists
   Jacobian J = G->jacobian(p, c.g);
   if (pre) {
     Jacobian Jpre = pre->jacobian(p, c.pre);
@@ -151,6 +157,26 @@ Jacobian ResidualUnit::jacobian(const ParamStore& p, const UnitCache& c) const {
   }
   if (branch) J = branch->jacobian(p, c.branch) * std::move(J);
   J.scale(branch_coefficient(p));
+  return J;
+}
+
+Jacobian ResidualUnit::skip_jacobian(const ParamStore& p, Index n, Index d) const {
+  Jacobian J = Jacobian::identity(n, d);
+  if (skip < 0) {
+    if (spec.skip_scale != 1.0) J.scale(spec.skip_scale);
+    return J;
+  }
+  J.scale(0.0);
+  J.add_diagonal(p[skip].row(0));
+  return J;
+}
+
+Jacobian ResidualUnit::jacobian(const ParamStore& p, const UnitCache& c) const {
+  if (spec.parallel) {  // the branch read x_block: on its own input only J_post·diag(s)
+    const Jacobian S = skip_jacobian(p, c.b.rows(), c.b.cols());
+    return post ? post->jacobian(p, c.post) * S : S;
+  }
+  Jacobian J = branch_jacobian(p, c);
   if (spec.dual_stream) {  // [[J_post·(diag(s) + A), 0], [A, I]] on the pair
     const Index n = c.b.rows(), d = c.b.cols();
     Jacobian Ja = J;
@@ -167,9 +193,10 @@ Jacobian ResidualUnit::jacobian(const ParamStore& p, const UnitCache& c) const {
 }
 
 Jacobian ResidualUnit::block_input_jacobian(const ParamStore& p, const UnitCache& c) const {
-  if (post) return post->jacobian(p, c.post);
-  const Index n = c.b.rows();
-  return Jacobian::identity(n, c.b.cols());
+  const Index n = c.b.rows(), d = c.b.cols();
+  Jacobian J = spec.parallel ? branch_jacobian(p, c) : Jacobian::identity(n, d);
+  if (spec.parallel && spec.add_block_input) J.add_identity(1.0);
+  return post ? post->jacobian(p, c.post) * std::move(J) : J;
 }
 
 }  // namespace gradflow

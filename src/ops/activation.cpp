@@ -1,4 +1,4 @@
-// activation.cpp — relu, exact-erf gelu and gelu's tanh approximation (see activation.hpp), through the kernels
+// activation.cpp — relu, exact-erf gelu, gelu's tanh approximation and silu (see activation.hpp), through the kernels
 // (the formulas: kernels/row_math.hpp).
 #include "gradflow/ops/activation.hpp"
 
@@ -11,7 +11,8 @@ Activation parse_activation(const std::string& name) {
   if (name == "relu") return Activation::Relu;
   if (name == "gelu") return Activation::Gelu;
   if (name == "gelu-tanh") return Activation::GeluTanh;
-  throw Error("unknown activation '" + name + "'; fix: use --activation relu, gelu or gelu-tanh");
+  if (name == "silu") return Activation::Silu;
+  throw Error("unknown activation '" + name + "'; fix: use --activation relu, gelu, gelu-tanh or silu");
 }
 
 std::string to_string(Activation a) {
@@ -19,6 +20,7 @@ std::string to_string(Activation a) {
     case Activation::Relu: return "relu";
     case Activation::Gelu: return "gelu";
     case Activation::GeluTanh: return "gelu-tanh";
+    case Activation::Silu: return "silu";
   }
   return "?";
 }
@@ -32,6 +34,7 @@ int code(Activation f) {
     case Activation::Relu: return rows::kRelu;
     case Activation::Gelu: return rows::kGelu;
     case Activation::GeluTanh: return rows::kGeluTanh;
+    case Activation::Silu: return rows::kSilu;
   }
   return rows::kRelu;
 }

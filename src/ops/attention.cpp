@@ -30,9 +30,9 @@ GemmOperand t(GemmOperand a) {
 
 Mat attention_forward(const AttentionWeights& w, const Mat& x, AttentionCache& c, const KernelOps& k) {
   c.x = x;
-  c.qkv = linear_forward(x, w.in_w, &w.in_b, k);
+  c.qkv = linear_forward(x, w.in_w, w.in_b, k);
   attention_heads_forward(w.heads, w.causal, c, k);
-  return linear_forward(c.O, w.out_w, &w.out_b, k);
+  return linear_forward(c.O, w.out_w, w.out_b, k);
 }
 
 void attention_heads_forward(Index heads, bool causal, AttentionCache& c, const KernelOps& k) {

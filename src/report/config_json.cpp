@@ -16,7 +16,11 @@ nlohmann::ordered_json model_config_json(const Model& model, const InitConfig& i
   j[fields::kHeads] = c.heads;
   j[fields::kDFf] = c.ff();
   j[fields::kSeqLen] = seq_len;
-  j[fields::kActivation] = to_string(c.activation);
+  j[fields::kActivation] = to_string(c.ffn_activation());
+  j["ffn"] = to_string(c.ffn);
+  j["bias"] = c.bias;
+  if (c.qkv_bias) j["qkv_bias"] = true;
+  if (c.placement == "parallel") j["shared_norm"] = c.shared_norm;
   j[fields::kCausal] = c.causal;
   j[fields::kNorm] = to_string(c.norm);
   j["norm_eps"] = c.norm_eps;

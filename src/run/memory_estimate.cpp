@@ -46,8 +46,10 @@ double block_parameters(const ModelConfig& cfg, const std::vector<UnitSpec>& uni
   auto norm = [](double width) { return 2 * width + 1; };
   double p = 0;
   for (const UnitSpec& u : units) {
-    if (u.kind == SublayerKind::Attention) p += 4 * d * d + 4 * d;  // in_proj (3d, d) + 3d, out_proj (d, d) + d
-    else p += 2 * d * ff + ff + d;                                   // linear1 (ff, d) + ff, linear2 (d, ff) + d
+    // in_proj (3d, d) + 3d, out_proj (d, d) + d; linear1 (ff, d) + ff, linear2 (d, ff) + d, a gated branch's linear3
+    // (ff, d) + ff (the biases counted even under --bias off: an upper bound)
+    if (u.kind == SublayerKind::Attention) p += 4 * d * d + 4 * d;
+    else p += (cfg.gated() ? 3 : 2) * d * ff + (cfg.gated() ? 2 : 1) * ff + d;
     for (const std::string* n : {&u.pre_norm, &u.branch_norm, &u.post_norm, &u.inner_norm})
       if (!n->empty()) p += norm(d);
     if (!u.mid_norm.empty()) p += norm(ff);
@@ -81,7 +83,8 @@ double trace_doubles(const ModelConfig& cfg, Index n_tokens) {
   const double ff = static_cast<double>(cfg.ff()), h = static_cast<double>(cfg.heads);
   const double L = static_cast<double>(cfg.layers);
   // per block: h (n, n) attention probabilities, ~12 (n, d) activations and norm caches, 3 (n, d_ff) FFN
-  // activations; and dL/dx_l for l = 0..L (two streams: x_l and dL/dx_l are (n, 2d), the second stream extra)
+  // activations (a gated one keeps the same three: its product, act(z1) and z3·act'(z1)); and dL/dx_l for
+  // l = 0..L (two streams: x_l and dL/dx_l are (n, 2d), the second stream extra)
   const double s = static_cast<double>(state_streams(cfg));
   return L * (h * n * n + 12 * n * d + 3 * n * ff) + (L + 1) * n * d + (s - 1) * 2 * (L + 1) * n * d;
 }

@@ -117,8 +117,22 @@ std::vector<ModelOption> make_table() {
                     }));
   t.push_back(value("seq-len", "tokens n of the input", std::to_string(d.rc.analysis.seq_len), false,
                     [](ModelSettings& s, const std::string& v) { s.rc.analysis.seq_len = parse_integer(v, "seq-len"); }));
-  t.push_back(value("activation", "relu | gelu (exact erf form) | gelu-tanh (tanh approximation: GPT-2's gelu_new)", d.activation, true,
+  t.push_back(value("activation", "relu | gelu (exact erf form) | gelu-tanh (tanh approximation: GPT-2's gelu_new) | "
+                    "silu, of --ffn mlp", d.activation, true,
                     [](ModelSettings& s, const std::string& v) { s.activation = v; }));
+  t.push_back(value("ffn", "feed-forward: mlp (linear2(act(linear1 x))) | swiglu (linear2(silu(linear1 x) * linear3 x): "
+                    "Llama) | geglu (gelu-tanh gate: Gemma); --d-ff is the gate's width", d.ffn, true,
+                    [](ModelSettings& s, const std::string& v) { s.ffn = v; }));
+  t.push_back(value("bias", "on | off: the bias of every linear layer (off: Llama, Qwen, OLMo, Gemma)", "on", true,
+                    [](ModelSettings& s, const std::string& v) {
+                      require(v == "on" || v == "off", "--bias '" + v + "' is not on or off; fix: --bias off (no "
+                                                       "biases) or --bias on");
+                      s.rc.model.bias = v == "on";
+                    }));
+  t.push_back(flag("qkv-bias", "with --bias off: q, k, v keep their biases (Qwen2)", true,
+                   [](ModelSettings& s, bool b) { s.rc.model.qkv_bias = b; }));
+  t.push_back(flag("shared-norm", "--placement parallel: one norm feeds both branches (GPT-J, PaLM)", true,
+                   [](ModelSettings& s, bool b) { s.rc.model.shared_norm = b; }));
   t.push_back(flag("causal", "causal attention mask", true, [](ModelSettings& s, bool b) { s.rc.model.causal = b; }));
   t.push_back(value("norm", "layernorm | rmsnorm | dyt", d.norm, true,
                     [](ModelSettings& s, const std::string& v) { s.norm = v; }));
@@ -265,6 +279,10 @@ RunConfig resolve(const ModelSettings& s) {
   RunConfig rc = s.rc;
   check_placement_options(s);
   rc.model.activation = parse_activation(s.activation);
+  rc.model.ffn = parse_ffn(s.ffn);
+  require(!rc.model.gated() || !s.given.count("activation"),
+          "--activation " + s.activation + " does not apply to --ffn " + s.ffn + " (its gate is " +
+              to_string(rc.model.ffn_activation()) + "); fix: drop --activation, or use --ffn mlp");
   rc.model.norm = parse_norm_kind(s.norm);
   if (s.no_final_norm) rc.model.final_norm = false;
   find_placement(rc.model.placement);

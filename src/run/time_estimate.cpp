@@ -14,7 +14,8 @@ namespace gradflow {
 double block_vjp_flops(const ModelConfig& cfg, Index n_tokens) {
   const double n = static_cast<double>(n_tokens), d = static_cast<double>(cfg.d_model);
   const double ff = static_cast<double>(cfg.ff());
-  return 2.0 * n * (4.0 * d * d + 2.0 * d * ff) + 8.0 * n * n * d;
+  const double ff_mats = cfg.gated() ? 3.0 : 2.0;  // linear1, linear2 (and a gated branch's linear3)
+  return 2.0 * n * (4.0 * d * d + ff_mats * d * ff) + 8.0 * n * n * d;
 }
 
 double streamed_flops(const ModelConfig& cfg, Index n_tokens, bool with_blocks) {

@@ -144,20 +144,24 @@ void check_forward_kernels(const KernelOps& ops, double t) {
     CHECK(rel_err(sd.host(), want) < t);
     if (causal) CHECK(sd.host()(0, 1) == 0.0);
   }
-  // activations in closed form: relu, gelu ½z(1 + erf(z/√2)), gelu-tanh ½z(1 + tanh(√(2/π)(z + 0.044715 z³)))
+  // activations in closed form: relu, gelu ½z(1 + erf(z/√2)), gelu-tanh ½z(1 + tanh(√(2/π)(z + 0.044715 z³))),
+  // silu z/(1 + e^(−z))
   const Mat Z = random_mat(3, 7, "fZ", 3.0);
   const auto gelu = [](double z) { return 0.5 * z * (1.0 + std::erf(z / std::sqrt(2.0))); };
   const auto gelu_tanh = [](double z) {
     return 0.5 * z * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (z + 0.044715 * z * z * z)));
   };
-  for (const int kind : {rows::kRelu, rows::kGelu, rows::kGeluTanh}) {
+  const auto silu = [](double z) { return z / (1.0 + std::exp(-z)); };
+  for (const int kind : {rows::kRelu, rows::kGelu, rows::kGeluTanh, rows::kSilu}) {
     Mat want_a(Z.rows(), Z.cols()), want_f(Z.rows(), Z.cols());
     for (Index i = 0; i < Z.size(); ++i) {
       const double z = Z.data()[i];
-      want_a.data()[i] = kind == rows::kRelu ? std::max(z, 0.0) : kind == rows::kGelu ? gelu(z) : gelu_tanh(z);
+      const auto f = [&](double v) {
+        return kind == rows::kGelu ? gelu(v) : kind == rows::kSilu ? silu(v) : gelu_tanh(v);
+      };
+      want_a.data()[i] = kind == rows::kRelu ? std::max(z, 0.0) : f(z);
       // the derivative by the four-point stencil of the closed form (relu: the step)
       const double h = 1e-3;
-      const auto f = [&](double v) { return kind == rows::kGelu ? gelu(v) : gelu_tanh(v); };
       want_f.data()[i] = kind == rows::kRelu ? (z > 0 ? 1.0 : 0.0)
                                              : (8 * (f(z + h) - f(z - h)) - (f(z + 2 * h) - f(z - 2 * h))) / (12 * h);
     }
@@ -308,14 +312,22 @@ void check_chain(BackendKind kind) {
   const Index n = 4, L = 3, copies = 3;
   int covered = 0;
   std::set<std::string> uncovered;
+  int index = 0;
   for (const auto& p : placements())
-    for (const bool causal : {false, true}) {
+    for (const int variant : {0, 1, 2}) {  // plain; causal with GELU; a gated feed-forward without biases
+      const bool causal = variant == 1;
       ModelConfig cfg = small_model(p->name(), L, causal ? Activation::Gelu : Activation::Relu);
       cfg.causal = causal;
       if (causal) cfg.norm = p->name() == "pre" ? NormKind::RMSNorm : p->name() == "sandwich" ? NormKind::DyT : cfg.norm;
+      if (variant == 2) {
+        cfg.ffn = index % 2 == 0 ? FeedForwardKind::SwiGLU : FeedForwardKind::GeGLU;
+        cfg.bias = false;
+        cfg.qkv_bias = index % 3 == 0;
+      }
       const Traced tr(cfg, n, 5);
       const std::string why = DeviceChain::unsupported(tr.model);
-      INFO(to_string(kind) << " " << p->name() << (causal ? " causal" : "") << " " << to_string(cfg.norm));
+      INFO(to_string(kind) << " " << p->name() << " variant " << variant << " " << to_string(cfg.norm) << " "
+                           << to_string(cfg.ffn));
       if (!why.empty()) {  // named, and the chain refuses it
         uncovered.insert(p->name());
         REQUIRE_THROWS(DeviceChain(be->kernels(), tr.model, tr.ctx.trace, copies));
@@ -372,10 +384,11 @@ void check_chain(BackendKind kind) {
           CHECK(std::abs(g.std_error - w.std_error) <= t * w.std_error);
         }
       ++covered;
+      index += variant == 2;
     }
-  // every placement, ResiDual's two streams included
+  // every placement, ResiDual's two streams and the parallel residual included
   CHECK(uncovered.empty());
-  CHECK(covered == 2 * static_cast<int>(placements().size() - uncovered.size()));
+  CHECK(covered == 3 * static_cast<int>(placements().size() - uncovered.size()));
 }
 
 void check_range_and_nan(BackendKind kind) {

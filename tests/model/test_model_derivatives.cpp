@@ -21,10 +21,13 @@ struct Case {
   bool causal;
   Index layers, n, d, h, dff;
   double residual_scale;
+  FeedForwardKind ffn = FeedForwardKind::Mlp;
+  bool bias = true, qkv_bias = false, shared_norm = false;
   std::string name() const {
     return placement + "/" + to_string(norm) + "/" + to_string(act) + (causal ? "/causal" : "") + " L=" +
            std::to_string(layers) + " n=" + std::to_string(n) + " d=" + std::to_string(d) + " h=" + std::to_string(h) +
-           " dff=" + std::to_string(dff) + " lambda=" + std::to_string(residual_scale);
+           " dff=" + std::to_string(dff) + " lambda=" + std::to_string(residual_scale) + " ffn=" + to_string(ffn) +
+           (bias ? "" : qkv_bias ? " qkv-bias only" : " no bias") + (shared_norm ? " shared norm" : "");
   }
 };
 
@@ -40,6 +43,15 @@ std::vector<Case> cases() {
     v.push_back({p->name(), NormKind::LayerNorm, Activation::Relu, true, 2, 1, 6, 3, 5, 1.0});
     // GPT-2's activation (gelu_new), causal as GPT-2 is
     v.push_back({p->name(), NormKind::LayerNorm, Activation::GeluTanh, true, 2, 3, 6, 2, 10, 1.0});
+    // the decoder blocks' feed-forward (SwiGLU: Llama; GeGLU: Gemma) and linear layers without biases (Qwen2: q, k, v
+    // keep theirs)
+    v.push_back({p->name(), NormKind::RMSNorm, Activation::Relu, true, 2, 3, 6, 2, 10, 1.0, FeedForwardKind::SwiGLU,
+                 false, true});
+    v.push_back({p->name(), NormKind::LayerNorm, Activation::Relu, false, 2, 3, 6, 2, 7, 1.0, FeedForwardKind::GeGLU,
+                 false, false});
+    if (p->name() == "parallel")  // one norm feeding both branches (GPT-J, PaLM)
+      v.push_back({p->name(), NormKind::LayerNorm, Activation::Gelu, true, 2, 3, 6, 2, 10, 0.8,
+                   FeedForwardKind::Mlp, true, false, true});
   }
   return v;
 }
@@ -57,6 +69,10 @@ Model make_model(const Case& c) {
   cfg.heads = c.h;
   cfg.d_ff = c.dff;
   cfg.residual_scale = c.residual_scale;
+  cfg.ffn = c.ffn;
+  cfg.bias = c.bias;
+  cfg.qkv_bias = c.qkv_bias;
+  cfg.shared_norm = c.shared_norm;
   cfg.scheme.numbers["rezero-alpha"] = 0.3;
   Model m(cfg);
   InitConfig init;
@@ -173,6 +189,44 @@ TEST_CASE("model: parameter names and shapes follow PyTorch's nn.TransformerEnco
   }
   CHECK(m.params().all().size() == 2 * want.size() + 2);
   CHECK(m.params().all().back().name == "norm.bias");
+}
+
+TEST_CASE("model: a gated feed-forward without biases, and the parallel residual's names", "[model][names]") {
+  ModelConfig cfg;
+  cfg.layers = 1;
+  cfg.d_model = 8;
+  cfg.heads = 2;
+  cfg.d_ff = 12;
+  cfg.placement = "parallel";
+  cfg.ffn = FeedForwardKind::SwiGLU;
+  cfg.bias = false;
+  cfg.qkv_bias = true;
+  cfg.norm = NormKind::RMSNorm;
+  const std::vector<std::pair<std::string, std::vector<int64_t>>> want = {
+      {"layers.0.self_attn.in_proj_weight", {24, 8}}, {"layers.0.self_attn.in_proj_bias", {24}},
+      {"layers.0.self_attn.out_proj.weight", {8, 8}}, {"layers.0.linear1.weight", {12, 8}},
+      {"layers.0.linear2.weight", {8, 12}},           {"layers.0.linear3.weight", {12, 8}},
+      {"layers.0.norm1.weight", {8}},                 {"layers.0.norm2.weight", {8}},
+      {"norm.weight", {8}}};
+  const Model m(cfg);
+  REQUIRE(m.params().all().size() == want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    CHECK(m.params().all()[i].name == want[i].first);
+    CHECK(m.params().all()[i].shape == want[i].second);
+  }
+  CHECK(m.params().all()[5].role == ParamRole::Linear3Weight);
+  // --shared-norm: one norm for both branches; its gradient gathers both branches' (the FD checks above cover it)
+  cfg.shared_norm = true;
+  const Model shared(cfg);
+  CHECK(shared.params().all().size() == want.size() - 1);
+  CHECK(!shared.params().has("layers.0.norm2.weight"));
+  CHECK(shared.block(0)[0].pre->weight == shared.block(0)[1].pre->weight);
+  // the options refused where they mean nothing
+  cfg.placement = "pre";
+  CHECK_THROWS_WITH(Model(cfg), Catch::Contains("--shared-norm is an option of --placement parallel"));
+  cfg.shared_norm = false;
+  cfg.bias = true;
+  CHECK_THROWS_WITH(Model(cfg), Catch::Contains("fix: add --bias off"));
 }
 
 TEST_CASE("model: parameter JVP vs finite differences and the VJP, every placement", "[model][param-jvp]") {

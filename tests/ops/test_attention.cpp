@@ -17,7 +17,7 @@ struct AttnFixture {
     out_w = random_mat(d, d, 73, 0.5);
     out_b = random_mat(1, d, 74, 0.3);
   }
-  ops::AttentionWeights w(Index heads, bool causal) const { return {in_w, in_b, out_w, out_b, heads, causal}; }
+  ops::AttentionWeights w(Index heads, bool causal) const { return {in_w, &in_b, out_w, &out_b, heads, causal}; }
 };
 }  // namespace
 

@@ -29,7 +29,7 @@ TEST_CASE("linear: parameter gradients vs finite differences", "[ops][linear]") 
 }
 
 TEST_CASE("activations: derivatives", "[ops][activation]") {
-  for (Activation a : {Activation::Relu, Activation::Gelu, Activation::GeluTanh}) {
+  for (Activation a : {Activation::Relu, Activation::Gelu, Activation::GeluTanh, Activation::Silu}) {
     Mat z = random_mat(3, 6, 7, 2.0);
     // keep relu's kink away from the finite-difference stencil
     z = z.unaryExpr([](double v) { return std::abs(v) < 1e-3 ? 0.5 : v; });
@@ -49,6 +49,21 @@ TEST_CASE("gelu is the exact erf form, matching known values", "[ops][activation
   CHECK(y(0, 0) == Approx(-0.15865525393145702).epsilon(kClosedFormTol));
   CHECK(y(0, 1) == Approx(0.34573123063700656).epsilon(kClosedFormTol));
   CHECK(y(0, 2) == Approx(2.99595030590511).epsilon(kClosedFormTol));
+}
+
+TEST_CASE("silu is z·sigmoid(z), matching known values", "[ops][activation]") {
+  Mat z(1, 4);
+  z << -1.0, 0.5, 3.0, -40.0;
+  const Mat y = ops::activation_forward(Activation::Silu, z);
+  // values from PyTorch's F.silu in float64
+  CHECK(y(0, 0) == Approx(-0.2689414213699951).epsilon(kClosedFormTol));
+  CHECK(y(0, 1) == Approx(0.3112296656009273).epsilon(kClosedFormTol));
+  CHECK(y(0, 2) == Approx(2.8577223804672998).epsilon(kClosedFormTol));
+  CHECK(y(0, 3) == Approx(-1.6993417021166355e-16).epsilon(kClosedFormTol));  // far left: tiny, full relative accuracy
+  Mat z0 = Mat::Zero(1, 1);
+  CHECK(ops::activation_derivative(Activation::Silu, z0)(0, 0) == 0.5);
+  CHECK(parse_activation("silu") == Activation::Silu);
+  CHECK(to_string(Activation::Silu) == "silu");
 }
 
 TEST_CASE("gelu-tanh is GPT-2's gelu_new and matches known values", "[ops][activation]") {

@@ -22,6 +22,8 @@ enum class ParamRole {
   Linear1Bias,     // (d_ff)
   Linear2Weight,   // (d, d_ff) the feed-forward's second projection
   Linear2Bias,     // (d)
+  Linear3Weight,   // (d_ff, d) a gated feed-forward's up projection (SwiGLU/GeGLU: linear2(act(linear1 x) ⊙ linear3 x))
+  Linear3Bias,     // (d_ff)
   NormWeight,      // a norm's gain (LayerNorm, RMSNorm, DyT)
   NormBias,        // a norm's bias (LayerNorm, DyT)
   NormAlpha,       // DyT's scalar α inside tanh(α·x)
@@ -78,5 +80,10 @@ class ParamGrads {
   std::vector<Mat> g_;
   std::vector<std::pair<Index, Index>> shapes_;
 };
+
+// An optional parameter (a bias under --bias off has index -1): the value, gradient or tangent at index i, or null.
+inline const Mat* param_or_null(const ParamStore& p, int i) { return i >= 0 ? &p[i] : nullptr; }
+inline Mat* grad_or_null(ParamGrads* g, int i) { return g && i >= 0 ? &(*g)[i] : nullptr; }
+inline const Mat* tangent_or_null(const ParamGrads& t, int i) { return i >= 0 ? &t[i] : nullptr; }
 
 }  // namespace gradflow

@@ -60,8 +60,8 @@ GRADFLOW_HD inline double softmax_vjp_element(double p, double dp, double s, dou
   return (p * (dp - s)) * scale;
 }
 
-// --- activations (ops/activation.hpp): relu, exact-erf gelu, gelu's tanh approximation -----------------------------
-enum ActivationCode : int { kRelu = 0, kGelu = 1, kGeluTanh = 2 };  // Activation's order
+// --- activations (ops/activation.hpp): relu, exact-erf gelu, gelu's tanh approximation, silu ----------------------
+enum ActivationCode : int { kRelu = 0, kGelu = 1, kGeluTanh = 2, kSilu = 3 };  // Activation's order
 
 // Φ via erfc keeps full relative accuracy for negative z; φ the standard normal density.
 GRADFLOW_HD inline double normal_cdf(double z) { return 0.5 * erfc(-z * 0.70710678118654752440); }
@@ -74,17 +74,22 @@ GRADFLOW_HD inline double sigmoid(double t) { return 1.0 / (1.0 + exp(-t)); }
 GRADFLOW_HD inline double activation_value(int kind, double z) {
   if (kind == kRelu) return z > 0.0 ? z : 0.0;  // (the CPU's relu is Eigen's cwiseMax, the same for every number)
   if (kind == kGeluTanh) return z * sigmoid(2.0 * gelu_tanh_u(z));
+  if (kind == kSilu) return z * sigmoid(z);
   return z * normal_cdf(z);
 }
 
 // f'(z): relu's is 0 at z = 0 (as PyTorch); gelu' = Φ(z) + z·φ(z); d/dz [z·σ(2u)] = σ(2u) + z·σ(2u)·σ(−2u)·2u',
-// u' = √(2/π)·(1 + 3·0.044715·z²).
+// u' = √(2/π)·(1 + 3·0.044715·z²); silu' = σ(z) + z·σ(z)·σ(−z).
 GRADFLOW_HD inline double activation_derivative(int kind, double z) {
   if (kind == kRelu) return z > 0.0 ? 1.0 : 0.0;
   if (kind == kGeluTanh) {
     const double t = 2.0 * gelu_tanh_u(z);
     const double s = sigmoid(t), s_neg = sigmoid(-t);
     return s + z * s * s_neg * 2.0 * 0.79788456080286535588 * (1.0 + 3.0 * 0.044715 * z * z);
+  }
+  if (kind == kSilu) {
+    const double s = sigmoid(z);
+    return s + z * s * sigmoid(-z);
   }
   return normal_cdf(z) + z * normal_pdf(z);
 }

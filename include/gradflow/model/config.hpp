@@ -23,12 +23,24 @@ struct SchemeValues {
   bool given(const std::string& name) const;
 };
 
+// The feed-forward branch: mlp = linear2(act(linear1(x))); the gated forms (Shazeer 2020) =
+// linear2(act(linear1(x)) ⊙ linear3(x)) with act = silu (SwiGLU: Llama, Qwen, OLMo) or gelu-tanh (GeGLU: Gemma).
+enum class FeedForwardKind { Mlp, SwiGLU, GeGLU };
+FeedForwardKind parse_ffn(const std::string& name);  // "mlp" | "swiglu" | "geglu", else Error
+inline std::string to_string(FeedForwardKind f) {      // inline: the io readers' fuzz build links no model code
+  return f == FeedForwardKind::SwiGLU ? "swiglu" : f == FeedForwardKind::GeGLU ? "geglu" : "mlp";
+}
+
 struct ModelConfig {
   Index layers = 6;                          // --layers L (e.g. 24)
   Index d_model = 64;                        // --d-model d
   Index heads = 4;                           // --heads h (must divide d)
   Index d_ff = 0;                            // --d-ff (0 => 4·d)
-  Activation activation = Activation::Relu;  // --activation relu|gelu (PyTorch's default is relu)
+  Activation activation = Activation::Relu;  // --activation relu|gelu|gelu-tanh|silu (PyTorch's default is relu; mlp only)
+  FeedForwardKind ffn = FeedForwardKind::Mlp;  // --ffn mlp|swiglu|geglu (d_ff: the gate's and up's width)
+  bool bias = true;                          // --bias on|off: the bias of every linear layer
+  bool qkv_bias = false;                     // --qkv-bias: q, k, v keep theirs under --bias off (Qwen2)
+  bool shared_norm = false;                  // --shared-norm: placement parallel's one norm for both branches
   bool causal = false;                       // --causal
   std::string placement = "post";            // --placement (see `gradflow placements`)
   NormKind norm = NormKind::LayerNorm;       // --norm layernorm|rmsnorm|dyt
@@ -38,6 +50,10 @@ struct ModelConfig {
   SchemeValues scheme;                       // the placements' own options (--deepnorm-alpha, --mix-order, ...)
 
   Index ff() const { return d_ff > 0 ? d_ff : 4 * d_model; }
+  bool gated() const { return ffn != FeedForwardKind::Mlp; }
+  // The feed-forward branch's activation: --activation for mlp, silu for swiglu, gelu-tanh for geglu.
+  Activation ffn_activation() const;
+  bool in_proj_bias() const { return bias || qkv_bias; }  // attention's q, k, v biases
   void validate() const;  // throws Error naming the option and the fix (the scheme options' checks included)
 };
 

@@ -4,6 +4,9 @@
 // (Admin's ω "attn_omega"/"ffn_omega", NormFormer's "w_resid"); c = λ·a with λ the residual scale
 // (--residual-scale) and a ReZero's learnable gate (1 when absent); x_block the input of the whole block,
 // added only by B2T's bottom-to-top connection (Takase et al. 2022).
+// Parallel (GPT-J, GPT-NeoX/Pythia, PaLM): the branch reads the block input instead, u = κ·PreNorm(x_block), so a
+// block of two such units is x + A(N1 x) + F(N2 x); the unit's Jacobian on its own input is J_post·diag(s), the
+// branch's part J_post · c · J_branch · J_G · κ J_pre goes to x_block.
 //   Post-LN: PostNorm only.  Pre-LN: PreNorm only.  Sandwich: PreNorm + BranchNorm.  ReZero: gate, no norm.
 // Its Jacobian: J = J_post · (diag(s) + c · J_branch · J_G · κ J_pre)  (and ∂y/∂x_block = J_post for B2T).
 // Dual stream (ResiDual, Xie et al. 2023): the state is the pair [x_a | x_d] (n, 2d); the unit above runs on x_a
@@ -30,6 +33,7 @@ struct UnitSpec {
   double branch_scale = 1.0;  // λ
   bool gate = false;          // ReZero: multiply the branch by the learnable scalar "resweight"
   bool add_block_input = false;  // B2T: z also adds the block's input x_l
+  bool parallel = false;         // the branch reads the block's input x_l, not the unit's (the parallel residual)
   bool dual_stream = false;      // ResiDual: the state is [x_a | x_d]; the unit runs on x_a and adds c·b to x_d
   // Inside G (see sublayer.hpp): names of the extra parameters ("" = none).
   std::string head_scale;  // attention: NormFormer's per-head gain (h), e.g. "c_attn"
@@ -57,20 +61,24 @@ struct ResidualUnit {
   const KernelOps* kernels = &cpu_kernels();  // what its sums and scalings run on (the Model's)
 
   double branch_coefficient(const ParamStore& p) const;  // c = λ·a
-  // block_input: x_l of the enclosing block, required when spec.add_block_input.
+  // block_input: x_l of the enclosing block, required when spec.add_block_input or spec.parallel.
   Mat forward(const ParamStore& p, const Mat& x, UnitCache& c, const Mat* block_input = nullptr) const;
-  // d_block_input (when spec.add_block_input): receives ∂L/∂x_block through the B2T connection (= dz).
+  // d_block_input (when spec.add_block_input or spec.parallel): receives ∂L/∂x_block through the B2T connection
+  // (= dz) or, parallel, through the branch.
   Mat vjp(const ParamStore& p, const UnitCache& c, const Mat& dy, ParamGrads* g, Mat* d_block_input = nullptr) const;
   Mat jvp(const ParamStore& p, const UnitCache& c, const Mat& dx, const Mat* dx_block = nullptr) const;
   // J_x dx + J_θ dθ (one copy; dθ shaped like the parameters): dz = s ⊙ dx + ds ⊙ x + c·db + λ·da·b [+ dx_block].
   Mat jvp_with_params(const ParamStore& p, const UnitCache& c, const Mat& dx, const ParamGrads& dtheta,
                       const Mat* dx_block = nullptr) const;
   Jacobian jacobian(const ParamStore& p, const UnitCache& c) const;  // ∂y/∂x
-  // ∂y/∂x_block through the B2T connection: J_post (identity without a post norm).
+  // ∂y/∂x_block: through the B2T connection J_post (identity without a post norm); parallel, through the branch.
   Jacobian block_input_jacobian(const ParamStore& p, const UnitCache& c) const;
+  bool reads_block_input() const { return spec.add_block_input || spec.parallel; }
   Mat apply_skip(const ParamStore& p, const Mat& x) const;  // s ⊙ x (stacked copies allowed)
 
  private:
+  Jacobian branch_jacobian(const ParamStore& p, const UnitCache& c) const;  // c · J_branch · J_G · κ J_pre
+  Jacobian skip_jacobian(const ParamStore& p, Index n, Index d) const;        // diag(s) per token
   // The single-stream unit. extra_dcb: a cotangent on the branch term c·b besides dz (ResiDual's x_d);
   // dcb: receives the branch term's tangent c·db (+ λ·da·b).
   Mat forward_stream(const ParamStore& p, const Mat& x, UnitCache& c, const Mat* block_input) const;

@@ -1,6 +1,8 @@
 // sublayer.hpp — the two residual branches G of a Transformer block, each its own class behind one interface:
 //   AttentionSublayer:    G(x) = c_h ⊙ (InnerNorm(MHA_heads(x)) W_outᵀ + b_out)   (self_attn.in_proj_*, self_attn.out_proj.*)
 //   FeedForwardSublayer:  G(x) = linear2(MidNorm(act(linear1(x))))               (linear1.*, linear2.*), token-wise
+//     gated (SwiGLU, GeGLU): G(x) = linear2(MidNorm(act(linear1(x)) ⊙ linear3(x)))  (+ linear3.*: the up projection)
+// Any bias may be absent (--bias off; --qkv-bias keeps in_proj_bias): its index is -1 and the op skips it.
 // With QKV norms (HybridNorm; OLMo's q_norm/k_norm/v_norm): [Q | K | V] = x W_inᵀ + b_in, then each of Q, K, V is
 // normalized per head (a norm of width d/h, its parameters shared by the heads) before the heads see it.
 // Optional extras (absent for post/pre/...): InnerNorm on the concatenated heads before out_proj (Sub-LN, Magneto:
@@ -16,6 +18,7 @@
 #include "gradflow/kernels/cpu_kernels.hpp"
 #include "gradflow/ops/activation.hpp"
 #include "gradflow/ops/attention.hpp"
+#include "gradflow/ops/glu.hpp"
 #include "gradflow/ops/norm.hpp"
 #include "gradflow/core/params.hpp"
 
@@ -35,8 +38,9 @@ struct AttentionBranchCache {
 // What the feed-forward branch's forward saves.
 struct FeedForwardCache {
   Mat x;          // (n, d)    input
-  Mat a;          // (n, d_ff) act(z1)
-  Mat fprime;     // (n, d_ff) act'(z1)
+  Mat a;          // (n, d_ff) act(z1), or gated act(z1) ⊙ z3: the input of linear2 (of the mid norm if any)
+  Mat fprime;     // (n, d_ff) act'(z1) (not gated)
+  ops::GluCache glu;  // gated
   NormCache mid;  // with a mid norm
   Mat an;         // (n, d_ff) with a mid norm: MidNorm(a), input of linear2
 };
@@ -59,7 +63,7 @@ class Sublayer {
 
 class AttentionSublayer final : public Sublayer {
  public:
-  // in_w (3d, d), in_b (3d), out_w (d, d), out_b (d): parameter indices; d the model width.
+  // in_w (3d, d), in_b (3d), out_w (d, d), out_b (d): parameter indices (a bias -1 when absent); d the model width.
   AttentionSublayer(int in_w, int in_b, int out_w, int out_b, Index heads, bool causal, Index d);
   int head_scale = -1;             // (1, h) NormFormer's c_attn, or -1
   std::optional<NormLayer> inner;  // Sub-LN's inner_attn_ln (width d), or none
@@ -94,14 +98,17 @@ class AttentionSublayer final : public Sublayer {
   int in_w_, in_b_, out_w_, out_b_;
   Index heads_;
   bool causal_;
-  Mat identity_, zero_bias_;  // (d, d) and (1, d): out_proj of heads_only, built once
+  Mat identity_;  // (d, d): out_proj of heads_only, built once
 };
 
 class FeedForwardSublayer final : public Sublayer {
  public:
-  // w1 (d_ff, d), b1 (d_ff), w2 (d, d_ff), b2 (d): parameter indices.
-  FeedForwardSublayer(int w1, int b1, int w2, int b2, Activation activation);
+  // w1 (d_ff, d), b1 (d_ff), w2 (d, d_ff), b2 (d): parameter indices (a bias -1 when absent); w3 (d_ff, d), b3
+  // (d_ff): a gated branch's up projection (w3 -1: not gated).
+  FeedForwardSublayer(int w1, int b1, int w2, int b2, Activation activation, int w3 = -1, int b3 = -1);
   std::optional<NormLayer> mid;  // ffn_layernorm (width d_ff), or none
+  bool gated() const { return w3_ >= 0; }
+  int linear3_weight() const { return w3_; }  // (d_ff, d), or -1
 
   SublayerKind kind() const override { return SublayerKind::FeedForward; }
   int linear1_weight() const { return w1_; }  // (d_ff, d), an index into the ParamStore
@@ -113,7 +120,9 @@ class FeedForwardSublayer final : public Sublayer {
   Mat jvp_with_params(const ParamStore& p, const SublayerCache& c, const Mat& dx, const ParamGrads& dtheta) const override;
 
  private:
-  int w1_, b1_, w2_, b2_;
+  // z1 = linear1(x), a = act(z1) [⊙ linear3(x)]: the cache's a (and fprime or glu)
+  void hidden_forward(const ParamStore& p, const Mat& x, FeedForwardCache& c) const;
+  int w1_, b1_, w2_, b2_, w3_, b3_;
   Activation activation_;
 };
 

@@ -2,7 +2,7 @@
 // relu(z) = max(z, 0) (derivative 0 at z = 0, as PyTorch); gelu(z) = z·Φ(z) = ½·z·(1 + erf(z/√2)),
 // the exact erf form PyTorch uses by default; gelu'(z) = Φ(z) + z·φ(z).
 // gelu-tanh(z) = ½·z·(1 + tanh(√(2/π)·(z + 0.044715·z³))): PyTorch's gelu(approximate='tanh'), Hugging Face's
-// "gelu_new" and "gelu_pytorch_tanh" (GPT-2's activation).
+// "gelu_new" and "gelu_pytorch_tanh" (GPT-2's activation). silu(z) = z·σ(z) (SwiGLU's gate; PyTorch's F.silu).
 #pragma once
 #include <string>
 
@@ -11,8 +11,8 @@
 #include "gradflow/kernels/cpu_kernels.hpp"
 
 namespace gradflow {
-enum class Activation { Relu, Gelu, GeluTanh };
-Activation parse_activation(const std::string& name);  // "relu" | "gelu" | "gelu-tanh", else Error
+enum class Activation { Relu, Gelu, GeluTanh, Silu };
+Activation parse_activation(const std::string& name);  // "relu" | "gelu" | "gelu-tanh" | "silu", else Error
 std::string to_string(Activation a);
 }  // namespace gradflow
 

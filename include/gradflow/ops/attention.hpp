@@ -22,9 +22,9 @@ struct AttentionCache {
 
 struct AttentionWeights {
   const Mat& in_w;   // (3d, d)
-  const Mat& in_b;   // (1, 3d)
+  const Mat* in_b;   // (1, 3d), or null: no bias (--bias off)
   const Mat& out_w;  // (d, d)
-  const Mat& out_b;  // (1, d)
+  const Mat* out_b;  // (1, d), or null
   Index heads;
   bool causal;
 };

@@ -18,7 +18,7 @@ namespace gradflow {
 // resolve() can turn into values (enums, --init-scale's inv-sqrt-2L needs L, sizes fixed by --weights/--input).
 struct ModelSettings {
   RunConfig rc;
-  std::string activation = "relu", norm = "layernorm", init_scale = "1", max_memory;
+  std::string activation = "relu", ffn = "mlp", norm = "layernorm", init_scale = "1", max_memory;
   bool no_final_norm = false;
   std::set<std::string> given;  // names set explicitly (the size options are checked against --weights/--input)
   // The placements of the whole command (compare, sweep, train-sweep, a spec); empty: only rc.model.placement.

@@ -12,7 +12,7 @@
 namespace gradflow {
 
 // Floating-point operations of one cotangent through one block's input-VJP: the linear layers
-// (2·n·(4·d² + 2·d·d_ff)) and attention's four (n, n)·(n, d/h) products per head (8·n²·d).
+// (2·n·(4·d² + 2·d·d_ff), 3·d·d_ff for a gated feed-forward) and attention's four (n, n)·(n, d/h) products per head (8·n²·d).
 double block_vjp_flops(const ModelConfig& cfg, Index n_tokens);
 // Floating-point operations of --mode streamed: N = n·d cotangents through every block for P_l, and (with_blocks,
 // --stream-blocks on) the state's n·width for B_l.

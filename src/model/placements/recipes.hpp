@@ -36,17 +36,19 @@ inline std::vector<UnitSpec> pre_block(const ModelConfig& cfg) {
   return {a, f};
 }
 
-// The weight matrices of a block: in_proj, out_proj, linear1, linear2.
+// The weight matrices of a block: in_proj, out_proj, linear1, linear2 (and a gated branch's linear3).
 inline bool is_weight_matrix(ParamRole r) {
   return r == ParamRole::InProjWeight || r == ParamRole::OutProjWeight || r == ParamRole::Linear1Weight ||
-         r == ParamRole::Linear2Weight;
+         r == ParamRole::Linear2Weight || r == ParamRole::Linear3Weight;
 }
 
 // Multiplies the weights the DeepNet and Magneto reference codes rescale at init by k: the v rows of in_proj
-// (rows 2d..3d), out_proj, linear1 and linear2.
+// (rows 2d..3d), out_proj, linear1 and linear2 (a gated branch's linear3 with linear1: the feed-forward's inputs).
 inline void scale_v_out_ffn(ParamRole r, Index d, Mat& v, double k) {
   if (r == ParamRole::InProjWeight) v.middleRows(2 * d, d) *= k;  // v_proj
-  if (r == ParamRole::OutProjWeight || r == ParamRole::Linear1Weight || r == ParamRole::Linear2Weight) v *= k;
+  if (r == ParamRole::OutProjWeight || r == ParamRole::Linear1Weight || r == ParamRole::Linear2Weight ||
+      r == ParamRole::Linear3Weight)
+    v *= k;
 }
 
 }  // namespace gradflow::recipes

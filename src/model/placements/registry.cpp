@@ -23,6 +23,7 @@ std::unique_ptr<Placement> make_peri_placement();
 std::unique_ptr<Placement> make_hybridnorm_placement();
 std::unique_ptr<Placement> make_hybridnorm_star_placement();
 std::unique_ptr<Placement> make_resi_dual_placement();
+std::unique_ptr<Placement> make_parallel_placement();
 
 const std::vector<std::unique_ptr<Placement>>& placements() {
   static const std::vector<std::unique_ptr<Placement>> table = [] {
@@ -31,7 +32,7 @@ const std::vector<std::unique_ptr<Placement>>& placements() {
                        make_rezero_placement, make_mix_placement, make_admin_placement, make_b2t_placement,
                        make_normformer_placement, make_sub_ln_placement, make_nonorm_placement, make_lns_placement,
                        make_reorder_placement, make_peri_placement, make_hybridnorm_placement,
-                       make_hybridnorm_star_placement, make_resi_dual_placement})
+                       make_hybridnorm_star_placement, make_resi_dual_placement, make_parallel_placement})
       t.push_back(make());
     return t;
   }();

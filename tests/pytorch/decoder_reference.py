@@ -1,0 +1,177 @@
+"""decoder_reference.py — the blocks today's decoders are made of, in float64 PyTorch, written from their published
+equations (not from any library's modules: `transformers` is not a Debian package), with gradflow's parameter names:
+
+  attention   [Q | K | V] = x W_inᵀ (+ b_in);  per head softmax(Q_h K_hᵀ/sqrt(e) + mask) V_h;  O W_outᵀ (+ b_out)
+  mlp         linear2(act(linear1 x))
+  swiglu      linear2(silu(linear1 x) * linear3 x)             (Shazeer 2020; Llama: gate_proj, up_proj, down_proj)
+  geglu       linear2(gelu_tanh(linear1 x) * linear3 x)        (Gemma)
+  rmsnorm     x / sqrt(mean(x^2) + eps) * w                    (Zhang & Sennrich 2019)
+  parallel    y = x + A(N1(x)) + F(N2(x)), --shared-norm: N2 = N1 (GPT-J, GPT-NeoX/Pythia, PaLM); a final norm
+  pre         h = x + A(N1(x)); y = h + F(N2(h)); a final norm
+--bias off drops every linear layer's bias; --qkv-bias keeps in_proj_bias (Qwen2). The stack's state_dict names are
+gradflow's (layers.{l}.self_attn.in_proj_weight, layers.{l}.linear3.weight, norm.weight, ...), so it is written as
+the torch-encoder checkpoint gradflow reads with the same options."""
+import math
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+
+class Spec:
+    """One configuration, in gradflow's option names."""
+
+    def __init__(self, placement="pre", layers=2, d=8, heads=2, d_ff=12, n=4, ffn="mlp", activation="relu",
+                 norm="layernorm", bias=True, qkv_bias=False, shared_norm=False, causal=False):
+        self.__dict__.update(locals())
+        del self.__dict__["self"]
+
+    def label(self):
+        b = "" if self.bias else (" qkv-bias" if self.qkv_bias else " no-bias")
+        return (f"{self.placement}{' shared-norm' if self.shared_norm else ''} {self.ffn}"
+                f"{'/' + self.activation if self.ffn == 'mlp' else ''} {self.norm}{b}{' causal' if self.causal else ''}"
+                f" L={self.layers} d={self.d} h={self.heads} d_ff={self.d_ff} n={self.n}")
+
+    def gradflow_options(self):
+        o = ["--placement", self.placement, "--heads", str(self.heads), "--ffn", self.ffn, "--norm", self.norm]
+        if self.ffn == "mlp":
+            o += ["--activation", self.activation]
+        if not self.bias:
+            o += ["--bias", "off"]
+        if self.qkv_bias:
+            o.append("--qkv-bias")
+        if self.shared_norm:
+            o.append("--shared-norm")
+        if self.causal:
+            o.append("--causal")
+        return o
+
+
+class Norm(nn.Module):
+    def __init__(self, d, kind, eps=1e-5):
+        super().__init__()
+        self.kind, self.eps = kind, eps
+        self.weight = nn.Parameter(torch.ones(d, dtype=torch.float64))
+        if kind == "layernorm":
+            self.bias = nn.Parameter(torch.zeros(d, dtype=torch.float64))
+
+    def forward(self, x):
+        if self.kind == "layernorm":
+            mu = x.mean(-1, keepdim=True)
+            var = ((x - mu) ** 2).mean(-1, keepdim=True)
+            return (x - mu) / torch.sqrt(var + self.eps) * self.weight + self.bias
+        return x / torch.sqrt((x * x).mean(-1, keepdim=True) + self.eps) * self.weight
+
+
+def _param(*shape):
+    return nn.Parameter(torch.zeros(*shape, dtype=torch.float64))
+
+
+class Attention(nn.Module):
+    def __init__(self, spec):
+        super().__init__()
+        d = spec.d
+        self.heads = spec.heads
+        self.in_proj_weight = _param(3 * d, d)
+        if spec.bias or spec.qkv_bias:
+            self.in_proj_bias = _param(3 * d)
+        else:
+            self.in_proj_bias = None
+        self.out_proj = nn.Linear(d, d, bias=spec.bias, dtype=torch.float64)
+
+    def forward(self, x, mask):
+        n, d = x.shape
+        H = self.heads
+        e = d // H
+        q, k, v = F.linear(x, self.in_proj_weight, self.in_proj_bias).split(d, dim=-1)
+        q, k, v = (t.reshape(n, H, e).transpose(0, 1) for t in (q, k, v))
+        S = q @ k.transpose(-1, -2) / math.sqrt(e)
+        if mask is not None:
+            S = S + mask
+        O = (torch.softmax(S, dim=-1) @ v).transpose(0, 1).reshape(n, d)
+        return self.out_proj(O)
+
+
+class Block(nn.Module):
+    def __init__(self, spec):
+        super().__init__()
+        self.spec = spec
+        d, ff = spec.d, spec.d_ff
+        self.self_attn = Attention(spec)
+        self.linear1 = nn.Linear(d, ff, bias=spec.bias, dtype=torch.float64)
+        self.linear2 = nn.Linear(ff, d, bias=spec.bias, dtype=torch.float64)
+        if spec.ffn != "mlp":
+            self.linear3 = nn.Linear(d, ff, bias=spec.bias, dtype=torch.float64)
+        self.norm1 = Norm(d, spec.norm)
+        if not spec.shared_norm:
+            self.norm2 = Norm(d, spec.norm)
+
+    def ffn(self, x):
+        s = self.spec
+        if s.ffn == "swiglu":
+            return self.linear2(F.silu(self.linear1(x)) * self.linear3(x))
+        if s.ffn == "geglu":
+            return self.linear2(F.gelu(self.linear1(x), approximate="tanh") * self.linear3(x))
+        act = {"relu": F.relu, "gelu": F.gelu, "gelu-tanh": lambda z: F.gelu(z, approximate="tanh"), "silu": F.silu}
+        return self.linear2(act[s.activation](self.linear1(x)))
+
+    def forward(self, x, mask):
+        if self.spec.placement == "parallel":
+            n2 = self.norm1 if self.spec.shared_norm else self.norm2
+            return x + self.self_attn(self.norm1(x), mask) + self.ffn(n2(x))
+        if self.spec.placement == "pre":
+            h = x + self.self_attn(self.norm1(x), mask)
+            return h + self.ffn(self.norm2(h))
+        raise ValueError(f"decoder_reference: placement {self.spec.placement} is not written here")
+
+
+class Stack(nn.Module):
+    """L blocks and the final norm; x (n, d) -> y (n, d)."""
+
+    def __init__(self, spec):
+        super().__init__()
+        self.spec = spec
+        self.layers = nn.ModuleList(Block(spec) for _ in range(spec.layers))
+        self.norm = Norm(spec.d, spec.norm)
+
+    def forward(self, x, keep=None):
+        n = x.shape[0]
+        mask = torch.triu(torch.full((n, n), float("-inf"), dtype=torch.float64), 1) if self.spec.causal else None
+        for lay in self.layers:
+            if keep is not None:
+                x.retain_grad()
+                keep.append(x)
+            x = lay(x, mask)
+        return self.norm(x)
+
+
+def randomize(stack, seed):
+    """Every parameter drawn: norm gains around 1, norm biases and linear biases small, matrices ~ 1/sqrt(fan_in)."""
+    gen = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, p in stack.named_parameters():
+            r = torch.randn(p.shape, generator=gen, dtype=torch.float64)
+            if "norm" in name:
+                p.copy_(1.0 + 0.3 * r if name.endswith("weight") else 0.2 * r)
+            elif p.dim() == 2:
+                p.copy_(r / math.sqrt(p.shape[1]))
+            else:
+                p.copy_(0.1 * r)
+
+
+def reference(stack, x0, g):
+    """loss = sum(g * y), every ||dL/dx_l||, every ||dL/dtheta||, ||g||, and dy/dx_0 as (n*d, n*d)."""
+    stack.zero_grad(set_to_none=True)
+    x = x0.detach().clone().requires_grad_(True)
+    xs = []
+    y = stack(x, xs)
+    loss = (y * g).sum()
+    loss.backward()
+    ref = {"loss": loss.item(), "output_grad_norm": g.norm().item()}
+    for l, xl in enumerate(xs):
+        ref[f"layers.{l}.grad_norm"] = xl.grad.norm().item()
+    for name, p in stack.named_parameters():
+        ref[f"param {name}"] = p.grad.norm().item()
+    n, d = x0.shape
+    J = torch.autograd.functional.jacobian(lambda v: stack(v), x0.detach())
+    return ref, J.reshape(n * d, n * d)

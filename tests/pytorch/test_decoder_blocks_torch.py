@@ -1,0 +1,79 @@
+#!/usr/bin/python3
+"""test_decoder_blocks_torch.py GRADFLOW — the decoder blocks' components (issue 32) against PyTorch autograd.
+
+The gated feed-forwards (--ffn swiglu, geglu; linear3 the up projection), silu, linear layers without biases
+(--bias off, --qkv-bias) and the parallel residual (--placement parallel, --shared-norm), with LayerNorm or RMSNorm,
+written from their equations in decoder_reference.py with gradflow's parameter names: random float64 weights are saved
+as a safetensors state_dict, the input and cotangent as .npy; then
+  gradflow analyze  --weights W --input X --cotangent G OPTIONS --json R   (loss, ||dL/dx_l||, ||dL/dtheta||, ||g||)
+  gradflow jacobian --weights W --input X OPTIONS --out J.npy               (dy/dx_0, (n*d, n*d))
+are compared with torch at relative error <= 1e-9 (tolerances.REL_TOL), one line each. Exit 1 on any failure, 77 when
+torch or numpy cannot be imported.
+"""
+import os
+import sys
+import tempfile
+
+from preamble import np, torch, gradflow_binary, load_json, randn64  # exits 77 (skipped) without numpy/torch
+import decoder_reference as dr
+import tolerances as tol
+import torch_reference as tr
+
+CONFIGS = [
+    # Llama's block: Pre-RMSNorm, SwiGLU, no biases, causal
+    dr.Spec("pre", layers=2, d=8, heads=2, d_ff=12, n=4, ffn="swiglu", norm="rmsnorm", bias=False, causal=True),
+    # Qwen2's biases: q, k, v only
+    dr.Spec("pre", layers=2, d=6, heads=3, d_ff=10, n=3, ffn="swiglu", norm="rmsnorm", bias=False, qkv_bias=True,
+            causal=True),
+    # Gemma's feed-forward (GeGLU), one head, LayerNorm with biases
+    dr.Spec("pre", layers=3, d=6, heads=1, d_ff=8, n=3, ffn="geglu", norm="layernorm"),
+    # silu in a plain feed-forward
+    dr.Spec("pre", layers=2, d=8, heads=4, d_ff=16, n=2, ffn="mlp", activation="silu", norm="layernorm", bias=False),
+    # GPT-NeoX/Pythia: the parallel residual with two LayerNorms and biases
+    dr.Spec("parallel", layers=2, d=8, heads=2, d_ff=16, n=4, ffn="mlp", activation="gelu", causal=True),
+    # PaLM: parallel, one shared norm, SwiGLU, no biases
+    dr.Spec("parallel", layers=3, d=6, heads=2, d_ff=10, n=3, ffn="swiglu", norm="rmsnorm", bias=False,
+            shared_norm=True, causal=True),
+    # a single token, parallel GeGLU
+    dr.Spec("parallel", layers=2, d=4, heads=2, d_ff=6, n=1, ffn="geglu", norm="layernorm"),
+]
+
+
+def check(gradflow, spec, i, tmp):
+    w, x, g = (os.path.join(tmp, f"{i}.{s}") for s in ("safetensors", "x.npy", "g.npy"))
+    r, j = os.path.join(tmp, f"{i}.json"), os.path.join(tmp, f"{i}.J.npy")
+    torch.manual_seed(2000 + i)
+    stack = dr.Stack(spec)
+    dr.randomize(stack, seed=i)
+    tr.write_safetensors(w, stack.state_dict(), "F64")
+    x0, cot = randn64(spec.n, spec.d), randn64(spec.n, spec.d)
+    np.save(x, x0.numpy())
+    np.save(g, cot.numpy())
+    files = ["--weights", w, "--input", x]
+    tr.run([gradflow, "analyze", *files, "--cotangent", g, *spec.gradflow_options(), "--json", r, "-q"])
+    tr.run([gradflow, "jacobian", *files, *spec.gradflow_options(), "--out", j])
+    ref, J_ref = dr.reference(stack, x0, cot)
+    print(f"[{i}] {spec.label()}")
+    return tr.compare(f"[{i}] {spec.label()}", ref, tr.gradflow_quantities(load_json(r)), J_ref, np.load(j))
+
+
+def main():
+    gradflow = gradflow_binary()
+    print(f"torch {torch.__version__}, numpy {np.__version__}; tolerance: relative error <= {tol.REL_TOL:g}")
+    failed = []
+    with tempfile.TemporaryDirectory(prefix="gradflow_decoder_") as tmp:
+        for i, spec in enumerate(CONFIGS):
+            try:
+                if check(gradflow, spec, i, tmp):
+                    failed.append(spec.label())
+            except Exception as e:  # a crash of either side fails this configuration, not the script
+                print(f"FAIL [{i}] {spec.label()}: {type(e).__name__}: {e}")
+                failed.append(spec.label())
+    print(f"{len(CONFIGS) - len(failed)}/{len(CONFIGS)} configurations agree with PyTorch")
+    for f in failed:
+        print(f"  failed: {f}")
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
