@@ -62,10 +62,14 @@ CheckpointSizes checkpoint_sizes(const std::vector<SafeTensor>& tensors, const s
   if (s.layers == 0) fail(path, "no tensor is named layers.{i}.* (" + std::to_string(tensors.size()) + " tensors)");
   const SafeTensor& in = find_2d(tensors, "layers.0.self_attn.in_proj_weight", path, "it fixes d_model: shape [3d, d]");
   s.d_model = in.shape[1];
-  if (in.shape[0] != 3 * s.d_model)
-    fail(path, "tensor 'layers.0.self_attn.in_proj_weight' has shape " + shape_str(in.shape) +
-                   " but must be [3d, d] (rows = q, k, v)");
+  // rows q, k, v: 3d for nn.MultiheadAttention; (h + 2K)·e with --kv-heads/--head-dim, checked against the model's
+  // shape when the tensors are loaded (load_params names both)
   const SafeTensor& l1 = find_2d(tensors, "layers.0.linear1.weight", path, "it fixes d_ff: shape [d_ff, d]");
+  if (in.shape[0] == l1.shape[1] && in.shape[1] != l1.shape[1])
+    fail(path, "tensor 'layers.0.self_attn.in_proj_weight' has shape " + shape_str(in.shape) + " but must be [" +
+                   std::to_string(in.shape[1]) + ", " + std::to_string(in.shape[0]) + "] (rows q, k, v; d = " +
+                   std::to_string(l1.shape[1]) + " from linear1.weight): it looks transposed",
+         "save the weights as PyTorch stores them (nn.Linear: [out_features, in_features])");
   s.d_ff = l1.shape[0];
   if (l1.shape[1] != s.d_model)
     fail(path, "tensor 'layers.0.linear1.weight' has shape " + shape_str(l1.shape) + " but must be [d_ff, d] with d = " +
@@ -121,7 +125,8 @@ std::vector<std::string> load_params(ParamStore& store, const std::vector<SafeTe
       fail(path, "tensor '" + p.name + "'" + from(p.name) + " has shape " + shape_str(t.shape) + " but the model needs " +
                      shape_str(p.shape) + (transposed ? ": it looks transposed" : ""),
            transposed ? "save the weights as PyTorch stores them (nn.Linear: [out_features, in_features])"
-                      : "check --heads/--placement/--norm, or re-save the matching state_dict");
+                      : "check --heads/--kv-heads/--head-dim/--ffn/--bias/--placement/--norm, or re-save the matching "
+                        "state_dict");
     // p.value is (rows, cols) row-major with rows*cols == product(shape) == t.data.size().
     p.value = ConstMatMap(t.data.data(), p.value.rows(), p.value.cols());
   }

@@ -56,8 +56,21 @@ enum Work : int {
 std::string DeviceChain::unsupported(const Model& model) {
   for (Index l = 0; l < model.layers(); ++l)
     for (const ResidualUnit& u : model.block(l)) {
-      if (!dynamic_cast<const AttentionSublayer*>(u.G.get()) && !dynamic_cast<const FeedForwardSublayer*>(u.G.get()))
+      const auto* a = dynamic_cast<const AttentionSublayer*>(u.G.get());
+      if (!a && !dynamic_cast<const FeedForwardSublayer*>(u.G.get()))
         return "an unknown sublayer";  // every placement today has only these two (a new sublayer must be added here)
+      if (a && a->decoder_extras()) {  // the decoder blocks' attention runs on the CPU's engines only (issue 32)
+        const ModelConfig& c = model.config();
+        std::string what;
+        const auto add = [&](bool on, const std::string& w) { if (on) what += (what.empty() ? "" : ", ") + w; };
+        add(c.rope, "rotary positions (--rope)");
+        add(c.kv() != c.heads, "grouped-query attention (--kv-heads)");
+        add(c.hd() * c.heads != c.d_model, "--head-dim");
+        add(c.attn_softcap > 0, "--attn-softcap");
+        add(c.attn_scale > 0, "--attn-scale");
+        add(c.qk_norm != QkNorm::None, "--qk-norm");
+        return what.empty() ? "the decoder blocks' attention" : what;
+      }
     }
   return "";
 }

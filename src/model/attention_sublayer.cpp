@@ -20,22 +20,22 @@ Jacobian diagonal_jacobian(const RowVec& s, Index n) {
 
 }  // namespace
 
-AttentionSublayer::AttentionSublayer(int in_w, int in_b, int out_w, int out_b, Index heads, bool causal, Index d)
-    : in_w_(in_w), in_b_(in_b), out_w_(out_w), out_b_(out_b), heads_(heads), causal_(causal),
-      identity_(Mat::Identity(d, d)) {}
+AttentionSublayer::AttentionSublayer(int in_w, int in_b, int out_w, int out_b, const ops::HeadsSpec& heads, Index d)
+    : in_w_(in_w), in_b_(in_b), out_w_(out_w), out_b_(out_b), spec_(heads), d_(d),
+      identity_(Mat::Identity(heads.q_width(), heads.q_width())) {}
 
 ops::AttentionWeights AttentionSublayer::weights(const ParamStore& p) const {
-  return ops::AttentionWeights{p[in_w_], param_or_null(p, in_b_), p[out_w_], param_or_null(p, out_b_), heads_, causal_};
+  return ops::AttentionWeights{p[in_w_], param_or_null(p, in_b_), p[out_w_], param_or_null(p, out_b_), spec_};
 }
 
 ops::AttentionWeights AttentionSublayer::heads_only(const ParamStore& p) const {
-  return ops::AttentionWeights{p[in_w_], param_or_null(p, in_b_), identity_, nullptr, heads_, causal_};
+  return ops::AttentionWeights{p[in_w_], param_or_null(p, in_b_), identity_, nullptr, spec_};
 }
 
 RowVec AttentionSublayer::head_gains(const Mat& gains) const {
-  const Index d = identity_.rows(), e = d / heads_;
+  const Index d = d_, heads = spec_.heads, e = d / heads;
   RowVec s(d);
-  for (Index h = 0; h < heads_; ++h) s.segment(h * e, e).setConstant(gains(0, h));
+  for (Index h = 0; h < heads; ++h) s.segment(h * e, e).setConstant(gains(0, h));
   return s;
 }
 
@@ -43,7 +43,7 @@ Mat AttentionSublayer::forward(const ParamStore& p, const Mat& x, SublayerCache&
   const KernelOps& k = *kernels;
   auto& c = cache.emplace<AttentionBranchCache>();
   Mat a;
-  if (has_qkv_norm()) {
+  if (qkv_path()) {
     a = qkv_forward(p, x, c);
   } else if (!inner) {
     a = ops::attention_forward(weights(p), x, c.attn, k);
@@ -64,17 +64,17 @@ Mat AttentionSublayer::vjp(const ParamStore& p, const SublayerCache& cache, cons
   if (head_scale >= 0) {
     // in the forward pass this was: y = a ⊙ c_h (per head-sized column group)
     if (g) {
-      const Index e = dy.cols() / heads_;
+      const Index e = dy.cols() / spec_.heads;
       Mat prod = dy;
       k.multiply_tiled(prod.data(), c.a_out.data(), prod.rows(), prod.cols(), prod.rows());  // dy ⊙ a
       RowVec col = RowVec::Zero(dy.cols());
       k.add_column_sums(prod.data(), prod.rows(), prod.cols(), col.data());
       const RowVec ones = RowVec::Ones(e);
-      for (Index h = 0; h < heads_; ++h) (*g)[head_scale](0, h) += k.dot(col.data() + h * e, ones.data(), e);
+      for (Index h = 0; h < spec_.heads; ++h) (*g)[head_scale](0, h) += k.dot(col.data() + h * e, ones.data(), e);
     }
     da = ops::scaled_columns(dy, head_gains(p[head_scale]), k);
   }
-  if (has_qkv_norm()) return qkv_vjp(p, c, da, g);
+  if (qkv_path()) return qkv_vjp(p, c, da, g);
   if (!inner) {
     ops::AttentionGrads ag;
     if (g) ag = {&(*g)[in_w_], grad_or_null(g, in_b_), &(*g)[out_w_], grad_or_null(g, out_b_)};
@@ -92,7 +92,7 @@ Mat AttentionSublayer::jvp(const ParamStore& p, const SublayerCache& cache, cons
   const KernelOps& k = *kernels;
   const auto& c = std::get<AttentionBranchCache>(cache);
   Mat t;
-  if (has_qkv_norm()) t = qkv_jvp(p, c, dx, nullptr);
+  if (qkv_path()) t = qkv_jvp(p, c, dx, nullptr);
   else if (!inner) t = ops::attention_jvp(weights(p), c.attn, dx, k);
   else t = ops::linear_jvp(p[out_w_], inner->jvp(p, c.inner, ops::attention_jvp(heads_only(p), c.attn, dx, k)), k);
   return head_scale < 0 ? t : ops::scaled_columns(t, head_gains(p[head_scale]), k);
@@ -103,7 +103,7 @@ Mat AttentionSublayer::jvp_with_params(const ParamStore& p, const SublayerCache&
   const KernelOps& k = *kernels;
   const auto& c = std::get<AttentionBranchCache>(cache);
   Mat t;
-  if (has_qkv_norm()) {
+  if (qkv_path()) {
     t = qkv_jvp(p, c, dx, &dtheta);
   } else if (!inner) {
     t = ops::attention_param_jvp(weights(p), c.attn, dx,
@@ -125,7 +125,7 @@ Jacobian AttentionSublayer::jacobian(const ParamStore& p, const SublayerCache& c
   const auto& c = std::get<AttentionBranchCache>(cache);
   const Index n = c.attn.x.rows();
   Jacobian J;
-  if (has_qkv_norm()) {
+  if (qkv_path() || !spec_.is_classic(d_)) {  // the token-pair formula is classic attention's
     J = qkv_jacobian(p, c);
   } else if (!inner) {
     J = ops::attention_jacobian(weights(p), c.attn);
@@ -137,38 +137,43 @@ Jacobian AttentionSublayer::jacobian(const ParamStore& p, const SublayerCache& c
   return diagonal_jacobian(head_gains(p[head_scale]), n) * std::move(J);
 }
 
-// --- QKV norms (HybridNorm) -----------------------------------------------------------------------------
+// --- QKV norms (HybridNorm), QK-norm (Qwen3 per head, OLMo-2 whole), RoPE ------------------------------------
 
-// Each third of [Q | K | V] (rows × d, stacked copies allowed) is seen by its norm as (rows·h, d/h): row-major,
-// so row r·h + j is head j of token r. `f(j, part)` maps one such (rows·h, d/h) part; the results are put back.
+// The parts of [Q | K | V] (rows × ((h + 2K)·e), stacked copies allowed): Q of h heads, K and V of K heads each. A
+// per-head norm sees a part as (rows·heads, e): row-major, so row r·heads + j is head j of token r; a whole-projection
+// norm sees it as it is. `f(j, part)` maps part j when its norm exists; a part without one passes through.
 template <class F>
-static Mat map_qkv_parts(const Mat& m, Index heads, F f) {
-  const Index rows = m.rows(), d = m.cols() / 3, e = d / heads;
-  Mat out(rows, 3 * d);
+static Mat map_qkv_parts(const Mat& m, const ops::HeadsSpec& s, bool whole,
+                         const std::array<std::optional<NormLayer>, 3>& norms, F f) {
+  const Index rows = m.rows(), e = s.head_dim;
+  const Index widths[3] = {s.q_width(), s.kv_width(), s.kv_width()}, starts[3] = {0, s.q_width(), s.q_width() + s.kv_width()};
+  Mat out = m;
   for (int j = 0; j < 3; ++j) {
-    const Mat part = m.middleCols(j * d, d);
-    const Mat y = f(j, Mat(Eigen::Map<const Mat>(part.data(), rows * heads, e)));
-    out.middleCols(j * d, d) = Eigen::Map<const Mat>(y.data(), rows, d);
+    if (!norms[static_cast<size_t>(j)]) continue;
+    const Index w = widths[j], heads = w / e;
+    const Mat part = m.middleCols(starts[j], w);
+    const Mat y = whole ? f(j, part) : f(j, Mat(Eigen::Map<const Mat>(part.data(), rows * heads, e)));
+    out.middleCols(starts[j], w) = Eigen::Map<const Mat>(y.data(), rows, w);
   }
   return out;
 }
 
 Mat AttentionSublayer::norm_qkv_forward(const ParamStore& p, const Mat& raw, AttentionBranchCache& c) const {
-  return map_qkv_parts(raw, heads_, [&](int j, const Mat& v) {
+  return map_qkv_parts(raw, spec_, qkv_norm_whole, qkv_norm, [&](int j, const Mat& v) {
     return qkv_norm[static_cast<size_t>(j)]->forward(p, v, c.qkv[static_cast<size_t>(j)]);
   });
 }
 
 Mat AttentionSublayer::norm_qkv_vjp(const ParamStore& p, const AttentionBranchCache& c, const Mat& dn,
                                     ParamGrads* g) const {
-  return map_qkv_parts(dn, heads_, [&](int j, const Mat& v) {
+  return map_qkv_parts(dn, spec_, qkv_norm_whole, qkv_norm, [&](int j, const Mat& v) {
     return qkv_norm[static_cast<size_t>(j)]->vjp(p, c.qkv[static_cast<size_t>(j)], v, g);
   });
 }
 
 Mat AttentionSublayer::norm_qkv_jvp(const ParamStore& p, const AttentionBranchCache& c, const Mat& draw,
                                     const ParamGrads* dtheta) const {
-  return map_qkv_parts(draw, heads_, [&](int j, const Mat& v) {
+  return map_qkv_parts(draw, spec_, qkv_norm_whole, qkv_norm, [&](int j, const Mat& v) {
     const auto& nl = *qkv_norm[static_cast<size_t>(j)];
     const NormCache& nc = c.qkv[static_cast<size_t>(j)];
     return dtheta ? nl.jvp_with_params(p, nc, v, *dtheta) : nl.jvp(p, nc, v);
@@ -176,11 +181,15 @@ Mat AttentionSublayer::norm_qkv_jvp(const ParamStore& p, const AttentionBranchCa
 }
 
 Mat AttentionSublayer::qkv_forward(const ParamStore& p, const Mat& x, AttentionBranchCache& c) const {
-  // [Q | K | V] = x W_inᵀ + b_in, normalized per head; O = heads; a = InnerNorm(O) W_outᵀ + b_out
+  // [Q | K | V] = x W_inᵀ + b_in, normalized, rotated; O = heads; a = InnerNorm(O) W_outᵀ + b_out
   const KernelOps& k = *kernels;
   c.attn.x = x;
   c.attn.qkv = norm_qkv_forward(p, ops::linear_forward(x, p[in_w_], param_or_null(p, in_b_), k), c);
-  ops::attention_heads_forward(heads_, causal_, c.attn, k);
+  if (rotary_dim > 0) {
+    c.rope = ops::rope_tables(x.rows(), spec_.heads, spec_.kv_heads, spec_.head_dim, rotary_dim, rope_theta);
+    c.attn.qkv = ops::rope_forward(c.rope, c.attn.qkv);
+  }
+  ops::attention_heads_forward(spec_, c.attn, k);
   if (!inner) return ops::linear_forward(c.attn.O, p[out_w_], param_or_null(p, out_b_), k);
   c.on = inner->forward(p, c.attn.O, c.inner);
   return ops::linear_forward(c.on, p[out_w_], param_or_null(p, out_b_), k);
@@ -193,20 +202,24 @@ Mat AttentionSublayer::qkv_vjp(const ParamStore& p, const AttentionBranchCache& 
   Mat* gb = grad_or_null(g, out_b_);
   const Mat dO = inner ? inner->vjp(p, c.inner, ops::linear_vjp(c.on, p[out_w_], da, gw, gb, k), g)
                        : ops::linear_vjp(c.attn.O, p[out_w_], da, gw, gb, k);
-  // in the forward pass this was: O = heads(N(x W_inᵀ + b_in))
-  const Mat draw = norm_qkv_vjp(p, c, ops::attention_heads_vjp(heads_, c.attn, dO, k), g);
+  // in the forward pass this was: O = heads(RoPE(N(x W_inᵀ + b_in)))
+  Mat dqkv = ops::attention_heads_vjp(spec_, c.attn, dO, k);
+  if (rotary_dim > 0) dqkv = ops::rope_vjp(c.rope, dqkv);
+  const Mat draw = norm_qkv_vjp(p, c, dqkv, g);
   return ops::linear_vjp(c.attn.x, p[in_w_], draw, g ? &(*g)[in_w_] : nullptr, grad_or_null(g, in_b_), k);
 }
 
 Mat AttentionSublayer::qkv_jvp(const ParamStore& p, const AttentionBranchCache& c, const Mat& dx,
                                const ParamGrads* dtheta) const {
-  // [Q | K | V] = x W_inᵀ + b_in, normalized; O = heads; a = InnerNorm(O) W_outᵀ + b_out
+  // [Q | K | V] = x W_inᵀ + b_in, normalized, rotated; O = heads; a = InnerNorm(O) W_outᵀ + b_out
   const KernelOps& k = *kernels;
   Mat draw = ops::linear_jvp(p[in_w_], dx, k);
   if (dtheta)
     draw = ops::added(std::move(draw),
                       ops::linear_param_jvp(c.attn.x, &(*dtheta)[in_w_], tangent_or_null(*dtheta, in_b_), p[in_w_].rows(), k), k);
-  const Mat dO = ops::attention_heads_jvp(heads_, c.attn, norm_qkv_jvp(p, c, draw, dtheta), k);
+  Mat dqkv = norm_qkv_jvp(p, c, draw, dtheta);
+  if (rotary_dim > 0) dqkv = ops::rope_jvp(c.rope, dqkv);
+  const Mat dO = ops::attention_heads_jvp(spec_, c.attn, dqkv, k);
   const Mat& o = inner ? c.on : c.attn.O;
   Mat t = ops::linear_jvp(p[out_w_], inner ? (dtheta ? inner->jvp_with_params(p, c.inner, dO, *dtheta)
                                                      : inner->jvp(p, c.inner, dO))

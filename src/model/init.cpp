@@ -22,7 +22,11 @@ bool is_matrix(Role r) {
 void torch_default(Role r, Mat& v, Rng& rng, Index d, Index dff) {
   const double kd = 1.0 / std::sqrt(static_cast<double>(d)), kff = 1.0 / std::sqrt(static_cast<double>(dff));
   switch (r) {
-    case Role::InProjWeight: { const double b = std::sqrt(6.0 / static_cast<double>(d + 3 * d)); rng.fill_uniform(v, -b, b); break; }
+    case Role::InProjWeight: {  // xavier_uniform over ((h + 2K)·e, d): (3d, d) for classic heads
+      const double b = std::sqrt(6.0 / static_cast<double>(v.cols() + v.rows()));
+      rng.fill_uniform(v, -b, b);
+      break;
+    }
     case Role::OutProjWeight: rng.fill_uniform(v, -kd, kd); break;
     case Role::Linear1Weight: case Role::Linear1Bias: case Role::Linear3Weight: case Role::Linear3Bias:
       rng.fill_uniform(v, -kd, kd);
@@ -97,7 +101,7 @@ void initialize(Model& model, const InitConfig& init) {
       if (is_matrix(r)) xavier_uniform(v, rng);
       else v.setZero();
       const double t = tfixup_scale(cfg);
-      if (r == Role::InProjWeight) v.middleRows(2 * d, d) *= std::sqrt(2.0) * t;
+      if (r == Role::InProjWeight) v.bottomRows(cfg.kv() * cfg.hd()) *= std::sqrt(2.0) * t;  // v: the last K·e rows
       if (r == Role::OutProjWeight || r == Role::Linear1Weight || r == Role::Linear2Weight || r == Role::Linear3Weight)
         v *= t;
     }

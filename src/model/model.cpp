@@ -28,7 +28,14 @@ NormLayer Model::make_norm(const std::string& prefix, Index width) {
 Model::Model(ModelConfig cfg, const KernelOps& kernels) : cfg_(std::move(cfg)), kernels_(&kernels) {
   cfg_.validate();
   const Placement& placement = find_placement(cfg_.placement);
-  const Index d = cfg_.d_model, dff = cfg_.ff();
+  const Index d = cfg_.d_model, dff = cfg_.ff(), e = cfg_.hd(), qw = cfg_.q_width(), qkvw = cfg_.qkv_width();
+  ops::HeadsSpec heads;  // the heads' shape and extras (the decoder blocks'; classic nn.MultiheadAttention by default)
+  heads.heads = cfg_.heads;
+  heads.kv_heads = cfg_.kv();
+  heads.head_dim = e;
+  heads.scale = cfg_.logit_scale();
+  heads.softcap = cfg_.attn_softcap;
+  heads.causal = cfg_.causal;
   for (Index l = 0; l < cfg_.layers; ++l) {
     check_cancel();  // each block's parameters are allocated here: a large model takes a while
     const std::string pre = layer_prefix(l);
@@ -37,9 +44,9 @@ Model::Model(ModelConfig cfg, const KernelOps& kernels) : cfg_(std::move(cfg)), 
     const auto bias = [&](bool present, const std::string& nm, int64_t size, ParamRole role) {
       return present ? params_.add(pre + nm, {size}, role) : -1;
     };
-    const int in_w = params_.add(pre + "self_attn.in_proj_weight", {3 * d, d}, ParamRole::InProjWeight);
-    const int in_b = bias(cfg_.in_proj_bias(), "self_attn.in_proj_bias", 3 * d, ParamRole::InProjBias);
-    const int out_w = params_.add(pre + "self_attn.out_proj.weight", {d, d}, ParamRole::OutProjWeight);
+    const int in_w = params_.add(pre + "self_attn.in_proj_weight", {qkvw, d}, ParamRole::InProjWeight);
+    const int in_b = bias(cfg_.in_proj_bias(), "self_attn.in_proj_bias", qkvw, ParamRole::InProjBias);
+    const int out_w = params_.add(pre + "self_attn.out_proj.weight", {d, qw}, ParamRole::OutProjWeight);
     const int out_b = bias(cfg_.bias, "self_attn.out_proj.bias", d, ParamRole::OutProjBias);
     const int w1 = params_.add(pre + "linear1.weight", {dff, d}, ParamRole::Linear1Weight);
     const int b1 = bias(cfg_.bias, "linear1.bias", dff, ParamRole::Linear1Bias);
@@ -52,11 +59,17 @@ Model::Model(ModelConfig cfg, const KernelOps& kernels) : cfg_(std::move(cfg)), 
     // every norm of the block, named once (width d, or d_ff for a norm inside the feed-forward branch)
     std::map<std::string, Index> norm_widths;
     for (const auto& s : specs) {
-      for (const auto* nm : {&s.pre_norm, &s.branch_norm, &s.post_norm, &s.inner_norm})
+      for (const auto* nm : {&s.pre_norm, &s.branch_norm, &s.post_norm})
         if (!nm->empty()) norm_widths.emplace(*nm, d);
+      if (!s.inner_norm.empty()) norm_widths.emplace(s.inner_norm, qw);  // the concatenated heads
       if (!s.mid_norm.empty()) norm_widths.emplace(s.mid_norm, dff);
       if (s.qkv_norm)
-        for (const char* nm : kQkvNorms) norm_widths.emplace(nm, d / cfg_.heads);
+        for (const char* nm : kQkvNorms) norm_widths.emplace(nm, e);
+      if (s.kind == SublayerKind::Attention && cfg_.qk_norm != QkNorm::None) {  // Qwen3 per head, OLMo-2 whole
+        const bool whole = cfg_.qk_norm == QkNorm::Proj;
+        norm_widths.emplace(kQkvNorms[0], whole ? qw : e);
+        norm_widths.emplace(kQkvNorms[1], whole ? cfg_.kv() * e : e);
+      }
     }
     std::map<std::string, NormLayer> norms;
     for (const auto& [nm, width] : norm_widths) norms.emplace(nm, make_norm(pre + nm, width));
@@ -77,11 +90,19 @@ Model::Model(ModelConfig cfg, const KernelOps& kernels) : cfg_(std::move(cfg)), 
       if (!s.branch_norm.empty()) u.branch = norms.at(s.branch_norm);
       if (!s.post_norm.empty()) u.post = norms.at(s.post_norm);
       if (s.kind == SublayerKind::Attention) {
-        auto a = std::make_shared<AttentionSublayer>(in_w, in_b, out_w, out_b, cfg_.heads, cfg_.causal, d);
+        auto a = std::make_shared<AttentionSublayer>(in_w, in_b, out_w, out_b, heads, d);
         a->kernels = kernels_;
         if (!s.inner_norm.empty()) a->inner = norms.at(s.inner_norm);
         if (s.qkv_norm)
           for (size_t j = 0; j < 3; ++j) a->qkv_norm[j] = norms.at(kQkvNorms[j]);
+        if (cfg_.qk_norm != QkNorm::None) {
+          for (size_t j = 0; j < 2; ++j) a->qkv_norm[j] = norms.at(kQkvNorms[j]);
+          a->qkv_norm_whole = cfg_.qk_norm == QkNorm::Proj;
+        }
+        if (cfg_.rope) {
+          a->rotary_dim = ops::rotary_dim_of(e, cfg_.rotary_fraction);
+          a->rope_theta = cfg_.rope_theta;
+        }
         if (!s.head_scale.empty()) a->head_scale = param(s.head_scale, cfg_.heads, ParamRole::HeadScale);
         u.G = std::move(a);
       } else {

@@ -13,7 +13,7 @@
 namespace gradflow::ops {
 
 Jacobian attention_jacobian(const AttentionWeights& w, const AttentionCache& c) {
-  const Index n = c.x.rows(), d = c.x.cols(), H = w.heads, e = d / H, N = n * d;
+  const Index n = c.x.rows(), d = c.x.cols(), H = w.heads.heads, e = d / H, N = n * d;
   const double inv_sqrt_e = 1.0 / std::sqrt(static_cast<double>(e));
   // Per-head quantities shared by all token pairs.
   std::vector<Mat> M(static_cast<size_t>(H)), U(M.size()), Wr(M.size()), R(M.size()), QW(M.size());

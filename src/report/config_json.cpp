@@ -14,6 +14,16 @@ nlohmann::ordered_json model_config_json(const Model& model, const InitConfig& i
   j[fields::kLayers] = c.layers;
   j[fields::kDModel] = c.d_model;
   j[fields::kHeads] = c.heads;
+  if (c.kv() != c.heads) j["kv_heads"] = c.kv();
+  if (c.head_dim > 0) j["head_dim"] = c.hd();
+  if (c.rope) {
+    j["rope"] = true;
+    j["rope_theta"] = c.rope_theta;
+    j["rotary_fraction"] = c.rotary_fraction;
+  }
+  if (c.qk_norm != QkNorm::None) j["qk_norm"] = to_string(c.qk_norm);
+  if (c.attn_softcap > 0) j["attn_softcap"] = c.attn_softcap;
+  if (c.attn_scale > 0) j["attn_scale"] = c.attn_scale;
   j[fields::kDFf] = c.ff();
   j[fields::kSeqLen] = seq_len;
   j[fields::kActivation] = to_string(c.ffn_activation());

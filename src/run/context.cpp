@@ -65,9 +65,11 @@ void AnalysisContext::backward_with_param_norms() {
     const Mat& g = grads[i];
     param_grad_norms[static_cast<size_t>(i)] = frobenius_norm(g);
     if (params[static_cast<size_t>(i)].role != ParamRole::InProjWeight) return;
-    const Index d = g.rows() / 3;
+    // rows q (h·e), k (K·e), v (K·e): grouped-query heads make k and v narrower than q
+    const Index qw = model.config().q_width(), kvw = (g.rows() - qw) / 2;
+    const Index starts[3] = {0, qw, qw + kvw}, widths[3] = {qw, kvw, kvw};
     for (Index part = 0; part < 3; ++part)
-      in_proj_part_norms[static_cast<size_t>(i)].push_back(frobenius_norm(g.middleRows(part * d, d)));
+      in_proj_part_norms[static_cast<size_t>(i)].push_back(frobenius_norm(g.middleRows(starts[part], widths[part])));
   };
   if (opts.keep_param_grads) {
     model.backward(trace, dL_dy, &grads, &dx);

@@ -48,7 +48,9 @@ double block_parameters(const ModelConfig& cfg, const std::vector<UnitSpec>& uni
   for (const UnitSpec& u : units) {
     // in_proj (3d, d) + 3d, out_proj (d, d) + d; linear1 (ff, d) + ff, linear2 (d, ff) + d, a gated branch's linear3
     // (ff, d) + ff (the biases counted even under --bias off: an upper bound)
-    if (u.kind == SublayerKind::Attention) p += 4 * d * d + 4 * d;
+    // attention: in_proj ((h + 2K)·e, d) + bias, out_proj (d, h·e) + d (4d² + 4d for classic heads), QK-norms
+    const double qw = static_cast<double>(cfg.q_width()), qkvw = static_cast<double>(cfg.qkv_width());
+    if (u.kind == SublayerKind::Attention) p += qkvw * d + qkvw + d * qw + d + (cfg.qk_norm != QkNorm::None ? 2 * norm(qkvw) : 0);
     else p += (cfg.gated() ? 3 : 2) * d * ff + (cfg.gated() ? 2 : 1) * ff + d;
     for (const std::string* n : {&u.pre_norm, &u.branch_norm, &u.post_norm, &u.inner_norm})
       if (!n->empty()) p += norm(d);
@@ -86,7 +88,8 @@ double trace_doubles(const ModelConfig& cfg, Index n_tokens) {
   // activations (a gated one keeps the same three: its product, act(z1) and z3·act'(z1)); and dL/dx_l for
   // l = 0..L (two streams: x_l and dL/dx_l are (n, 2d), the second stream extra)
   const double s = static_cast<double>(state_streams(cfg));
-  return L * (h * n * n + 12 * n * d + 3 * n * ff) + (L + 1) * n * d + (s - 1) * 2 * (L + 1) * n * d;
+  const double per_head = cfg.attn_softcap > 0 ? 2 : 1;  // a soft-cap keeps its slope beside each head's P
+  return L * (per_head * h * n * n + 12 * n * d + 3 * n * ff) + (L + 1) * n * d + (s - 1) * 2 * (L + 1) * n * d;
 }
 
 MemoryEstimate checkpoint_load_memory(const CheckpointLoad& load) {

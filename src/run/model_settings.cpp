@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "gradflow/run/arch_presets.hpp"
 #include "gradflow/run/run_inputs.hpp"
 #include "gradflow/core/error.hpp"
 #include "gradflow/io/npy.hpp"
@@ -101,14 +102,49 @@ std::string text_of(double v) {
 std::vector<ModelOption> make_table() {
   const ModelSettings d;  // the defaults
   std::vector<ModelOption> t;
+  t.push_back(value("arch", "classic | llama | qwen2 | qwen3 | olmo2 | gemma2 | neox: a preset of the block's options "
+                    "(an option given explicitly wins; docs/placements.md)", d.arch, true,
+                    [](ModelSettings& s, const std::string& v) {
+                      find_arch(v);  // Error listing the presets
+                      s.arch = v;
+                    }));
   t.push_back(value("placement", "where the norm sits (see `gradflow placements`)", d.rc.model.placement, false,
                     [](ModelSettings& s, const std::string& v) { s.rc.model.placement = v; }));
   t.push_back(value("layers", "number of blocks L", std::to_string(d.rc.model.layers), false,
                     [](ModelSettings& s, const std::string& v) { s.rc.model.layers = parse_integer(v, "layers"); }));
   t.push_back(value("d-model", "width d", std::to_string(d.rc.model.d_model), true,
                     [](ModelSettings& s, const std::string& v) { s.rc.model.d_model = parse_integer(v, "d-model"); }));
-  t.push_back(value("heads", "attention heads h (must divide d)", std::to_string(d.rc.model.heads), true,
+  t.push_back(value("heads", "attention heads h (must divide d unless --head-dim is given)", std::to_string(d.rc.model.heads), true,
                     [](ModelSettings& s, const std::string& v) { s.rc.model.heads = parse_integer(v, "heads"); }));
+  t.push_back(value("kv-heads", "key/value heads K of grouped-query attention (divides h; default h)", "", true,
+                    [](ModelSettings& s, const std::string& v) {
+                      s.rc.model.kv_heads = parse_integer(v, "kv-heads");
+                      require(s.rc.model.kv_heads > 0, "--kv-heads " + v + " must be positive; fix: e.g. --kv-heads 2");
+                    }));
+  t.push_back(value("head-dim", "width e of every head (default d/h): q (h*e, d), k and v (K*e, d), out_proj (d, h*e)",
+                    "", true, [](ModelSettings& s, const std::string& v) {
+                      s.rc.model.head_dim = parse_integer(v, "head-dim");
+                      require(s.rc.model.head_dim > 0, "--head-dim " + v + " must be positive; fix: e.g. --head-dim 64");
+                    }));
+  t.push_back(flag("rope", "rotary positions on q and k (rotate-half pairing: Llama, Qwen, Gemma, OLMo, NeoX)", true,
+                   [](ModelSettings& s, bool b) { s.rc.model.rope = b; }));
+  t.push_back(value("rope-theta", "RoPE base theta", text_of(d.rc.model.rope_theta), true,
+                    [](ModelSettings& s, const std::string& v) { s.rc.model.rope_theta = parse_number(v, "rope-theta"); }));
+  t.push_back(value("rotary-fraction", "the rotated fraction of each head (Pythia: 0.25)", text_of(d.rc.model.rotary_fraction),
+                    true, [](ModelSettings& s, const std::string& v) {
+                      s.rc.model.rotary_fraction = parse_number(v, "rotary-fraction");
+                    }));
+  t.push_back(value("qk-norm", "none | head (q and k normed per head: Qwen3) | proj (over the whole projection: OLMo-2)",
+                    "none", true, [](ModelSettings& s, const std::string& v) { s.rc.model.qk_norm = parse_qk_norm(v); }));
+  t.push_back(value("attn-softcap", "attention logits s <- C*tanh(s/C) before the mask (Gemma-2: 50; 0: none)", "0", true,
+                    [](ModelSettings& s, const std::string& v) {
+                      s.rc.model.attn_softcap = parse_number(v, "attn-softcap");
+                    }));
+  t.push_back(value("attn-scale", "logits times S^(-1/2) (Gemma-2's query_pre_attn_scalar; default: the head width)", "",
+                    true, [](ModelSettings& s, const std::string& v) {
+                      s.rc.model.attn_scale = parse_number(v, "attn-scale");
+                      require(s.rc.model.attn_scale > 0, "--attn-scale " + v + " must be positive; fix: e.g. --attn-scale 256");
+                    }));
   t.push_back(value("d-ff", "feed-forward width (default 4*d)", "", true,
                     [](ModelSettings& s, const std::string& v) {
                       s.rc.model.d_ff = parse_integer(v, "d-ff");
@@ -275,7 +311,9 @@ void check_placement_options(const ModelSettings& s) {
 
 }  // namespace
 
-RunConfig resolve(const ModelSettings& s) {
+RunConfig resolve(const ModelSettings& given_settings) {
+  ModelSettings s = given_settings;
+  apply_arch(s);  // the preset's options that were not given
   RunConfig rc = s.rc;
   check_placement_options(s);
   rc.model.activation = parse_activation(s.activation);

@@ -145,19 +145,20 @@ void check_forward_kernels(const KernelOps& ops, double t) {
     if (causal) CHECK(sd.host()(0, 1) == 0.0);
   }
   // activations in closed form: relu, gelu ½z(1 + erf(z/√2)), gelu-tanh ½z(1 + tanh(√(2/π)(z + 0.044715 z³))),
-  // silu z/(1 + e^(−z))
+  // silu z/(1 + e^(−z)), tanh (the attention soft-cap's)
   const Mat Z = random_mat(3, 7, "fZ", 3.0);
   const auto gelu = [](double z) { return 0.5 * z * (1.0 + std::erf(z / std::sqrt(2.0))); };
   const auto gelu_tanh = [](double z) {
     return 0.5 * z * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (z + 0.044715 * z * z * z)));
   };
   const auto silu = [](double z) { return z / (1.0 + std::exp(-z)); };
-  for (const int kind : {rows::kRelu, rows::kGelu, rows::kGeluTanh, rows::kSilu}) {
+  for (const int kind : {rows::kRelu, rows::kGelu, rows::kGeluTanh, rows::kSilu, rows::kTanh}) {
     Mat want_a(Z.rows(), Z.cols()), want_f(Z.rows(), Z.cols());
     for (Index i = 0; i < Z.size(); ++i) {
       const double z = Z.data()[i];
       const auto f = [&](double v) {
-        return kind == rows::kGelu ? gelu(v) : kind == rows::kSilu ? silu(v) : gelu_tanh(v);
+        return kind == rows::kGelu ? gelu(v) : kind == rows::kSilu ? silu(v) : kind == rows::kTanh ? std::tanh(v)
+                                                                                                    : gelu_tanh(v);
       };
       want_a.data()[i] = kind == rows::kRelu ? std::max(z, 0.0) : f(z);
       // the derivative by the four-point stencil of the closed form (relu: the step)
@@ -465,3 +466,20 @@ TEST_CASE("device chain cuda: B_l's VJP, the streamed norms and Hutchinson's swe
 TEST_CASE("device chain cuda: rescaling and NaN", "[cuda]") { check_range_and_nan(BackendKind::Cuda); }
 TEST_CASE("device chain cuda: Lanczos on the GPU's operators", "[cuda]") { check_lanczos(BackendKind::Cuda); }
 #endif
+
+TEST_CASE("device chain: the decoder blocks' attention is refused by name, before any work", "[backend]") {
+  ModelConfig cfg = small_model("pre", 2);
+  CHECK(DeviceChain::unsupported(Model(cfg)).empty());
+  cfg.rope = true;
+  cfg.kv_heads = 1;
+  CHECK(DeviceChain::unsupported(Model(cfg)) == "rotary positions (--rope), grouped-query attention (--kv-heads)");
+  cfg = small_model("pre", 2);
+  cfg.attn_softcap = 30;
+  CHECK(DeviceChain::unsupported(Model(cfg)) == "--attn-softcap");
+  cfg = small_model("pre", 2);
+  cfg.qk_norm = QkNorm::Head;
+  CHECK(DeviceChain::unsupported(Model(cfg)) == "--qk-norm");
+  cfg = small_model("pre", 2);
+  cfg.head_dim = 8;
+  CHECK(DeviceChain::unsupported(Model(cfg)) == "--head-dim");
+}

@@ -144,7 +144,8 @@ TEST_CASE("load_weights: names and shapes that do not describe an encoder", "[io
   for (auto& t : bad)
     if (t.name == "layers.0.self_attn.in_proj_weight") t.shape = {8, 24};
   CHECK_THAT(error_of([&] { checkpoint_sizes(bad, "e.safetensors"); }),
-             Contains("'layers.0.self_attn.in_proj_weight' has shape [8, 24] but must be [3d, d]"));
+             Contains("'layers.0.self_attn.in_proj_weight' has shape [8, 24] but must be [24, 8]") &&
+                 Contains("it looks transposed"));
 }
 
 TEST_CASE("load_weights: explicit size options that contradict the file name both values", "[io][load_weights]") {

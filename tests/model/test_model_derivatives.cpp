@@ -23,11 +23,21 @@ struct Case {
   double residual_scale;
   FeedForwardKind ffn = FeedForwardKind::Mlp;
   bool bias = true, qkv_bias = false, shared_norm = false;
+  // the decoder blocks' attention: K key/value heads (0: h), head width (0: d/h), RoPE's rotated fraction (0: none),
+  // QK-norm, soft-cap, logit scale S (0: the head width)
+  Index kv_heads = 0, head_dim = 0;
+  double rotary_fraction = 0;
+  QkNorm qk_norm = QkNorm::None;
+  double softcap = 0, attn_scale = 0;
   std::string name() const {
     return placement + "/" + to_string(norm) + "/" + to_string(act) + (causal ? "/causal" : "") + " L=" +
            std::to_string(layers) + " n=" + std::to_string(n) + " d=" + std::to_string(d) + " h=" + std::to_string(h) +
            " dff=" + std::to_string(dff) + " lambda=" + std::to_string(residual_scale) + " ffn=" + to_string(ffn) +
-           (bias ? "" : qkv_bias ? " qkv-bias only" : " no bias") + (shared_norm ? " shared norm" : "");
+           (bias ? "" : qkv_bias ? " qkv-bias only" : " no bias") + (shared_norm ? " shared norm" : "") +
+           (kv_heads ? " K=" + std::to_string(kv_heads) : "") + (head_dim ? " e=" + std::to_string(head_dim) : "") +
+           (rotary_fraction > 0 ? " rope " + std::to_string(rotary_fraction) : "") +
+           (qk_norm != QkNorm::None ? " qk-norm " + to_string(qk_norm) : "") +
+           (softcap > 0 ? " cap " + std::to_string(softcap) : "") + (attn_scale > 0 ? " S " + std::to_string(attn_scale) : "");
   }
 };
 
@@ -49,6 +59,29 @@ std::vector<Case> cases() {
                  false, true});
     v.push_back({p->name(), NormKind::LayerNorm, Activation::Relu, false, 2, 3, 6, 2, 7, 1.0, FeedForwardKind::GeGLU,
                  false, false});
+    // the decoder blocks' attention: grouped-query heads of their own width, RoPE (partial, then whole), QK-norm per
+    // head or over the projection, a soft-cap and a logit scale (NormFormer's head gains need e = d/h; HybridNorm
+    // normalizes Q, K, V already)
+    const bool own_width = p->name() != "normformer", qk = p->name().rfind("hybridnorm", 0) != 0;
+    {  // h = 4 heads of width 4 over 2 key/value heads, RoPE on half of each head, QK-norm per head, cap, scale
+      Case c{p->name(), NormKind::RMSNorm, Activation::Relu, true, 2, 3, 6, own_width ? 4 : 2, 10, 1.0,
+             FeedForwardKind::SwiGLU, false};
+      c.kv_heads = own_width ? 2 : 1;
+      c.head_dim = own_width ? 4 : 0;
+      c.rotary_fraction = own_width ? 0.5 : 0.0;  // normformer: e = d/h = 3 has no even rotary part
+      c.qk_norm = qk ? QkNorm::Head : QkNorm::None;
+      c.softcap = 1.5;
+      c.attn_scale = 5.0;
+      v.push_back(c);
+    }
+    {  // multi-query (K = 1), heads of width 2 wholly rotated, QK-norm over the projections
+      Case c{p->name(), NormKind::LayerNorm, Activation::Gelu, false, 2, 4, 6, 2, 8, 1.0};
+      c.kv_heads = 1;
+      c.head_dim = own_width ? 2 : 0;
+      c.rotary_fraction = own_width ? 1.0 : 0.0;
+      c.qk_norm = qk ? QkNorm::Proj : QkNorm::None;
+      v.push_back(c);
+    }
     if (p->name() == "parallel")  // one norm feeding both branches (GPT-J, PaLM)
       v.push_back({p->name(), NormKind::LayerNorm, Activation::Gelu, true, 2, 3, 6, 2, 10, 0.8,
                    FeedForwardKind::Mlp, true, false, true});
@@ -73,6 +106,13 @@ Model make_model(const Case& c) {
   cfg.bias = c.bias;
   cfg.qkv_bias = c.qkv_bias;
   cfg.shared_norm = c.shared_norm;
+  cfg.kv_heads = c.kv_heads;
+  cfg.head_dim = c.head_dim;
+  cfg.rope = c.rotary_fraction > 0;
+  if (cfg.rope) cfg.rotary_fraction = c.rotary_fraction;
+  cfg.qk_norm = c.qk_norm;
+  cfg.attn_softcap = c.softcap;
+  cfg.attn_scale = c.attn_scale;
   cfg.scheme.numbers["rezero-alpha"] = 0.3;
   Model m(cfg);
   InitConfig init;
@@ -131,9 +171,10 @@ TEST_CASE("model: input and parameter gradients vs finite differences, every pla
                                return Mat::Constant(1, 1, L);
                              }, saved).row(0), saved.rows(), saved.cols());
       INFO("parameter " << m.params().all()[i].name << " rel err " << rel_err(grads[idx], fd));
-      if (m.params().all()[i].name.find("self_attn.k_norm.bias") != std::string::npos) {
-        // HybridNorm's key-norm bias: exactly 0, as β_k adds q_i·β_k/√e to every score of query i alike and the
-        // softmax cancels it; so both sides are rounding (central differences of a constant)
+      if (m.params().all()[i].name.find("self_attn.k_norm.bias") != std::string::npos && !m.config().rope) {
+        // the key norm's bias (HybridNorm, QK-norm): exactly 0, as β_k adds q_i·β_k/√e to every score of query i
+        // alike and the softmax cancels it; so both sides are rounding (central differences of a constant). RoPE
+        // rotates β_k by each key's position, so with it the gradient is not 0.
         CHECK(grads[idx].norm() <= kZeroGradTol);
         CHECK(fd.norm() <= kFdZeroTol);
         continue;

@@ -17,7 +17,9 @@ struct AttnFixture {
     out_w = random_mat(d, d, 73, 0.5);
     out_b = random_mat(1, d, 74, 0.3);
   }
-  ops::AttentionWeights w(Index heads, bool causal) const { return {in_w, &in_b, out_w, &out_b, heads, causal}; }
+  ops::AttentionWeights w(Index heads, bool causal) const {
+    return {in_w, &in_b, out_w, &out_b, ops::HeadsSpec::classic(heads, in_w.cols(), causal)};
+  }
 };
 }  // namespace
 
@@ -110,10 +112,11 @@ TEST_CASE("attention: heads on any number of threads give the same bits", "[ops]
     for (int threads : {1, 2, 3}) {
       omp_set_num_threads(threads);
       ops::AttentionCache c = base;
-      ops::attention_heads_forward(heads, causal, c);
+      const ops::HeadsSpec spec = ops::HeadsSpec::classic(heads, d, causal);
+      ops::attention_heads_forward(spec, c);
       out.push_back(c.O);
-      out.push_back(ops::attention_heads_vjp(heads, c, dO));
-      out.push_back(ops::attention_heads_jvp(heads, c, dqkv));
+      out.push_back(ops::attention_heads_vjp(spec, c, dO));
+      out.push_back(ops::attention_heads_jvp(spec, c, dqkv));
     }
     for (size_t k = 3; k < out.size(); ++k) {
       INFO("output " << k % 3 << " at " << k / 3 + 1 << " threads" << (causal ? ", causal" : ""));

@@ -102,6 +102,14 @@ def case_analyze():
         fail(f"report.grad_norm is not the per-layer array: {g!r}")
     if r.layer_array("block_jacobian.spectral_norm").shape != (3,):
         fail("layer_array of a dotted field")
+    # the decoder blocks: an --arch preset and its options as keywords, the same report as the command's
+    m = gradflow.Model(arch="qwen3", kv_heads=1, head_dim=4, **SMALL)
+    r = gradflow.analyze(m)
+    same_report(r.to_dict(), cli_report("analyze", "--arch", "qwen3", "--kv-heads", "1", "--head-dim", "4", *SMALL_ARGS),
+                "analyze --arch qwen3")
+    c = r.to_dict()["config"]
+    if (c["placement"], c["norm"], c["ffn"], c["qk_norm"], c["kv_heads"]) != ("pre", "rmsnorm", "swiglu", "head", 1):
+        fail(f"--arch qwen3's options are not in the report's config: {c}")
 
 
 def case_inputs():

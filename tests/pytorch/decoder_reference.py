@@ -1,13 +1,19 @@
 """decoder_reference.py — the blocks today's decoders are made of, in float64 PyTorch, written from their published
 equations (not from any library's modules: `transformers` is not a Debian package), with gradflow's parameter names:
 
-  attention   [Q | K | V] = x W_inᵀ (+ b_in);  per head softmax(Q_h K_hᵀ/sqrt(e) + mask) V_h;  O W_outᵀ (+ b_out)
+  attention   [Q | K | V] = x W_inᵀ (+ b_in), widths h·e, K·e, K·e (grouped-query: query head j reads key/value head
+              j // (h/K), Hugging Face's repeat_kv); QK-norm over the whole q and k (OLMo-2) or per head (Qwen3); RoPE
+              on q and k (rotate-half: x1·cos − x2·sin, x2·cos + x1·sin on the first r features, θ_i = theta^(−2i/r));
+              S = q kᵀ · scale (scale = S^(−1/2), default e^(−1/2)); soft-cap S ← C·tanh(S/C) (Gemma-2); + mask;
+              softmax; O W_outᵀ (+ b_out) with W_out (d, h·e)
   mlp         linear2(act(linear1 x))
   swiglu      linear2(silu(linear1 x) * linear3 x)             (Shazeer 2020; Llama: gate_proj, up_proj, down_proj)
   geglu       linear2(gelu_tanh(linear1 x) * linear3 x)        (Gemma)
   rmsnorm     x / sqrt(mean(x^2) + eps) * w                    (Zhang & Sennrich 2019)
   parallel    y = x + A(N1(x)) + F(N2(x)), --shared-norm: N2 = N1 (GPT-J, GPT-NeoX/Pythia, PaLM); a final norm
   pre         h = x + A(N1(x)); y = h + F(N2(h)); a final norm
+  reorder     h = x + N1(A(x)); y = h + N2(F(h)); a final norm (OLMo-2)
+  sandwich    h = x + N3(A(N1(x))); y = h + N4(F(N2(h))); a final norm (Gemma-2, Peri-LN)
 --bias off drops every linear layer's bias; --qkv-bias keeps in_proj_bias (Qwen2). The stack's state_dict names are
 gradflow's (layers.{l}.self_attn.in_proj_weight, layers.{l}.linear3.weight, norm.weight, ...), so it is written as
 the torch-encoder checkpoint gradflow reads with the same options."""
@@ -22,15 +28,19 @@ class Spec:
     """One configuration, in gradflow's option names."""
 
     def __init__(self, placement="pre", layers=2, d=8, heads=2, d_ff=12, n=4, ffn="mlp", activation="relu",
-                 norm="layernorm", bias=True, qkv_bias=False, shared_norm=False, causal=False):
+                 norm="layernorm", bias=True, qkv_bias=False, shared_norm=False, causal=False, kv_heads=None,
+                 head_dim=None, rope=None, rope_theta=10000.0, qk_norm="none", softcap=0.0, attn_scale=None):
         self.__dict__.update(locals())
         del self.__dict__["self"]
 
     def label(self):
         b = "" if self.bias else (" qkv-bias" if self.qkv_bias else " no-bias")
+        a = (f"{' K=' + str(self.kv_heads) if self.kv_heads else ''}{' e=' + str(self.head_dim) if self.head_dim else ''}"
+             f"{' rope ' + str(self.rope) if self.rope else ''}{' qk-norm ' + self.qk_norm if self.qk_norm != 'none' else ''}"
+             f"{' cap ' + str(self.softcap) if self.softcap else ''}{' S ' + str(self.attn_scale) if self.attn_scale else ''}")
         return (f"{self.placement}{' shared-norm' if self.shared_norm else ''} {self.ffn}"
                 f"{'/' + self.activation if self.ffn == 'mlp' else ''} {self.norm}{b}{' causal' if self.causal else ''}"
-                f" L={self.layers} d={self.d} h={self.heads} d_ff={self.d_ff} n={self.n}")
+                f" L={self.layers} d={self.d} h={self.heads} d_ff={self.d_ff} n={self.n}{a}")
 
     def gradflow_options(self):
         o = ["--placement", self.placement, "--heads", str(self.heads), "--ffn", self.ffn, "--norm", self.norm]
@@ -44,7 +54,25 @@ class Spec:
             o.append("--shared-norm")
         if self.causal:
             o.append("--causal")
+        if self.kv_heads:
+            o += ["--kv-heads", str(self.kv_heads)]
+        if self.head_dim:
+            o += ["--head-dim", str(self.head_dim)]
+        if self.rope:
+            o += ["--rope", "--rotary-fraction", repr(self.rope), "--rope-theta", repr(self.rope_theta)]
+        if self.qk_norm != "none":
+            o += ["--qk-norm", self.qk_norm]
+        if self.softcap:
+            o += ["--attn-softcap", repr(self.softcap)]
+        if self.attn_scale:
+            o += ["--attn-scale", repr(self.attn_scale)]
         return o
+
+    def e(self):
+        return self.head_dim or self.d // self.heads
+
+    def K(self):
+        return self.kv_heads or self.heads
 
 
 class Norm(nn.Module):
@@ -67,28 +95,54 @@ def _param(*shape):
     return nn.Parameter(torch.zeros(*shape, dtype=torch.float64))
 
 
+def rotate(x, rotary_dim, theta):
+    """RoPE on (heads, n, e): the first rotary_dim features of every head, rotate-half pairing, positions 0..n-1."""
+    n, r = x.shape[1], rotary_dim
+    inv_freq = theta ** (-torch.arange(0, r, 2, dtype=torch.float64) / r)
+    ang = torch.arange(n, dtype=torch.float64)[:, None] * inv_freq[None, :]  # (n, r/2)
+    cos, sin = torch.cos(ang), torch.sin(ang)
+    x1, x2, rest = x[..., :r // 2], x[..., r // 2:r], x[..., r:]
+    return torch.cat([x1 * cos - x2 * sin, x2 * cos + x1 * sin, rest], dim=-1)
+
+
 class Attention(nn.Module):
     def __init__(self, spec):
         super().__init__()
-        d = spec.d
-        self.heads = spec.heads
-        self.in_proj_weight = _param(3 * d, d)
+        self.spec = spec
+        d, e, H, K = spec.d, spec.e(), spec.heads, spec.K()
+        w = (H + 2 * K) * e
+        self.in_proj_weight = _param(w, d)
         if spec.bias or spec.qkv_bias:
-            self.in_proj_bias = _param(3 * d)
+            self.in_proj_bias = _param(w)
         else:
             self.in_proj_bias = None
-        self.out_proj = nn.Linear(d, d, bias=spec.bias, dtype=torch.float64)
+        self.out_proj = nn.Linear(H * e, d, bias=spec.bias, dtype=torch.float64)
+        if spec.qk_norm == "head":
+            self.q_norm, self.k_norm = Norm(e, spec.norm), Norm(e, spec.norm)
+        elif spec.qk_norm == "proj":
+            self.q_norm, self.k_norm = Norm(H * e, spec.norm), Norm(K * e, spec.norm)
 
     def forward(self, x, mask):
-        n, d = x.shape
-        H = self.heads
-        e = d // H
-        q, k, v = F.linear(x, self.in_proj_weight, self.in_proj_bias).split(d, dim=-1)
-        q, k, v = (t.reshape(n, H, e).transpose(0, 1) for t in (q, k, v))
-        S = q @ k.transpose(-1, -2) / math.sqrt(e)
+        s = self.spec
+        n = x.shape[0]
+        e, H, K = s.e(), s.heads, s.K()
+        q, k, v = F.linear(x, self.in_proj_weight, self.in_proj_bias).split([H * e, K * e, K * e], dim=-1)
+        if s.qk_norm == "proj":  # OLMo-2: over the whole projection, before the head split
+            q, k = self.q_norm(q), self.k_norm(k)
+        q, k, v = q.reshape(n, H, e).transpose(0, 1), k.reshape(n, K, e).transpose(0, 1), v.reshape(n, K, e).transpose(0, 1)
+        if s.qk_norm == "head":  # Qwen3: per head
+            q, k = self.q_norm(q), self.k_norm(k)
+        if s.rope:
+            r = int(e * s.rope)
+            q, k = rotate(q, r, s.rope_theta), rotate(k, r, s.rope_theta)
+        k, v = k.repeat_interleave(H // K, dim=0), v.repeat_interleave(H // K, dim=0)  # repeat_kv
+        scale = (s.attn_scale or e) ** -0.5
+        S = q @ k.transpose(-1, -2) * scale
+        if s.softcap:
+            S = s.softcap * torch.tanh(S / s.softcap)
         if mask is not None:
             S = S + mask
-        O = (torch.softmax(S, dim=-1) @ v).transpose(0, 1).reshape(n, d)
+        O = (torch.softmax(S, dim=-1) @ v).transpose(0, 1).reshape(n, H * e)
         return self.out_proj(O)
 
 
@@ -105,6 +159,8 @@ class Block(nn.Module):
         self.norm1 = Norm(d, spec.norm)
         if not spec.shared_norm:
             self.norm2 = Norm(d, spec.norm)
+        if spec.placement == "sandwich":  # Gemma-2: norms before and after each branch
+            self.norm3, self.norm4 = Norm(d, spec.norm), Norm(d, spec.norm)
 
     def ffn(self, x):
         s = self.spec
@@ -122,6 +178,12 @@ class Block(nn.Module):
         if self.spec.placement == "pre":
             h = x + self.self_attn(self.norm1(x), mask)
             return h + self.ffn(self.norm2(h))
+        if self.spec.placement == "reorder":  # OLMo-2: the norm on each branch's output
+            h = x + self.norm1(self.self_attn(x, mask))
+            return h + self.norm2(self.ffn(h))
+        if self.spec.placement == "sandwich":  # Gemma-2 (Peri-LN)
+            h = x + self.norm3(self.self_attn(self.norm1(x), mask))
+            return h + self.norm4(self.ffn(self.norm2(h)))
         raise ValueError(f"decoder_reference: placement {self.spec.placement} is not written here")
 
 

@@ -36,6 +36,21 @@ CONFIGS = [
             shared_norm=True, causal=True),
     # a single token, parallel GeGLU
     dr.Spec("parallel", layers=2, d=4, heads=2, d_ff=6, n=1, ffn="geglu", norm="layernorm"),
+    # the attention of today's decoders: Llama (GQA 2:1, RoPE), Qwen3 (QK-norm per head, heads wider than d/h),
+    # OLMo-2 (reordered norms, QK-norm over the projections), Gemma-2 (sandwich, soft-cap, logit scale), Pythia
+    # (parallel, a quarter of each head rotated, biases), multi-query with RoPE theta 1e6
+    dr.Spec("pre", layers=2, d=8, heads=4, d_ff=12, n=5, ffn="swiglu", norm="rmsnorm", bias=False, causal=True,
+            kv_heads=2, rope=1.0),
+    dr.Spec("pre", layers=2, d=8, heads=4, d_ff=12, n=4, ffn="swiglu", norm="rmsnorm", bias=False, causal=True,
+            kv_heads=2, head_dim=4, rope=1.0, qk_norm="head"),
+    dr.Spec("reorder", layers=2, d=8, heads=2, d_ff=12, n=4, ffn="swiglu", norm="rmsnorm", bias=False, causal=True,
+            rope=1.0, qk_norm="proj"),
+    dr.Spec("sandwich", layers=2, d=8, heads=2, d_ff=10, n=4, ffn="geglu", norm="rmsnorm", bias=False, causal=True,
+            kv_heads=1, head_dim=6, rope=1.0, softcap=2.0, attn_scale=5.0),
+    dr.Spec("parallel", layers=2, d=8, heads=2, d_ff=16, n=4, ffn="mlp", activation="gelu", causal=True,
+            rope=0.25, rope_theta=10000.0, head_dim=8),
+    dr.Spec("pre", layers=2, d=6, heads=3, d_ff=8, n=3, ffn="mlp", activation="silu", norm="layernorm", kv_heads=1,
+            head_dim=4, rope=0.5, rope_theta=1e6, qk_norm="head"),
 ]
 
 

@@ -61,7 +61,8 @@ GRADFLOW_HD inline double softmax_vjp_element(double p, double dp, double s, dou
 }
 
 // --- activations (ops/activation.hpp): relu, exact-erf gelu, gelu's tanh approximation, silu ----------------------
-enum ActivationCode : int { kRelu = 0, kGelu = 1, kGeluTanh = 2, kSilu = 3 };  // Activation's order
+// kTanh: no feed-forward activation, the attention logits' soft-cap (ops/attention.cpp)
+enum ActivationCode : int { kRelu = 0, kGelu = 1, kGeluTanh = 2, kSilu = 3, kTanh = 4 };  // Activation's order
 
 // Φ via erfc keeps full relative accuracy for negative z; φ the standard normal density.
 GRADFLOW_HD inline double normal_cdf(double z) { return 0.5 * erfc(-z * 0.70710678118654752440); }
@@ -75,6 +76,7 @@ GRADFLOW_HD inline double activation_value(int kind, double z) {
   if (kind == kRelu) return z > 0.0 ? z : 0.0;  // (the CPU's relu is Eigen's cwiseMax, the same for every number)
   if (kind == kGeluTanh) return z * sigmoid(2.0 * gelu_tanh_u(z));
   if (kind == kSilu) return z * sigmoid(z);
+  if (kind == kTanh) return tanh(z);
   return z * normal_cdf(z);
 }
 
@@ -90,6 +92,10 @@ GRADFLOW_HD inline double activation_derivative(int kind, double z) {
   if (kind == kSilu) {
     const double s = sigmoid(z);
     return s + z * s * sigmoid(-z);
+  }
+  if (kind == kTanh) {
+    const double t = tanh(z);
+    return 1.0 - t * t;
   }
   return normal_cdf(z) + z * normal_pdf(z);
 }

@@ -31,10 +31,24 @@ inline std::string to_string(FeedForwardKind f) {      // inline: the io readers
   return f == FeedForwardKind::SwiGLU ? "swiglu" : f == FeedForwardKind::GeGLU ? "geglu" : "mlp";
 }
 
+// Query/key norms (--qk-norm): none; per head, a norm of width head_dim shared by the heads (Qwen3); over the whole
+// projection before the head split, width h·head_dim for q and K·head_dim for k (OLMo-2).
+enum class QkNorm { None, Head, Proj };
+QkNorm parse_qk_norm(const std::string& name);  // "none" | "head" | "proj", else Error
+inline std::string to_string(QkNorm q) { return q == QkNorm::Head ? "head" : q == QkNorm::Proj ? "proj" : "none"; }
+
 struct ModelConfig {
   Index layers = 6;                          // --layers L (e.g. 24)
   Index d_model = 64;                        // --d-model d
-  Index heads = 4;                           // --heads h (must divide d)
+  Index heads = 4;                           // --heads h (must divide d unless --head-dim is given)
+  Index kv_heads = 0;                        // --kv-heads K (grouped-query attention; 0 => h); K divides h
+  Index head_dim = 0;                        // --head-dim e (0 => d/h): q (h·e, d), k, v (K·e, d), out_proj (d, h·e)
+  bool rope = false;                         // --rope: rotary positions on q and k (rotate-half pairing)
+  double rope_theta = 10000;                 // --rope-theta
+  double rotary_fraction = 1.0;              // --rotary-fraction: the rotated part of each head (Pythia 0.25)
+  QkNorm qk_norm = QkNorm::None;             // --qk-norm none|head|proj
+  double attn_softcap = 0;                   // --attn-softcap C: s <- C·tanh(s/C) before the mask (0: none)
+  double attn_scale = 0;                     // --attn-scale S: logits times S^(-1/2) (0 => head_dim)
   Index d_ff = 0;                            // --d-ff (0 => 4·d)
   Activation activation = Activation::Relu;  // --activation relu|gelu|gelu-tanh|silu (PyTorch's default is relu; mlp only)
   FeedForwardKind ffn = FeedForwardKind::Mlp;  // --ffn mlp|swiglu|geglu (d_ff: the gate's and up's width)
@@ -51,6 +65,11 @@ struct ModelConfig {
 
   Index ff() const { return d_ff > 0 ? d_ff : 4 * d_model; }
   bool gated() const { return ffn != FeedForwardKind::Mlp; }
+  Index kv() const { return kv_heads > 0 ? kv_heads : heads; }
+  Index hd() const { return head_dim > 0 ? head_dim : d_model / heads; }
+  Index q_width() const { return heads * hd(); }                  // rows of q in in_proj, columns of out_proj
+  Index qkv_width() const { return (heads + 2 * kv()) * hd(); }   // rows of in_proj
+  double logit_scale() const;                                      // 1/√(attn_scale or head_dim)
   // The feed-forward branch's activation: --activation for mlp, silu for swiglu, gelu-tanh for geglu.
   Activation ffn_activation() const;
   bool in_proj_bias() const { return bias || qkv_bias; }  // attention's q, k, v biases

@@ -4,7 +4,10 @@
 //     gated (SwiGLU, GeGLU): G(x) = linear2(MidNorm(act(linear1(x)) ⊙ linear3(x)))  (+ linear3.*: the up projection)
 // Any bias may be absent (--bias off; --qkv-bias keeps in_proj_bias): its index is -1 and the op skips it.
 // With QKV norms (HybridNorm; OLMo's q_norm/k_norm/v_norm): [Q | K | V] = x W_inᵀ + b_in, then each of Q, K, V is
-// normalized per head (a norm of width d/h, its parameters shared by the heads) before the heads see it.
+// normalized per head (a norm of width d/h, its parameters shared by the heads) before the heads see it. The decoder
+// blocks' QK-norm is the same for Q and K only, per head (Qwen3) or over the whole projection (OLMo-2); then RoPE
+// rotates Q and K (ops/rope.hpp); the heads may be grouped (GQA), of any width, scaled and soft-capped
+// (ops::HeadsSpec).
 // Optional extras (absent for post/pre/...): InnerNorm on the concatenated heads before out_proj (Sub-LN, Magneto:
 // torchscale's self_attn.inner_attn_ln); c_h a learnable gain per head applied to the attention output in
 // head-sized column groups (NormFormer's c_attn, applied after out_proj as fairseq's reference code does);
@@ -20,6 +23,7 @@
 #include "gradflow/ops/attention.hpp"
 #include "gradflow/ops/glu.hpp"
 #include "gradflow/ops/norm.hpp"
+#include "gradflow/ops/rope.hpp"
 #include "gradflow/core/params.hpp"
 
 namespace gradflow {
@@ -33,6 +37,7 @@ struct AttentionBranchCache {
   Mat on;                    // (n, d) with an inner norm: InnerNorm(O), input of out_proj
   Mat a_out;                 // (n, d) with a head scale: the output before c_h
   std::array<NormCache, 3> qkv;  // with QKV norms: of Q, K, V, each on (n·h, d/h) rows (token-major, then head)
+  ops::RopeTables rope;          // with rotary positions: the tables of this input's n positions
 };
 
 // What the feed-forward branch's forward saves.
@@ -63,18 +68,25 @@ class Sublayer {
 
 class AttentionSublayer final : public Sublayer {
  public:
-  // in_w (3d, d), in_b (3d), out_w (d, d), out_b (d): parameter indices (a bias -1 when absent); d the model width.
-  AttentionSublayer(int in_w, int in_b, int out_w, int out_b, Index heads, bool causal, Index d);
+  // in_w ((h + 2K)·e, d), in_b, out_w (d, h·e), out_b (d): parameter indices (a bias -1 when absent); d the model
+  // width; the heads' shape and extras in `heads`.
+  AttentionSublayer(int in_w, int in_b, int out_w, int out_b, const ops::HeadsSpec& heads, Index d);
   int head_scale = -1;             // (1, h) NormFormer's c_attn, or -1
-  std::optional<NormLayer> inner;  // Sub-LN's inner_attn_ln (width d), or none
-  // HybridNorm's self_attn.{q,k,v}_norm (width d/h, per head), or none: all three or none
+  std::optional<NormLayer> inner;  // Sub-LN's inner_attn_ln (width h·e), or none
+  // HybridNorm's self_attn.{q,k,v}_norm (width e, per head): all three; QK-norm: q and k only
   std::array<std::optional<NormLayer>, 3> qkv_norm;
+  bool qkv_norm_whole = false;  // QK-norm over the whole projection (OLMo-2: widths h·e and K·e), not per head
+  Index rotary_dim = 0;         // RoPE on the first rotary_dim features of every q and k head (0: none)
+  double rope_theta = 10000;
 
   SublayerKind kind() const override { return SublayerKind::Attention; }
   // Where the projections live (indices into the ParamStore) and the head count (device engines).
   int in_weight() const { return in_w_; }
   int out_weight() const { return out_w_; }
-  Index heads() const { return heads_; }
+  Index heads() const { return spec_.heads; }
+  const ops::HeadsSpec& heads_spec() const { return spec_; }
+  // What the device chain's attention covers: classic heads, no QK-norm without V's, no RoPE.
+  bool decoder_extras() const { return rotary_dim > 0 || !spec_.is_classic(d_) || (qkv_norm[0] && !qkv_norm[2]); }
   RowVec head_gains(const Mat& gains) const;  // (d): the (1, h) gains c_h repeated over each head's d/h columns
   Mat forward(const ParamStore& p, const Mat& x, SublayerCache& c) const override;
   Mat vjp(const ParamStore& p, const SublayerCache& c, const Mat& dy, ParamGrads* g) const override;
@@ -86,7 +98,9 @@ class AttentionSublayer final : public Sublayer {
   ops::AttentionWeights weights(const ParamStore& p) const;     // the whole attention, out_proj included
   ops::AttentionWeights heads_only(const ParamStore& p) const;  // the heads before out_proj (out_proj = I, b = 0)
   bool has_qkv_norm() const { return qkv_norm[0].has_value(); }
-  // With QKV norms, the whole branch: heads on the normalized [Q | K | V], then InnerNorm (if any) and out_proj.
+  // [Q | K | V] changes between in_proj and the heads (norms, RoPE): the branch runs through qkv_forward & co.
+  bool qkv_path() const { return has_qkv_norm() || rotary_dim > 0; }
+  // The whole branch: heads on the normalized and rotated [Q | K | V], then InnerNorm (if any) and out_proj.
   Mat qkv_forward(const ParamStore& p, const Mat& x, AttentionBranchCache& c) const;
   Mat qkv_vjp(const ParamStore& p, const AttentionBranchCache& c, const Mat& da, ParamGrads* g) const;
   Mat qkv_jvp(const ParamStore& p, const AttentionBranchCache& c, const Mat& dx, const ParamGrads* dtheta) const;
@@ -96,9 +110,9 @@ class AttentionSublayer final : public Sublayer {
   Mat norm_qkv_vjp(const ParamStore& p, const AttentionBranchCache& c, const Mat& dn, ParamGrads* g) const;
   Mat norm_qkv_jvp(const ParamStore& p, const AttentionBranchCache& c, const Mat& draw, const ParamGrads* dtheta) const;
   int in_w_, in_b_, out_w_, out_b_;
-  Index heads_;
-  bool causal_;
-  Mat identity_;  // (d, d): out_proj of heads_only, built once
+  ops::HeadsSpec spec_;
+  Index d_;
+  Mat identity_;  // (h·e, h·e): out_proj of heads_only, built once
 };
 
 class FeedForwardSublayer final : public Sublayer {

@@ -19,6 +19,7 @@ namespace gradflow {
 struct ModelSettings {
   RunConfig rc;
   std::string activation = "relu", ffn = "mlp", norm = "layernorm", init_scale = "1", max_memory;
+  std::string arch = "classic";  // --arch: a preset of the options above (run/arch_presets.hpp), applied by resolve()
   bool no_final_norm = false;
   std::set<std::string> given;  // names set explicitly (the size options are checked against --weights/--input)
   // The placements of the whole command (compare, sweep, train-sweep, a spec); empty: only rc.model.placement.

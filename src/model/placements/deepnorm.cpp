@@ -25,8 +25,8 @@ class DeepNorm final : public Placement {
     for (auto& u : units) u.skip_scale = alpha(cfg);
     return units;
   }
-  void rescale_initial(const ModelConfig& cfg, ParamRole r, Index d, Mat& v) const override {
-    recipes::scale_v_out_ffn(r, d, v, beta(cfg));
+  void rescale_initial(const ModelConfig& cfg, ParamRole r, Index /*d*/, Mat& v) const override {
+    recipes::scale_v_out_ffn(r, cfg, v, beta(cfg));
   }
   void config_fields(const ModelConfig& cfg, nlohmann::ordered_json& j) const override { constants(cfg, j); }
   void constants(const ModelConfig& cfg, nlohmann::ordered_json& j) const override {

@@ -43,9 +43,9 @@ inline bool is_weight_matrix(ParamRole r) {
 }
 
 // Multiplies the weights the DeepNet and Magneto reference codes rescale at init by k: the v rows of in_proj
-// (rows 2d..3d), out_proj, linear1 and linear2 (a gated branch's linear3 with linear1: the feed-forward's inputs).
-inline void scale_v_out_ffn(ParamRole r, Index d, Mat& v, double k) {
-  if (r == ParamRole::InProjWeight) v.middleRows(2 * d, d) *= k;  // v_proj
+// (the last K·e rows: 2d..3d for classic heads), out_proj, linear1 and linear2 (a gated branch's linear3 with linear1: the feed-forward's inputs).
+inline void scale_v_out_ffn(ParamRole r, const ModelConfig& cfg, Mat& v, double k) {
+  if (r == ParamRole::InProjWeight) v.bottomRows(cfg.kv() * cfg.hd()) *= k;  // v_proj: the last K·e rows
   if (r == ParamRole::OutProjWeight || r == ParamRole::Linear1Weight || r == ParamRole::Linear2Weight ||
       r == ParamRole::Linear3Weight)
     v *= k;

@@ -23,8 +23,8 @@ class SubLN final : public Placement {
     return units;
   }
   bool final_norm_default(const ModelConfig&) const override { return true; }
-  void rescale_initial(const ModelConfig& cfg, ParamRole r, Index d, Mat& v) const override {
-    recipes::scale_v_out_ffn(r, d, v, gamma(cfg));
+  void rescale_initial(const ModelConfig& cfg, ParamRole r, Index /*d*/, Mat& v) const override {
+    recipes::scale_v_out_ffn(r, cfg, v, gamma(cfg));
   }
   void constants(const ModelConfig& cfg, nlohmann::ordered_json& j) const override { j["subln_gamma"] = gamma(cfg); }
 
