@@ -4,11 +4,14 @@
 //   products  the 24-layer products P_l = P_{l+1}·B_l at N = 2048: the GEMMs alone, and the walk analyze
 //             takes (for_each_product: build B_l, multiply, check), both against DGEMM
 //   dgemm     the machine's DGEMM rate on (N, N)·(N, N), measured in the same run
-// Prints one JSON object.
+// Prints one JSON object. `bench_jacobians 1 R llama`: one llama-preset block's explicit Jacobian alone (Pre-RMSNorm,
+// SwiGLU, RoPE, grouped-query heads 4:2, no biases, causal; n = 32, d = 64, N = 2048), best of R, warm
+// (benchmarks/bench_decoder_block.py times PyTorch's on the same block).
 #include "process/runtime_env.hpp"
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 
 #include "gradflow/run/context.hpp"
 #include "gradflow/model/init.hpp"
@@ -22,17 +25,39 @@ int main(int argc, char** argv) {
   gradflow::process::tune_runtime_environment(argv);  // as the gradflow executable does
   const Index layers = argc > 1 ? std::atol(argv[1]) : 24;
   const int reps = argc > 2 ? std::atoi(argv[2]) : 3;
+  const bool llama = argc > 3 && std::string(argv[3]) == "llama";
   ModelConfig cfg;
   cfg.placement = "post";
   cfg.layers = layers;
   cfg.d_model = 64;
   cfg.heads = 4;
+  if (llama) {  // --arch llama --kv-heads 2
+    cfg.placement = "pre";
+    cfg.norm = NormKind::RMSNorm;
+    cfg.ffn = FeedForwardKind::SwiGLU;
+    cfg.rope = true;
+    cfg.bias = false;
+    cfg.causal = true;
+    cfg.kv_heads = 2;
+  }
   const Index n = 32, N = n * cfg.d_model;
   Model model(cfg);
   initialize(model, InitConfig{});
   const Mat x0 = random_normal(0, "input", n, cfg.d_model);
   AnalysisOptions opts;
   AnalysisContext ctx(model, x0, opts, make_backend(BackendKind::Cpu));
+  if (llama) {
+    (void)model.block_jacobian(0, ctx.trace.blocks[0]).to_dense();  // warm-up
+    double best = 1e300;
+    for (int r = 0; r < reps; ++r) {
+      const auto t = Clock::now();
+      const Mat B = model.block_jacobian(0, ctx.trace.blocks[0]).to_dense();
+      best = std::min(best, seconds_since(t));
+      if (B(0, 0) == 12345.678) std::puts("");  // keep B alive
+    }
+    std::printf("{\"N\": %ld, \"block_jacobian_seconds\": %.6f}\n", static_cast<long>(N), best);
+    return 0;
+  }
 
   // one block's explicit Jacobian (dense (N, N))
   double best_block = 1e300;

@@ -56,6 +56,13 @@ TEST_CASE("streamed ‖P_l‖_F and ‖B_l‖_F equal the explicit Jacobians' fo
         ModelConfig cfg = small_model(p->name(), 3);
         cfg.final_norm = final_norm;
         cfg.causal = causal;
+        if (causal) {  // a decoder block: multi-query heads with RoPE, a soft-cap, QK-norm, SwiGLU (the engines' JVPs)
+          cfg.kv_heads = 1;
+          cfg.rope = true;
+          cfg.attn_softcap = 3.0;
+          if (p->name().rfind("hybridnorm", 0) != 0) cfg.qk_norm = QkNorm::Head;
+          cfg.ffn = FeedForwardKind::SwiGLU;
+        }
         if (!final_norm && p->name() == "resi-dual") {  // its output y = x_a + LN(x_d) needs the final norm
           REQUIRE_THROWS_WITH(Model(cfg), Catch::Contains("--no-final-norm"));
           ++cases;
