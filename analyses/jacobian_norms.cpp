@@ -1,5 +1,5 @@
 // jacobian_norms.cpp — the explicit Jacobians across depth, B_l = dx_{l+1}/dx_l and P_l = dy/dx_l = B_{L−1}···B_l:
-// spectral norms (Lanczos on the explicit B_l, full SVD of P_l) and Frobenius norms, ‖B_l − I‖₂, σ_min and numerical rank of P_l (svd.hpp for the threshold),
+// spectral norms (Lanczos on the explicit B_l, full SVD of P_l) and Frobenius norms, ‖B_l − I‖₂ and ‖B_l − I‖_F/‖I‖_F, σ_min and numerical rank of P_l (svd.hpp for the threshold),
 // and the RMS gains ‖·‖_F/√N that compare "the product of per-layer gains" with the true product.
 // On the CPU the walk's products use every thread, and the layers' norms and spectra run concurrently (two layers,
 // or as many as the threads and --max-memory allow: explicit_concurrent_layers), one layer per thread with
@@ -26,7 +26,7 @@ namespace {
 
 // What a layer reports, computed from its B_l and P_l.
 struct LayerNumbers {
-  double b_frobenius = 0, b_spectral = 0, b_minus_identity = 0;
+  double b_frobenius = 0, b_spectral = 0, b_minus_identity = 0, b_minus_identity_frobenius = 0;
   Vec b_spectrum, p_spectrum;
   double p_frobenius = 0;
 };
@@ -51,8 +51,9 @@ void compute_host(PendingLayer& w, bool spectrum) {
   if (w.B.rows() == w.B.cols()) {
     w.B.diagonal().array() -= 1.0;
     o.b_minus_identity = spectral_norm(w.B);
+    o.b_minus_identity_frobenius = frobenius_norm(w.B);
   } else {  // ResiDual's B_{L−1} ends in the head: state (2N) → output (N); B − I is undefined
-    o.b_minus_identity = std::numeric_limits<double>::quiet_NaN();
+    o.b_minus_identity = o.b_minus_identity_frobenius = std::numeric_limits<double>::quiet_NaN();
   }
   w.B = Mat();
 }
@@ -76,6 +77,9 @@ class JacobianNorms final : public Analysis {
                                      {"frobenius_norm", fb},
                                      {"minus_identity_spectral_norm", std::isfinite(o.b_minus_identity)
                                                                           ? Json(o.b_minus_identity) : Json(nullptr)},
+                                     {"minus_identity_relative_frobenius",  // ‖B_l − I‖_F / ‖I‖_F
+                                      std::isfinite(o.b_minus_identity_frobenius)
+                                          ? Json(o.b_minus_identity_frobenius / std::sqrt(N)) : Json(nullptr)},
                                      {"rms_gain", fb / std::sqrt(N)},
                                      {"method", "explicit-lanczos"}};
       if (ctx.opts.spectrum) layer[fields::kBlockJacobian][fields::kSpectrum] = spectrum_json(o.b_spectrum);
@@ -99,8 +103,13 @@ class JacobianNorms final : public Analysis {
         LayerNumbers o;
         o.b_frobenius = be.frobenius_norm(B);
         o.b_spectral = be.spectral_norm(B);
-        o.b_minus_identity = B.rows() == B.cols() ? be.spectral_norm_minus_identity(B)
-                                                  : std::numeric_limits<double>::quiet_NaN();
+        if (B.rows() == B.cols()) {
+          const IdentityDistance dist = be.minus_identity_norms(B);
+          o.b_minus_identity = dist.spectral;
+          o.b_minus_identity_frobenius = dist.frobenius;
+        } else {
+          o.b_minus_identity = o.b_minus_identity_frobenius = std::numeric_limits<double>::quiet_NaN();
+        }
         if (ctx.opts.spectrum) o.b_spectrum = be.singular_values(B);
         o.p_spectrum = be.singular_values(P);
         o.p_frobenius = be.frobenius_norm(P);

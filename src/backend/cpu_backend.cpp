@@ -33,10 +33,10 @@ class CpuBackend final : public Backend {
   bool all_finite(const DenseBuffer& A) const override { return gradflow::all_finite(host(A)); }
   double frobenius_norm(const DenseBuffer& A) const override { return gradflow::frobenius_norm(host(A)); }
   double spectral_norm(const DenseBuffer& A) const override { return gradflow::spectral_norm(host(A)); }
-  double spectral_norm_minus_identity(const DenseBuffer& A) const override {
+  IdentityDistance minus_identity_norms(const DenseBuffer& A) const override {
     Mat AmI = host(A);
     AmI.diagonal().array() -= 1.0;
-    return gradflow::spectral_norm(AmI);
+    return {gradflow::spectral_norm(AmI), gradflow::frobenius_norm(AmI)};
   }
   Vec singular_values(const DenseBuffer& A) const override { return gradflow::singular_values(host(A)); }
   const KernelOps& kernels() const override { return cpu_kernels(); }

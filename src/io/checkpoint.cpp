@@ -220,7 +220,7 @@ std::vector<Index> token_positions(const Checkpoint& c, const std::vector<int64_
   return out;
 }
 
-Mat embed_tokens(const Checkpoint& c, const std::vector<int64_t>& ids) {
+Mat embed_tokens(const Checkpoint& c, const std::vector<int64_t>& ids, double word_scale) {
   const std::vector<Index> positions = token_positions(c, ids);  // the ids checked
   const SafeTensor* word = embedding(c, "word");
   const SafeTensor* pos = embedding(c, "position");
@@ -240,7 +240,7 @@ Mat embed_tokens(const Checkpoint& c, const std::vector<int64_t>& ids) {
     const double* w = word->data.data() + id * d;
     const double* q = pos->data.data() + p * d;
     for (Index k = 0; k < d; ++k) {
-      double v = w[k];
+      double v = word_scale * w[k];  // --embed-scale (Gemma: √d)
       if (type) v += type->data[static_cast<size_t>(k)];  // token type 0 (BERT: word + type, then + position)
       x(t, k) = v + q[k];
     }

@@ -53,10 +53,12 @@ void write_hf_checkpoint(const std::string& dir, const std::string& format, cons
                 (l->causal ? " --causal" : "") + ", LayerNorm" + (l->final_norm.empty() ? "" : ", final norm") +
                 ", residual scale 1), but the model is " + model + "; fix: build the model with those options");
   // the layout's blocks: a plain feed-forward with relu or a gelu, and every bias
-  require(!cfg.gated() && cfg.bias && cfg.activation != Activation::Silu,
-          "--format " + format + " writes " + l->note + " with biases and a " + (format == "hf-gpt2" ? "gelu" : "relu "
-          "or gelu") + " feed-forward, but the model has " + (cfg.gated() ? "--ffn " + to_string(cfg.ffn)
-          : !cfg.bias ? std::string("--bias off") : std::string("--activation silu")) +
+  require(!cfg.gated() && cfg.bias && cfg.activation != Activation::Silu && !cfg.norm_offset,
+          "--format " + format + " writes " + l->note + " with biases, plain norm weights and a " +
+          (format == "hf-gpt2" ? "gelu" : "relu or gelu") + " feed-forward, but the model has " +
+          (cfg.gated() ? "--ffn " + to_string(cfg.ffn)
+           : !cfg.bias ? std::string("--bias off")
+           : cfg.norm_offset ? std::string("--norm-offset") : std::string("--activation silu")) +
           "; fix: export it with --format torch-encoder (gradflow's names), or build it without that option");
   std::map<std::string, const SafeTensor*> by_name;
   for (const SafeTensor& t : tensors) by_name[t.name] = &t;

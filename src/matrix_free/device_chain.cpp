@@ -171,7 +171,7 @@ DeviceChain::Norm DeviceChain::norm(const NormLayer& layer, const NormCache& c, 
   nm.width = c.xhat.cols();
   nm.xhat = put(c.xhat, "the norm caches of " + what);
   if (nm.kind != rows::kDyT) nm.rstd = put(Mat(c.rstd.transpose()), "the norm caches of " + what);
-  nm.gamma = put(p[layer.weight], "the norm weights of " + what);
+  nm.gamma = put(layer.gamma(p), "the norm weights of " + what);
   if (nm.kind == rows::kDyT) nm.alpha = p[layer.alpha](0, 0);
   return nm;
 }

@@ -125,7 +125,9 @@ Jacobian AttentionSublayer::jacobian(const ParamStore& p, const SublayerCache& c
   const auto& c = std::get<AttentionBranchCache>(cache);
   const Index n = c.attn.x.rows();
   Jacobian J;
-  if (qkv_path() || !spec_.is_classic(d_)) {  // the token-pair formula is classic attention's
+  if (decoder_extras()) {  // the decoder blocks' heads, RoPE, QK-norm: their closed form
+    J = decoder_jacobian(p, c);
+  } else if (qkv_path()) {  // HybridNorm's Q/K/V norms: assembled from JVPs (its reports' bits as before)
     J = qkv_jacobian(p, c);
   } else if (!inner) {
     J = ops::attention_jacobian(weights(p), c.attn);

@@ -44,6 +44,8 @@ void ModelConfig::validate() const {
   require(d_ff >= 0, "--d-ff must be positive (got " + std::to_string(d_ff) + "); fix: omit it for 4·d_model");
   require(std::isfinite(residual_scale), "--residual-scale must be a finite number; fix: e.g. --residual-scale 1");
   require(norm_eps > 0, "norm eps must be positive");
+  require(embed_scale > 0 && std::isfinite(embed_scale),
+          "--embed-scale must be a positive number or sqrt-d; fix: e.g. --embed-scale sqrt-d (Gemma)");
   require(!qkv_bias || !bias, "--qkv-bias adds q, k, v biases to a model without biases, but every linear layer has "
                               "one; fix: add --bias off (Qwen2: only q, k, v have biases), or drop --qkv-bias");
   const bool qkv_norms = placement == "hybridnorm" || placement == "hybridnorm-star";

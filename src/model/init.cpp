@@ -70,7 +70,7 @@ void initialize(Model& model, const InitConfig& init) {
     const Role r = p.role;
     Mat& v = p.value;
     switch (r) {
-      case Role::NormWeight: v.setOnes(); continue;
+      case Role::NormWeight: v.setConstant(cfg.norm_offset ? 0.0 : 1.0); continue;  // γ = 1 either way
       case Role::NormBias: v.setZero(); continue;
       case Role::NormAlpha: v.setConstant(0.5); continue;  // DyT's α
       // the scheme's own parameters: ReZero's gate (--rezero-alpha), Admin's ω (1, then profiled), NormFormer's

@@ -18,6 +18,7 @@ NormLayer Model::make_norm(const std::string& prefix, Index width) {
   NormLayer n;
   n.kind = cfg_.norm;
   n.eps = cfg_.norm_eps;
+  n.unit_offset = cfg_.norm_offset;
   n.kernels = kernels_;
   if (cfg_.norm == NormKind::DyT) n.alpha = params_.add(prefix + ".alpha", {1}, ParamRole::NormAlpha);
   n.weight = params_.add(prefix + ".weight", {width}, ParamRole::NormWeight);

@@ -25,11 +25,16 @@ std::string to_string(NormKind k) {
   return "?";
 }
 
+Mat NormLayer::gamma(const ParamStore& p) const {
+  if (!unit_offset) return p[weight];
+  return (p[weight].array() + 1.0).matrix();
+}
+
 Mat NormLayer::forward(const ParamStore& p, const Mat& x, NormCache& c) const {
   switch (kind) {
-    case NormKind::LayerNorm: return ops::layernorm_forward(x, p[weight], p[bias], eps, c, *kernels);
-    case NormKind::RMSNorm: return ops::rmsnorm_forward(x, p[weight], eps, c, *kernels);
-    case NormKind::DyT: return ops::dyt_forward(x, p[alpha](0, 0), p[weight], p[bias], c, *kernels);
+    case NormKind::LayerNorm: return ops::layernorm_forward(x, gamma(p), p[bias], eps, c, *kernels);
+    case NormKind::RMSNorm: return ops::rmsnorm_forward(x, gamma(p), eps, c, *kernels);
+    case NormKind::DyT: return ops::dyt_forward(x, p[alpha](0, 0), gamma(p), p[bias], c, *kernels);
   }
   return {};
 }
@@ -37,10 +42,10 @@ Mat NormLayer::forward(const ParamStore& p, const Mat& x, NormCache& c) const {
 Mat NormLayer::vjp(const ParamStore& p, const NormCache& c, const Mat& dy, ParamGrads* g) const {
   switch (kind) {
     case NormKind::LayerNorm:
-      return ops::layernorm_vjp(c, p[weight], dy, g ? &(*g)[weight] : nullptr, g ? &(*g)[bias] : nullptr, *kernels);
-    case NormKind::RMSNorm: return ops::rmsnorm_vjp(c, p[weight], dy, g ? &(*g)[weight] : nullptr, *kernels);
+      return ops::layernorm_vjp(c, gamma(p), dy, g ? &(*g)[weight] : nullptr, g ? &(*g)[bias] : nullptr, *kernels);
+    case NormKind::RMSNorm: return ops::rmsnorm_vjp(c, gamma(p), dy, g ? &(*g)[weight] : nullptr, *kernels);
     case NormKind::DyT:
-      return ops::dyt_vjp(c, p[alpha](0, 0), p[weight], dy, g ? &(*g)[alpha] : nullptr, g ? &(*g)[weight] : nullptr,
+      return ops::dyt_vjp(c, p[alpha](0, 0), gamma(p), dy, g ? &(*g)[alpha] : nullptr, g ? &(*g)[weight] : nullptr,
                           g ? &(*g)[bias] : nullptr, *kernels);
   }
   return {};
@@ -48,9 +53,9 @@ Mat NormLayer::vjp(const ParamStore& p, const NormCache& c, const Mat& dy, Param
 
 Mat NormLayer::jvp(const ParamStore& p, const NormCache& c, const Mat& dx) const {
   switch (kind) {
-    case NormKind::LayerNorm: return ops::layernorm_jvp(c, p[weight], dx, *kernels);
-    case NormKind::RMSNorm: return ops::rmsnorm_jvp(c, p[weight], dx, *kernels);
-    case NormKind::DyT: return ops::dyt_jvp(c, p[alpha](0, 0), p[weight], dx, *kernels);
+    case NormKind::LayerNorm: return ops::layernorm_jvp(c, gamma(p), dx, *kernels);
+    case NormKind::RMSNorm: return ops::rmsnorm_jvp(c, gamma(p), dx, *kernels);
+    case NormKind::DyT: return ops::dyt_jvp(c, p[alpha](0, 0), gamma(p), dx, *kernels);
   }
   return {};
 }
@@ -66,7 +71,8 @@ Mat NormLayer::jvp_with_params(const ParamStore& p, const NormCache& c, const Ma
   if (bias >= 0) k.add_row(dy.data(), dtheta[bias].data(), n, d);
   if (kind == NormKind::DyT) {
     // ∂y/∂α = γ ⊙ (1 − x̂²) ⊙ x: DyT's own JVP at α = 1 applied to x
-    k.norm_jvp(rows::kDyT, c.xhat.data(), nullptr, p[weight].data(), 1.0, n, d, c.x.data(), t.data(), n);
+    const Mat gm = gamma(p);
+    k.norm_jvp(rows::kDyT, c.xhat.data(), nullptr, gm.data(), 1.0, n, d, c.x.data(), t.data(), n);
     k.axpby(t.size(), dtheta[alpha](0, 0), t.data(), 1.0, dy.data());
   }
   return dy;
@@ -74,9 +80,9 @@ Mat NormLayer::jvp_with_params(const ParamStore& p, const NormCache& c, const Ma
 
 Jacobian NormLayer::jacobian(const ParamStore& p, const NormCache& c) const {
   switch (kind) {
-    case NormKind::LayerNorm: return ops::layernorm_jacobian(c, p[weight]);
-    case NormKind::RMSNorm: return ops::rmsnorm_jacobian(c, p[weight]);
-    case NormKind::DyT: return ops::dyt_jacobian(c, p[alpha](0, 0), p[weight]);
+    case NormKind::LayerNorm: return ops::layernorm_jacobian(c, gamma(p));
+    case NormKind::RMSNorm: return ops::rmsnorm_jacobian(c, gamma(p));
+    case NormKind::DyT: return ops::dyt_jacobian(c, p[alpha](0, 0), gamma(p));
   }
   return {};
 }

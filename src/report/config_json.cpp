@@ -34,6 +34,11 @@ nlohmann::ordered_json model_config_json(const Model& model, const InitConfig& i
   j[fields::kCausal] = c.causal;
   j[fields::kNorm] = to_string(c.norm);
   j["norm_eps"] = c.norm_eps;
+  if (c.norm_offset) j["norm_offset"] = true;
+  if (c.embed_scale_sqrt_d || c.embed_scale != 1.0) {
+    j["embed_scale"] = c.embedding_scale();
+    if (c.embed_scale_sqrt_d) j["embed_scale_text"] = "sqrt-d";
+  }
   j["final_norm"] = model.has_final_norm();
   j[fields::kResidualScale] = c.residual_scale;
   find_placement(c.placement).config_fields(c, j);  // the scheme's own options, resolved

@@ -33,9 +33,10 @@ const std::vector<ArchPreset>& arch_presets() {
          with({{"qk-norm", "head"}, {"rope-theta", "1000000"}})},
         {"olmo2", "OLMo-2: norms after each branch (reorder), QK-norm over the projections, RoPE theta 5e5",
          with({{"placement", "reorder"}, {"qk-norm", "proj"}, {"rope-theta", "500000"}})},
-        {"gemma2", "Gemma-2: norms before and after each branch (sandwich/Peri-LN), GeGLU, logit soft-cap 50 (its "
-                   "RMSNorm's 1 + w offset and the embedding scale are not modelled)",
-         with({{"placement", "sandwich"}, {"ffn", "geglu"}, {"attn-softcap", "50"}})},
+        {"gemma2", "Gemma-2: norms before and after each branch (sandwich/Peri-LN), RMSNorm scale 1 + w, GeGLU, "
+                   "logit soft-cap 50, embeddings times sqrt(d)",
+         with({{"placement", "sandwich"}, {"ffn", "geglu"}, {"attn-softcap", "50"}, {"norm-offset", "true"},
+               {"embed-scale", "sqrt-d"}})},
         {"neox", "GPT-NeoX/Pythia: parallel residual, LayerNorm, GELU, biases, a quarter of each head rotated",
          {{"placement", "parallel"}, {"norm", "layernorm"}, {"ffn", "mlp"}, {"activation", "gelu"}, {"rope", "true"},
           {"rotary-fraction", "0.25"}, {"causal", "true"}}},

@@ -172,6 +172,14 @@ std::vector<ModelOption> make_table() {
   t.push_back(flag("causal", "causal attention mask", true, [](ModelSettings& s, bool b) { s.rc.model.causal = b; }));
   t.push_back(value("norm", "layernorm | rmsnorm | dyt", d.norm, true,
                     [](ModelSettings& s, const std::string& v) { s.norm = v; }));
+  t.push_back(flag("norm-offset", "every norm's scale is 1 + w with w stored and initialized to 0 (Gemma's RMSNorm)",
+                   true, [](ModelSettings& s, bool b) { s.rc.model.norm_offset = b; }));
+  t.push_back(value("embed-scale", "S or sqrt-d: x_0 = S * embedding where x_0 comes from embeddings (--token-ids, "
+                                   "train); sqrt-d is sqrt(d_model) in float64 (Gemma)", "1", true,
+                    [](ModelSettings& s, const std::string& v) {
+                      s.rc.model.embed_scale_sqrt_d = v == "sqrt-d";
+                      s.rc.model.embed_scale = v == "sqrt-d" ? 1.0 : parse_number(v, "embed-scale");
+                    }));
   t.push_back(flag("no-final-norm", "drop the final norm of pre/sandwich/mix", true,
                    [](ModelSettings& s, bool b) { s.no_final_norm = b; }));
   t.push_back(value("residual-scale", "x + LAMBDA*G(...): the residual branch weight", text_of(d.rc.model.residual_scale),

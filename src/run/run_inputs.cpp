@@ -105,7 +105,7 @@ RunInputs prepare_run(const RunConfig& rc, Model& model) {
   const Index n = rc.analysis.seq_len, d = model.config().d_model;
   const std::shared_ptr<const RunFiles> files = load_run_files(rc);
   RunInputs r;
-  if (!rc.token_ids.empty()) r.x0 = embed_tokens(*files->weights, rc.token_ids);
+  if (!rc.token_ids.empty()) r.x0 = embed_tokens(*files->weights, rc.token_ids, model.config().embedding_scale());
   else
     r.x0 = rc.input.empty() ? random_normal(rc.init.seed, "input", n, d)
                             : npy_to_matrix(*files->input, n, d, "--input tokens x_0");

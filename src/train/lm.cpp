@@ -81,15 +81,16 @@ void LanguageModel::initialize(const InitConfig& init) {
 
 const Mat& LanguageModel::output_weight() const { return io_[tied_ ? tok_ : head_]; }
 
-// in the forward pass: x_0[i] = E[s_i] + P[i]
+// in the forward pass: x_0[i] = S·E[s_i] + P[i]
 Mat LanguageModel::embed(const std::vector<int>& tokens) const {
   const Index n = positions_, d = body_.d_model();
   require(static_cast<Index>(tokens.size()) >= n, "sequence shorter than --seq-len; fix: internal task error");
+  const double scale = body_.config().embedding_scale();  // --embed-scale (1: none)
   Mat x(n, d);
   for (Index i = 0; i < n; ++i) {
     const int t = tokens[static_cast<size_t>(i)];
     require(t >= 0 && t < vocab_, "token " + std::to_string(t) + " outside the vocabulary; fix: raise --vocab");
-    x.row(i) = io_[tok_].row(t) + io_[pos_].row(i);
+    x.row(i) = scale * io_[tok_].row(t) + io_[pos_].row(i);
   }
   return x;
 }
@@ -115,9 +116,10 @@ SeqLoss LanguageModel::forward_backward(const Sequence& s, double scale, LmGrads
   g.io[tied_ ? tok_ : head_].noalias() += dz.transpose() * t.y;
   std::vector<Mat> dx;
   const Mat dx0 = body_.backward(t, dy, &g.body, probe ? &dx : nullptr);
-  // in the forward pass: x_0[i] = E[s_i] + P[i];  dE[s_i] += dx_0[i],  dP[i] += dx_0[i]
+  // in the forward pass: x_0[i] = S·E[s_i] + P[i];  dE[s_i] += S·dx_0[i],  dP[i] += dx_0[i]
+  const double embed_scale = body_.config().embedding_scale();
   for (Index i = 0; i < n; ++i) {
-    g.io[tok_].row(s.tokens[static_cast<size_t>(i)]) += dx0.row(i);
+    g.io[tok_].row(s.tokens[static_cast<size_t>(i)]) += embed_scale * dx0.row(i);
     g.io[pos_].row(i) += dx0.row(i);
   }
   if (probe) {

@@ -56,7 +56,9 @@ TEST_CASE("backend: norms and singular values are the linear-algebra routines' o
     CHECK(be->all_finite(*buf));
     CHECK(be->frobenius_norm(*buf) == frobenius_norm(A));
     CHECK(be->spectral_norm(*buf) == spectral_norm(A));
-    CHECK(be->spectral_norm_minus_identity(*buf) == spectral_norm(AmI));
+    const IdentityDistance dist = be->minus_identity_norms(*buf);
+    CHECK(dist.spectral == spectral_norm(AmI));
+    CHECK(dist.frobenius == frobenius_norm(AmI));
     CHECK(be->singular_values(*buf) == singular_values(A));
     Mat bad = A;
     bad(3, 4) = std::numeric_limits<double>::quiet_NaN();

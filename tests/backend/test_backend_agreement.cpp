@@ -83,7 +83,11 @@ void check_norms(BackendKind kind) {
       const Vec got = be->singular_values(*a), want = cpu->singular_values(*ref);
       REQUIRE(got.size() == want.size());
       CHECK(rel_err(got, want) <= kBackendTol);
-      if (r == c) CHECK(close(be->spectral_norm_minus_identity(*a), cpu->spectral_norm_minus_identity(*ref)));
+      if (r == c) {
+        const IdentityDistance got_d = be->minus_identity_norms(*a), want_d = cpu->minus_identity_norms(*ref);
+        CHECK(close(got_d.spectral, want_d.spectral));
+        CHECK(close(got_d.frobenius, want_d.frobenius));
+      }
     }
   }
   const auto zero = be->upload(Mat::Zero(5, 7));
@@ -91,7 +95,9 @@ void check_norms(BackendKind kind) {
   CHECK(be->frobenius_norm(*zero) == 0.0);
   CHECK(be->spectral_norm(*zero) == 0.0);
   CHECK(be->singular_values(*zero) == Vec::Zero(5));
-  CHECK(close(be->spectral_norm_minus_identity(*be->upload(Mat::Zero(6, 6))), 1.0));
+  const IdentityDistance zero_d = be->minus_identity_norms(*be->upload(Mat::Zero(6, 6)));
+  CHECK(close(zero_d.spectral, 1.0));
+  CHECK(close(zero_d.frobenius, std::sqrt(6.0)));
   const Mat A = random_mat(10, 10, "finite");
   for (const auto& [i, j, v] : {std::tuple<Index, Index, double>{0, 0, std::numeric_limits<double>::quiet_NaN()},
                                 {9, 9, std::numeric_limits<double>::infinity()},

@@ -39,9 +39,7 @@ class TestDevice final : public Backend {
   bool all_finite(const DenseBuffer& A) const override { return cpu_->all_finite(A); }
   double frobenius_norm(const DenseBuffer& A) const override { return cpu_->frobenius_norm(A); }
   double spectral_norm(const DenseBuffer& A) const override { return cpu_->spectral_norm(A); }
-  double spectral_norm_minus_identity(const DenseBuffer& A) const override {
-    return cpu_->spectral_norm_minus_identity(A);
-  }
+  IdentityDistance minus_identity_norms(const DenseBuffer& A) const override { return cpu_->minus_identity_norms(A); }
   Vec singular_values(const DenseBuffer& A) const override { return cpu_->singular_values(A); }
   const KernelOps& kernels() const override { return cpu_->kernels(); }
 

@@ -9,7 +9,7 @@ equations (not from any library's modules: `transformers` is not a Debian packag
   mlp         linear2(act(linear1 x))
   swiglu      linear2(silu(linear1 x) * linear3 x)             (Shazeer 2020; Llama: gate_proj, up_proj, down_proj)
   geglu       linear2(gelu_tanh(linear1 x) * linear3 x)        (Gemma)
-  rmsnorm     x / sqrt(mean(x^2) + eps) * w                    (Zhang & Sennrich 2019)
+  rmsnorm     x / sqrt(mean(x^2) + eps) * w                    (Zhang & Sennrich 2019); * (1 + w) with norm_offset (Gemma)
   parallel    y = x + A(N1(x)) + F(N2(x)), --shared-norm: N2 = N1 (GPT-J, GPT-NeoX/Pythia, PaLM); a final norm
   pre         h = x + A(N1(x)); y = h + F(N2(h)); a final norm
   reorder     h = x + N1(A(x)); y = h + N2(F(h)); a final norm (OLMo-2)
@@ -17,7 +17,6 @@ equations (not from any library's modules: `transformers` is not a Debian packag
 --bias off drops every linear layer's bias; --qkv-bias keeps in_proj_bias (Qwen2). The stack's state_dict names are
 gradflow's (layers.{l}.self_attn.in_proj_weight, layers.{l}.linear3.weight, norm.weight, ...), so it is written as
 the torch-encoder checkpoint gradflow reads with the same options."""
-import math
 
 import torch
 from torch import nn
@@ -29,7 +28,8 @@ class Spec:
 
     def __init__(self, placement="pre", layers=2, d=8, heads=2, d_ff=12, n=4, ffn="mlp", activation="relu",
                  norm="layernorm", bias=True, qkv_bias=False, shared_norm=False, causal=False, kv_heads=None,
-                 head_dim=None, rope=None, rope_theta=10000.0, qk_norm="none", softcap=0.0, attn_scale=None):
+                 head_dim=None, rope=None, rope_theta=10000.0, qk_norm="none", softcap=0.0, attn_scale=None,
+                 norm_offset=False):
         self.__dict__.update(locals())
         del self.__dict__["self"]
 
@@ -37,7 +37,8 @@ class Spec:
         b = "" if self.bias else (" qkv-bias" if self.qkv_bias else " no-bias")
         a = (f"{' K=' + str(self.kv_heads) if self.kv_heads else ''}{' e=' + str(self.head_dim) if self.head_dim else ''}"
              f"{' rope ' + str(self.rope) if self.rope else ''}{' qk-norm ' + self.qk_norm if self.qk_norm != 'none' else ''}"
-             f"{' cap ' + str(self.softcap) if self.softcap else ''}{' S ' + str(self.attn_scale) if self.attn_scale else ''}")
+             f"{' cap ' + str(self.softcap) if self.softcap else ''}{' S ' + str(self.attn_scale) if self.attn_scale else ''}"
+             f"{' norm-offset' if self.norm_offset else ''}")
         return (f"{self.placement}{' shared-norm' if self.shared_norm else ''} {self.ffn}"
                 f"{'/' + self.activation if self.ffn == 'mlp' else ''} {self.norm}{b}{' causal' if self.causal else ''}"
                 f" L={self.layers} d={self.d} h={self.heads} d_ff={self.d_ff} n={self.n}{a}")
@@ -66,6 +67,8 @@ class Spec:
             o += ["--attn-softcap", repr(self.softcap)]
         if self.attn_scale:
             o += ["--attn-scale", repr(self.attn_scale)]
+        if self.norm_offset:
+            o.append("--norm-offset")
         return o
 
     def e(self):
@@ -76,19 +79,20 @@ class Spec:
 
 
 class Norm(nn.Module):
-    def __init__(self, d, kind, eps=1e-5):
+    def __init__(self, d, kind, offset=False, eps=1e-5):
         super().__init__()
-        self.kind, self.eps = kind, eps
+        self.kind, self.eps, self.offset = kind, eps, offset
         self.weight = nn.Parameter(torch.ones(d, dtype=torch.float64))
         if kind == "layernorm":
             self.bias = nn.Parameter(torch.zeros(d, dtype=torch.float64))
 
     def forward(self, x):
+        gamma = 1.0 + self.weight if self.offset else self.weight  # Gemma's RMSNorm: x̂ · (1 + w)
         if self.kind == "layernorm":
             mu = x.mean(-1, keepdim=True)
             var = ((x - mu) ** 2).mean(-1, keepdim=True)
-            return (x - mu) / torch.sqrt(var + self.eps) * self.weight + self.bias
-        return x / torch.sqrt((x * x).mean(-1, keepdim=True) + self.eps) * self.weight
+            return (x - mu) / torch.sqrt(var + self.eps) * gamma + self.bias
+        return x / torch.sqrt((x * x).mean(-1, keepdim=True) + self.eps) * gamma
 
 
 def _param(*shape):
@@ -118,9 +122,10 @@ class Attention(nn.Module):
             self.in_proj_bias = None
         self.out_proj = nn.Linear(H * e, d, bias=spec.bias, dtype=torch.float64)
         if spec.qk_norm == "head":
-            self.q_norm, self.k_norm = Norm(e, spec.norm), Norm(e, spec.norm)
+            self.q_norm, self.k_norm = Norm(e, spec.norm, spec.norm_offset), Norm(e, spec.norm, spec.norm_offset)
         elif spec.qk_norm == "proj":
-            self.q_norm, self.k_norm = Norm(H * e, spec.norm), Norm(K * e, spec.norm)
+            self.q_norm = Norm(H * e, spec.norm, spec.norm_offset)
+            self.k_norm = Norm(K * e, spec.norm, spec.norm_offset)
 
     def forward(self, x, mask):
         s = self.spec
@@ -156,11 +161,11 @@ class Block(nn.Module):
         self.linear2 = nn.Linear(ff, d, bias=spec.bias, dtype=torch.float64)
         if spec.ffn != "mlp":
             self.linear3 = nn.Linear(d, ff, bias=spec.bias, dtype=torch.float64)
-        self.norm1 = Norm(d, spec.norm)
+        self.norm1 = Norm(d, spec.norm, spec.norm_offset)
         if not spec.shared_norm:
-            self.norm2 = Norm(d, spec.norm)
+            self.norm2 = Norm(d, spec.norm, spec.norm_offset)
         if spec.placement == "sandwich":  # Gemma-2: norms before and after each branch
-            self.norm3, self.norm4 = Norm(d, spec.norm), Norm(d, spec.norm)
+            self.norm3, self.norm4 = Norm(d, spec.norm, spec.norm_offset), Norm(d, spec.norm, spec.norm_offset)
 
     def ffn(self, x):
         s = self.spec
@@ -194,7 +199,7 @@ class Stack(nn.Module):
         super().__init__()
         self.spec = spec
         self.layers = nn.ModuleList(Block(spec) for _ in range(spec.layers))
-        self.norm = Norm(spec.d, spec.norm)
+        self.norm = Norm(spec.d, spec.norm, spec.norm_offset)
 
     def forward(self, x, keep=None):
         n = x.shape[0]
@@ -208,17 +213,10 @@ class Stack(nn.Module):
 
 
 def randomize(stack, seed):
-    """Every parameter drawn: norm gains around 1, norm biases and linear biases small, matrices ~ 1/sqrt(fan_in)."""
-    gen = torch.Generator().manual_seed(seed)
-    with torch.no_grad():
-        for name, p in stack.named_parameters():
-            r = torch.randn(p.shape, generator=gen, dtype=torch.float64)
-            if "norm" in name:
-                p.copy_(1.0 + 0.3 * r if name.endswith("weight") else 0.2 * r)
-            elif p.dim() == 2:
-                p.copy_(r / math.sqrt(p.shape[1]))
-            else:
-                p.copy_(0.1 * r)
+    """Every parameter drawn as torch_reference.randomize draws an encoder's (norm gains around 1, biases small,
+    matrices ~ 1/sqrt(fan_in))."""
+    import torch_reference  # noqa: PLC0415
+    torch_reference.randomize(stack, seed)
 
 
 def reference(stack, x0, g):

@@ -12,11 +12,8 @@ are compared with torch: relative error <= 1e-9 for each quantity, one line each
 77 (CTest SKIP_RETURN_CODE) when torch or numpy cannot be imported.
 """
 import os
-import sys
-import tempfile
 
-from preamble import np, torch, gradflow_binary, load_json, randn64  # exits 77 (skipped) without numpy/torch
-import tolerances as tol
+from preamble import np, torch, load_json, randn64  # exits 77 (skipped) without numpy/torch
 import torch_reference as tr
 
 CONFIGS = [
@@ -74,23 +71,5 @@ def check(gradflow, spec, i, tmp):
                       zero=lambda key: tr.exactly_zero(spec, key))
 
 
-def main():
-    gradflow = gradflow_binary()
-    print(f"torch {torch.__version__}, numpy {np.__version__}; tolerance: relative error <= {tol.REL_TOL:g}")
-    failed = []
-    with tempfile.TemporaryDirectory(prefix="gradflow_torch_") as tmp:
-        for i, spec in enumerate(CONFIGS):
-            try:
-                if check(gradflow, spec, i, tmp):
-                    failed.append(spec.label())
-            except Exception as e:  # a crash of either side is a failure of this configuration, not of the test
-                print(f"FAIL [{i}] {spec.label()}: {type(e).__name__}: {e}")
-                failed.append(spec.label())
-    print(f"{len(CONFIGS) - len(failed)}/{len(CONFIGS)} configurations agree with PyTorch")
-    for f in failed:
-        print(f"  failed: {f}")
-    sys.exit(1 if failed else 0)
-
-
 if __name__ == "__main__":
-    main()
+    tr.run_configs(CONFIGS, check, "gradflow_torch_")

@@ -2,7 +2,8 @@
 """test_decoder_blocks_torch.py GRADFLOW — the decoder blocks' components (issue 32) against PyTorch autograd.
 
 The gated feed-forwards (--ffn swiglu, geglu; linear3 the up projection), silu, linear layers without biases
-(--bias off, --qkv-bias) and the parallel residual (--placement parallel, --shared-norm), with LayerNorm or RMSNorm,
+(--bias off, --qkv-bias) and the parallel residual (--placement parallel, --shared-norm), with LayerNorm or RMSNorm
+(Gemma's scale 1 + w: --norm-offset),
 written from their equations in decoder_reference.py with gradflow's parameter names: random float64 weights are saved
 as a safetensors state_dict, the input and cotangent as .npy; then
   gradflow analyze  --weights W --input X --cotangent G OPTIONS --json R   (loss, ||dL/dx_l||, ||dL/dtheta||, ||g||)
@@ -11,12 +12,9 @@ are compared with torch at relative error <= 1e-9 (tolerances.REL_TOL), one line
 torch or numpy cannot be imported.
 """
 import os
-import sys
-import tempfile
 
-from preamble import np, torch, gradflow_binary, load_json, randn64  # exits 77 (skipped) without numpy/torch
+from preamble import np, torch, load_json, randn64  # exits 77 (skipped) without numpy/torch
 import decoder_reference as dr
-import tolerances as tol
 import torch_reference as tr
 
 CONFIGS = [
@@ -47,6 +45,8 @@ CONFIGS = [
             rope=1.0, qk_norm="proj"),
     dr.Spec("sandwich", layers=2, d=8, heads=2, d_ff=10, n=4, ffn="geglu", norm="rmsnorm", bias=False, causal=True,
             kv_heads=1, head_dim=6, rope=1.0, softcap=2.0, attn_scale=5.0),
+    dr.Spec("sandwich", layers=2, d=8, heads=4, d_ff=12, n=4, ffn="geglu", norm="rmsnorm", bias=False, causal=True,
+            kv_heads=2, rope=1.0, softcap=50.0, norm_offset=True),  # the gemma2 preset's block: RMSNorm scale 1 + w
     dr.Spec("parallel", layers=2, d=8, heads=2, d_ff=16, n=4, ffn="mlp", activation="gelu", causal=True,
             rope=0.25, rope_theta=10000.0, head_dim=8),
     dr.Spec("pre", layers=2, d=6, heads=3, d_ff=8, n=3, ffn="mlp", activation="silu", norm="layernorm", kv_heads=1,
@@ -72,23 +72,5 @@ def check(gradflow, spec, i, tmp):
     return tr.compare(f"[{i}] {spec.label()}", ref, tr.gradflow_quantities(load_json(r)), J_ref, np.load(j))
 
 
-def main():
-    gradflow = gradflow_binary()
-    print(f"torch {torch.__version__}, numpy {np.__version__}; tolerance: relative error <= {tol.REL_TOL:g}")
-    failed = []
-    with tempfile.TemporaryDirectory(prefix="gradflow_decoder_") as tmp:
-        for i, spec in enumerate(CONFIGS):
-            try:
-                if check(gradflow, spec, i, tmp):
-                    failed.append(spec.label())
-            except Exception as e:  # a crash of either side fails this configuration, not the script
-                print(f"FAIL [{i}] {spec.label()}: {type(e).__name__}: {e}")
-                failed.append(spec.label())
-    print(f"{len(CONFIGS) - len(failed)}/{len(CONFIGS)} configurations agree with PyTorch")
-    for f in failed:
-        print(f"  failed: {f}")
-    sys.exit(1 if failed else 0)
-
-
 if __name__ == "__main__":
-    main()
+    tr.run_configs(CONFIGS, check, "gradflow_decoder_")

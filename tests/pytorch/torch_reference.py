@@ -321,6 +321,29 @@ def exactly_zero(spec, key):
     return spec.placement.startswith("hybridnorm") and key.endswith("self_attn.k_norm.bias")
 
 
+def run_configs(configs, check, prefix):
+    """Runs check(gradflow, spec, i, tmp) for every configuration in a temporary folder; a crash of either side fails
+    that configuration, not the script. Prints the count and exits 1 on any failure."""
+    import sys  # noqa: PLC0415
+    import tempfile  # noqa: PLC0415
+    from preamble import gradflow_binary  # noqa: PLC0415
+    gradflow = gradflow_binary()
+    print(f"torch {torch.__version__}, numpy {np.__version__}; tolerance: relative error <= {REL_TOL:g}")
+    failed = []
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+        for i, spec in enumerate(configs):
+            try:
+                if check(gradflow, spec, i, tmp):
+                    failed.append(spec.label())
+            except Exception as e:  # a crash of either side is a failure of this configuration, not of the test
+                print(f"FAIL [{i}] {spec.label()}: {type(e).__name__}: {e}")
+                failed.append(spec.label())
+    print(f"{len(configs) - len(failed)}/{len(configs)} configurations agree with PyTorch")
+    for f in failed:
+        print(f"  failed: {f}")
+    sys.exit(1 if failed else 0)
+
+
 def compare(label, ref, got, J_ref, J_got, zero=lambda key: False):
     """Prints one line per quantity; returns the number of failures (relative error > REL_TOL, or missing).
     A quantity `zero(key)` says is exactly 0 must be rounding on both sides: |value| <= ZERO_REL_TOL * the largest."""

@@ -12,6 +12,8 @@
 #include "gradflow/linalg/svd.hpp"
 #include "gradflow/linalg/top_singular.hpp"
 #include "gradflow/model/init.hpp"
+#include "gradflow/run/analysis.hpp"
+#include "gradflow/backend/backend.hpp"
 #include "tolerances.hpp"
 
 using namespace gradflow;
@@ -234,5 +236,38 @@ TEST_CASE("analysis context: parameter-gradient norms streamed block by block eq
       CHECK(b.grads[static_cast<int>(i)].size() == 0);  // nothing kept
     }
     for (size_t l = 0; l < a.dx.size(); ++l) CHECK(b.dx[l] == a.dx[l]);
+  }
+}
+
+TEST_CASE("analyze: ||B_l - I||_2 and ||B_l - I||_F/||I||_F are the explicit B_l's, 0 where the block is the identity",
+          "[analysis]") {
+  for (const char* p : {"pre", "lns", "sandwich", "rezero"}) {
+    INFO(p);
+    ModelConfig cfg;
+    cfg.placement = p;
+    cfg.layers = 3;
+    cfg.d_model = 8;
+    cfg.heads = 2;
+    Model model(cfg);
+    InitConfig init;
+    init.seed = 5;
+    initialize(model, init);
+    AnalysisOptions opts;
+    opts.seq_len = 4;
+    opts.progress = false;
+    const AnalysisContext ctx(model, random_normal(5, "input", 4, 8), opts, make_backend(BackendKind::Cpu), nullptr, 5);
+    const Json body = run_analyses(ctx);
+    const double N = 32;
+    ctx.for_each_product([&](Index l, const Mat& B, const Mat&) {
+      Mat AmI = B;
+      AmI.diagonal().array() -= 1.0;
+      const Json& b = body["layers"][static_cast<size_t>(l)]["block_jacobian"];
+      const double spec = b["minus_identity_spectral_norm"], rel = b["minus_identity_relative_frobenius"];
+      CHECK(spec == Approx(spectral_norm(AmI)).epsilon(test::kCrossTol).margin(test::kCrossTol));
+      CHECK(rel == Approx(frobenius_norm(AmI) / std::sqrt(N)).epsilon(test::kCrossTol).margin(test::kCrossTol));
+      CHECK(rel * std::sqrt(N) >= spec * (1 - test::kCrossTol));  // ||A||_F >= ||A||_2
+      // ReZero at init (alpha = 0): every block below the top (which holds the final norm) is exactly I
+      if (std::string(p) == "rezero" && l < 2) CHECK(rel == 0.0);
+    });
   }
 }

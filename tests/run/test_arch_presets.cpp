@@ -2,6 +2,8 @@
 // explicitly wins wherever it stands; an unknown preset or an option that contradicts the block is refused.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include "gradflow/run/arch_presets.hpp"
 #include "gradflow/run/model_settings.hpp"
 
@@ -32,6 +34,11 @@ TEST_CASE("arch presets: the blocks of today's models", "[run][arch]") {
   CHECK((olmo2.placement == "reorder" && olmo2.qk_norm == QkNorm::Proj && olmo2.rope_theta == 5e5));
   const ModelConfig gemma2 = resolved({{"arch", "gemma2"}}).model;
   CHECK((gemma2.placement == "sandwich" && gemma2.ffn == FeedForwardKind::GeGLU && gemma2.attn_softcap == 50));
+  CHECK((gemma2.norm_offset && gemma2.embed_scale_sqrt_d && gemma2.embedding_scale() == std::sqrt(64.0)));
+  CHECK((!llama.norm_offset && llama.embedding_scale() == 1.0));
+  const ModelConfig explicit_scale = resolved({{"arch", "gemma2"}, {"embed-scale", "2.5"}}).model;
+  CHECK((!explicit_scale.embed_scale_sqrt_d && explicit_scale.embedding_scale() == 2.5));
+  CHECK_THROWS_WITH(resolved({{"embed-scale", "-1"}}), Catch::Contains("--embed-scale"));
   const ModelConfig neox = resolved({{"arch", "neox"}}).model;
   CHECK((neox.placement == "parallel" && neox.norm == NormKind::LayerNorm && neox.bias && neox.rotary_fraction == 0.25));
   CHECK(neox.ffn_activation() == Activation::Gelu);

@@ -39,6 +39,11 @@ class DenseBuffer {
   virtual const Mat* host_view() const { return nullptr; }
 };
 
+// How far a square A is from the identity: ‖A − I‖₂ (Lanczos) and ‖A − I‖_F (overflow-safe).
+struct IdentityDistance {
+  double spectral = 0, frobenius = 0;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -68,7 +73,8 @@ class Backend {
   virtual bool all_finite(const DenseBuffer& A) const = 0;
   virtual double frobenius_norm(const DenseBuffer& A) const = 0;  // overflow-safe (linalg/svd.hpp)
   virtual double spectral_norm(const DenseBuffer& A) const = 0;   // σ_max by Lanczos (linalg/top_singular.hpp)
-  virtual double spectral_norm_minus_identity(const DenseBuffer& A) const = 0;  // ‖A − I‖₂ (square A)
+  // ‖A − I‖₂ and ‖A − I‖_F of a square A (one copy of A on the backend)
+  virtual IdentityDistance minus_identity_norms(const DenseBuffer& A) const = 0;
   virtual Vec singular_values(const DenseBuffer& A) const = 0;    // all, descending
   // The primitive kernels the device engines are written in (kernel_ops.hpp), on this backend's memory.
   virtual const KernelOps& kernels() const = 0;

@@ -89,7 +89,8 @@ double checkpoint_kept_bytes(const Checkpoint& c);
 // (0, 1, ...) + token type 0, then the embedding LayerNorm (eps of the checkpoint); RoBERTa the same with
 // positions padding_idx + 1, + 2, ... (a padding token gets padding_idx); GPT-2 wte + wpe. Error naming the id
 // and the vocabulary size, or the sequence length and the number of positions, when they do not fit.
-Mat embed_tokens(const Checkpoint& c, const std::vector<int64_t>& ids);
+// word_scale multiplies the word embedding (--embed-scale).
+Mat embed_tokens(const Checkpoint& c, const std::vector<int64_t>& ids, double word_scale = 1.0);
 // The position id of each of `ids` (the checks of embed_tokens, without the embedding: run before the memory
 // estimate, so too many ids are refused as such).
 std::vector<Index> token_positions(const Checkpoint& c, const std::vector<int64_t>& ids);

@@ -1,5 +1,6 @@
 // config.hpp — every option that shapes a model and its initialization (CLI flags in comments).
 #pragma once
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -59,10 +60,15 @@ struct ModelConfig {
   std::string placement = "post";            // --placement (see `gradflow placements`)
   NormKind norm = NormKind::LayerNorm;       // --norm layernorm|rmsnorm|dyt
   double norm_eps = 1e-5;                    // PyTorch's layer_norm_eps
+  bool norm_offset = false;                  // --norm-offset: every norm's scale is 1 + w, w stored (init 0; Gemma)
+  double embed_scale = 1.0;                  // --embed-scale S: x_0 = S·embedding where x_0 comes from embeddings
+  bool embed_scale_sqrt_d = false;           // --embed-scale sqrt-d: S = √d in float64 (Gemma)
   std::optional<bool> final_norm;            // unset => the placement's default; --no-final-norm => false
   double residual_scale = 1.0;               // --residual-scale λ: x + λ·G(...)
   SchemeValues scheme;                       // the placements' own options (--deepnorm-alpha, --mix-order, ...)
 
+  // S of --embed-scale: √d (float64) for sqrt-d, else the number given (1: none)
+  double embedding_scale() const { return embed_scale_sqrt_d ? std::sqrt(static_cast<double>(d_model)) : embed_scale; }
   Index ff() const { return d_ff > 0 ? d_ff : 4 * d_model; }
   bool gated() const { return ffn != FeedForwardKind::Mlp; }
   Index kv() const { return kv_heads > 0 ? kv_heads : heads; }

@@ -104,7 +104,9 @@ class AttentionSublayer final : public Sublayer {
   Mat qkv_forward(const ParamStore& p, const Mat& x, AttentionBranchCache& c) const;
   Mat qkv_vjp(const ParamStore& p, const AttentionBranchCache& c, const Mat& da, ParamGrads* g) const;
   Mat qkv_jvp(const ParamStore& p, const AttentionBranchCache& c, const Mat& dx, const ParamGrads* dtheta) const;
-  Jacobian qkv_jacobian(const ParamStore& p, const AttentionBranchCache& c) const;
+  Jacobian qkv_jacobian(const ParamStore& p, const AttentionBranchCache& c) const;  // from n·d JVPs
+  // The closed form of the decoder attention's Jacobian (attention_decoder_jacobian.cpp; docs/math.md §14)
+  Jacobian decoder_jacobian(const ParamStore& p, const AttentionBranchCache& c) const;
   // [Q | K | V] -> [N_q(Q) | N_k(K) | N_v(V)] and its derivatives, stacked copies allowed (dtheta: one copy)
   Mat norm_qkv_forward(const ParamStore& p, const Mat& raw, AttentionBranchCache& c) const;
   Mat norm_qkv_vjp(const ParamStore& p, const AttentionBranchCache& c, const Mat& dn, ParamGrads* g) const;

@@ -217,14 +217,14 @@ class CudaBackend final : public Backend {
     return std::ldexp(sigma_max(s.data, a.rows(), a.cols()), s.e);
   }
 
-  double spectral_norm_minus_identity(const DenseBuffer& A) const override {
+  IdentityDistance minus_identity_norms(const DenseBuffer& A) const override {
     const CudaBuffer& a = dev(A);
     if (a.rows() != a.cols())
       throw Error("internal: ‖A − I‖₂ of a non-square " + shape(a.rows(), a.cols()), ErrorKind::Internal);
     CudaBuffer AmI(a.rows(), a.cols(), "A − I of " + shape(a.rows(), a.cols()));
     check(cudaMemcpy(AmI.data(), a.data(), a.bytes(), cudaMemcpyDeviceToDevice), "cudaMemcpy (device to device)");
     check(cuda::launch_add_to_diagonal(AmI.data(), a.rows(), a.cols(), -1.0), "launch_add_to_diagonal");
-    return spectral_norm(AmI);
+    return {spectral_norm(AmI), frobenius_norm(AmI)};
   }
 
   Vec singular_values(const DenseBuffer& A) const override {
