@@ -70,13 +70,25 @@ void check_tensor(LanguageModel& lm, const std::vector<Sequence>& b, const std::
   }
 }
 
-void check_all_gradients(const std::string& placement, bool tied, const std::string& task_name) {
+// gemma: the gemma2 preset's block (RMSNorm with scale 1 + w, GeGLU, RoPE, soft-cap, no biases) and its embedding
+// scale √d, tied as Gemma is
+void check_all_gradients(const std::string& placement, bool tied, const std::string& task_name, bool gemma = false) {
   TaskConfig tc;
   tc.name = task_name;
   tc.vocab = 7;
   tc.seq_len = 6;
   const Task task(tc, 3);
-  LanguageModel lm(tiny(placement), tc.vocab, tc.seq_len, tied);
+  ModelConfig cfg = tiny(placement);
+  if (gemma) {
+    cfg.norm = NormKind::RMSNorm;
+    cfg.norm_offset = true;
+    cfg.embed_scale_sqrt_d = true;
+    cfg.ffn = FeedForwardKind::GeGLU;
+    cfg.rope = true;
+    cfg.attn_softcap = 2.0;
+    cfg.bias = false;
+  }
+  LanguageModel lm(cfg, tc.vocab, tc.seq_len, tied);
   InitConfig init;
   init.seed = 5;
   lm.initialize(init);
@@ -84,6 +96,14 @@ void check_all_gradients(const std::string& placement, bool tied, const std::str
   for (auto& p : lm.body().params().all())
     if (p.name.find("norm") != std::string::npos) p.value.array() += 0.2 * random_normal(9, p.name, p.value.rows(), p.value.cols()).array();
   const auto batch = task.batch(3, "fd", 2);
+  if (gemma) {  // x_0[i] = √d·E[s_i] + P[i]
+    const Mat x0 = lm.embed(batch[0].tokens);
+    const Mat& E = lm.io_params().at("tok_embedding.weight");
+    const Mat& P = lm.io_params().at("pos_embedding.weight");
+    for (Index i = 0; i < x0.rows(); ++i)
+      REQUIRE(rel_err(x0.row(i), std::sqrt(8.0) * E.row(batch[0].tokens[static_cast<size_t>(i)]) + P.row(i)) <
+              test::kCrossTol);
+  }
   const LmGrads g = batch_grad(lm, batch);
   INFO(placement << (tied ? " tied" : " untied") << " task " << task_name);
   for (size_t i = 0; i < lm.io_params().size(); ++i)
@@ -116,6 +136,11 @@ TEST_CASE("train lm: every parameter gradient vs finite differences (post, tied,
 
 TEST_CASE("train lm: every parameter gradient vs finite differences (sandwich, untied, recall)", "[train]") {
   check_all_gradients("sandwich", false, "recall");
+}
+
+TEST_CASE("train lm: every parameter gradient vs finite differences (gemma2 block, embeddings times sqrt(d), tied)",
+          "[train]") {
+  check_all_gradients("sandwich", true, "copy", true);
 }
 
 TEST_CASE("train lm: a training step's block gradient equals analyze's for the same weights and loss", "[train][quick]") {
