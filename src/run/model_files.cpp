@@ -72,6 +72,7 @@ void export_model(const RunConfig& rc, const std::string& out, const std::string
     need.add("forward trace", trace_doubles(rc.model, rc.analysis.seq_len) * sizeof(double));
   require_memory(need, rc.analysis.max_memory_bytes, "export", "lower --layers or --d-model, or raise --max-memory");
   const std::vector<NamedPath> inputs = run_input_paths(rc);
+  bool created_dir = false;  // a folder this export made: removed again when the export is refused (if still empty)
   if (format == "torch-encoder") {
     check_outputs({{"--out", out}}, inputs);
   } else {  // a folder: the two files it will hold must not be the inputs (e.g. the checkpoint just read)
@@ -79,6 +80,7 @@ void export_model(const RunConfig& rc, const std::string& out, const std::string
     std::error_code ec;
     if (fs::exists(out, ec) && !fs::is_directory(out, ec))
       throw Error("--out '" + out + "' is not a folder; fix: name a folder (created when missing) for --format " + format);
+    created_dir = !fs::exists(out, ec);
     fs::create_directories(out, ec);
     if (ec) throw Error("cannot create the folder '" + out + "': " + ec.message() + "; fix: choose a writable path");
     std::vector<NamedPath> read = inputs;  // a --weights folder: the files in it are inputs too
@@ -88,10 +90,16 @@ void export_model(const RunConfig& rc, const std::string& out, const std::string
     check_outputs({{"--out", (fs::path(out) / "model.safetensors").string()},
                    {"--out", (fs::path(out) / "config.json").string()}}, read);
   }
-  Model model(rc.model);
-  prepare_run(rc, model);  // --init (and Admin's profiling on the input), or --weights
-  if (format == "torch-encoder") write_safetensors(out, to_tensors(model.params()));
-  else write_hf_checkpoint(out, format, to_tensors(model.params()), model.config());
+  try {
+    Model model(rc.model);
+    prepare_run(rc, model);  // --init (and Admin's profiling on the input), or --weights
+    if (format == "torch-encoder") write_safetensors(out, to_tensors(model.params()));
+    else write_hf_checkpoint(out, format, to_tensors(model.params()), model.config());
+  } catch (...) {
+    std::error_code ec;
+    if (created_dir) std::filesystem::remove(out, ec);  // removes an empty folder only; never what it holds
+    throw;
+  }
 }
 
 }  // namespace gradflow

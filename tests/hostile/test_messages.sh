@@ -66,5 +66,10 @@ json.dump(r, open('$tmp/c300.json', 'w'))"
       refused "300 lines" "fewer groups" -not "--width" -- plot "$tmp/c300.json" --kind $kind -o "$tmp/f.pdf"
       [ $(($(date +%s) - start)) -lt 20 ] || fail "the refusal took $(($(date +%s) - start)) s"
     done ;;
+  gemma_options)  # the gemma2 preset's own options: a bad scale, and an export whose layout stores gamma, not w
+    refused "--embed-scale 'foo' is not a number" -- analyze $small --embed-scale foo -q
+    refused "--embed-scale must be a positive number or sqrt-d" -- analyze $small --embed-scale 0 -q
+    refused "--norm-offset" "torch-encoder" -- export --format hf-bert --placement post $small --norm-offset --out "$tmp/b"
+    [ ! -e "$tmp/b" ] || fail "a refused export left $tmp/b behind" ;;
   *) fail "unknown case $case_" ;;
 esac
