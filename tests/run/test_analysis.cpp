@@ -14,6 +14,7 @@
 #include "gradflow/model/init.hpp"
 #include "gradflow/run/analysis.hpp"
 #include "gradflow/backend/backend.hpp"
+#include "small_model.hpp"
 #include "tolerances.hpp"
 
 using namespace gradflow;
@@ -243,12 +244,7 @@ TEST_CASE("analyze: ||B_l - I||_2 and ||B_l - I||_F/||I||_F are the explicit B_l
           "[analysis]") {
   for (const char* p : {"pre", "lns", "sandwich", "rezero"}) {
     INFO(p);
-    ModelConfig cfg;
-    cfg.placement = p;
-    cfg.layers = 3;
-    cfg.d_model = 8;
-    cfg.heads = 2;
-    Model model(cfg);
+    Model model(test::small_model(p, 3));  // d = 8, 2 heads: B_l is 32 x 32 with 4 tokens
     InitConfig init;
     init.seed = 5;
     initialize(model, init);
