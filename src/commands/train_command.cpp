@@ -31,7 +31,8 @@ TrainConfig resolve_train_request(const CLI::App& sub, const TrainRequest& r) {
   const bool from_weights = !r.flags.model.rc.weights.empty();
   const bool placement_given = sub.get_option("--placement")->count() > 0;
   const bool layers_given = sub.get_option("--layers")->count() > 0;
-  return resolve_train(r.flags, from_weights && !placement_given ? std::nullopt : std::optional<std::string>(r.placement),
+  // --placement only when given: otherwise the checkpoint's, --arch's, or the default (post, as r.placement's)
+  return resolve_train(r.flags, !placement_given ? std::nullopt : std::optional<std::string>(r.placement),
                        from_weights && !layers_given ? std::nullopt : std::optional<Index>(r.layers));
 }
 

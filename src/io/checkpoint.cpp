@@ -34,7 +34,7 @@ using io_detail::printable;
 using json = nlohmann::json;
 
 std::string activation_name(Activation a) {
-  return a == Activation::Relu ? "relu" : a == Activation::Gelu ? "gelu" : "gelu-tanh";
+  return a == Activation::Relu ? "relu" : a == Activation::Gelu ? "gelu" : a == Activation::Silu ? "silu" : "gelu-tanh";
 }
 
 double numel_of(const SafeTensor& t) {
@@ -106,7 +106,7 @@ double CheckpointLoad::peak_bytes() const {
 double CheckpointLoad::kept_bytes() const { return (block_values + embedding_values) * sizeof(double); }
 
 Checkpoint read_checkpoint(const std::string& path, const std::string& format, bool with_embeddings,
-                           const std::function<void(const CheckpointLoad&)>& before_reading) {
+                           const std::function<void(const CheckpointLoad&)>& before_reading, bool with_output_head) {
   const auto& formats = weights_formats();
   if (std::find(formats.begin(), formats.end(), format) == formats.end()) {
     std::string list;
@@ -140,9 +140,11 @@ Checkpoint read_checkpoint(const std::string& path, const std::string& format, b
   const std::string prefix = io_detail::layout_prefix(l, f, path);
   const io_detail::MappedNames m = io_detail::classify_names(l, prefix, f, path);
   ck.outside = m.outside;
-  ck.arch = io_detail::hf_arch(l, config ? &*config : nullptr, f.config);
+  ck.arch = l.decoder ? io_detail::decoder_arch(l, config ? &*config : nullptr, f.config)
+                      : io_detail::hf_arch(l, config ? &*config : nullptr, f.config);
   if (with_embeddings) {
-    ck.embedding_names = io_detail::embedding_names(l, prefix, f, path);
+    ck.embedding_names =
+        io_detail::embedding_names(l, prefix, f, path, with_output_head && l.decoder, ck.arch.tied_head);
     if (l.embeddings.roberta_positions) {
       ck.padding_idx = io_detail::roberta_padding_idx(config ? &*config : nullptr, f.config);
       ck.position_offset = ck.padding_idx + 1;
@@ -183,11 +185,23 @@ const SafeTensor* embedding(const Checkpoint& c, const std::string& role) {
 std::vector<Index> token_positions(const Checkpoint& c, const std::vector<int64_t>& ids) {
   const SafeTensor* word = embedding(c, "word");
   const SafeTensor* pos = embedding(c, "position");
-  if (!word || !pos)
+  if (!word)
     throw Error("internal: token_positions: the checkpoint was read without its embeddings", ErrorKind::Internal);
   const Index n = static_cast<Index>(ids.size());
   require(n > 0, "--token-ids is empty; fix: give at least one id, e.g. --token-ids 101,102");
-  const Index vocab = word->shape[0], positions = pos->shape[0];
+  const Index vocab = word->shape[0];
+  if (!pos) {  // RoPE: positions 0, 1, ... with no table to run out of
+    std::vector<Index> out(static_cast<size_t>(n));
+    for (Index t = 0; t < n; ++t) {
+      const int64_t id = ids[static_cast<size_t>(t)];
+      require(id >= 0 && id < vocab, "--token-ids: id " + std::to_string(id) + " (token " + std::to_string(t) +
+                                         ") is outside the vocabulary of " + std::to_string(vocab) + " tokens of " +
+                                         c.embedding_names.at("word") + "; fix: use ids from the checkpoint's tokenizer");
+      out[static_cast<size_t>(t)] = t;
+    }
+    return out;
+  }
+  const Index positions = pos->shape[0];
   const std::string& pos_name = c.embedding_names.at("position");
   if (c.padding_idx >= 0)  // RoBERTa: the first token's position is padding_idx + 1, whatever the ids
     require(c.padding_idx + 1 < positions,
@@ -228,7 +242,7 @@ Mat embed_tokens(const Checkpoint& c, const std::vector<int64_t>& ids, double wo
   const SafeTensor* nw = embedding(c, "norm.weight");
   const SafeTensor* nb = embedding(c, "norm.bias");
   const Index n = static_cast<Index>(ids.size()), d = word->shape[1];
-  for (const SafeTensor* t : {pos, type, nw, nb})
+  for (const SafeTensor* t : {pos, type, nw, nb, embedding(c, "head")})
     if (t && t->shape.back() != d)
       throw Error("--weights '" + c.path + "': embedding " + c.embedding_names.at(t->name) + " has width " +
                   std::to_string(t->shape.back()) + " but the word embeddings have " + std::to_string(d) +
@@ -238,11 +252,11 @@ Mat embed_tokens(const Checkpoint& c, const std::vector<int64_t>& ids, double wo
     const int64_t id = ids[static_cast<size_t>(t)];
     const Index p = positions[static_cast<size_t>(t)];
     const double* w = word->data.data() + id * d;
-    const double* q = pos->data.data() + p * d;
+    const double* q = pos ? pos->data.data() + p * d : nullptr;  // none: RoPE
     for (Index k = 0; k < d; ++k) {
       double v = word_scale * w[k];  // --embed-scale (Gemma: √d)
       if (type) v += type->data[static_cast<size_t>(k)];  // token type 0 (BERT: word + type, then + position)
-      x(t, k) = v + q[k];
+      x(t, k) = q ? v + q[k] : v;
     }
   }
   if (nw && nb) {  // the embedding LayerNorm, with the checkpoint's eps
@@ -256,6 +270,41 @@ Mat embed_tokens(const Checkpoint& c, const std::vector<int64_t>& ids, double wo
     }
   }
   return x;
+}
+
+void apply_decoder_arch(const CheckpointArch& a, ModelConfig& cfg) {
+  cfg.placement = a.placement;
+  cfg.causal = true;
+  cfg.heads = a.heads.value_or(cfg.heads);
+  cfg.kv_heads = a.kv_heads == cfg.heads ? 0 : a.kv_heads;
+  cfg.head_dim = a.head_dim * cfg.heads == cfg.d_model ? 0 : a.head_dim;
+  cfg.rope = true;
+  cfg.rope_theta = a.rope_theta;
+  cfg.rotary_fraction = a.rotary_fraction;
+  cfg.qk_norm = a.qk_norm;
+  cfg.attn_softcap = a.attn_softcap;
+  cfg.attn_scale = a.attn_scale;
+  cfg.ffn = a.ffn;
+  if (a.ffn == FeedForwardKind::Mlp) cfg.activation = *a.activation;  // a gated branch's is fixed (ffn_activation)
+  cfg.bias = a.bias;
+  cfg.qkv_bias = a.qkv_bias;
+  cfg.shared_norm = false;
+  cfg.norm = a.norm;
+  cfg.norm_eps = *a.norm_eps;
+  cfg.norm_offset = a.norm_offset;
+  cfg.embed_scale = 1.0;
+  cfg.embed_scale_sqrt_d = a.embed_scale_sqrt_d;
+  cfg.final_norm = true;
+  cfg.residual_scale = 1.0;
+}
+
+void check_sliding_window(const Checkpoint& c, Index n) {
+  const CheckpointArch& a = c.arch;
+  if (a.sliding_window <= 0 || n <= a.sliding_window) return;
+  throw Error("--weights " + in_quotes(c.path) + " (" + c.format + "): the " + std::to_string(n) + " tokens are more than "
+              "the sliding window of " + std::to_string(a.sliding_window) + " tokens of " + a.sliding_layers +
+              " (config.json's \"sliding_window\"), and gradflow's attention sees every earlier token; fix: analyze "
+              "at most " + std::to_string(a.sliding_window) + " tokens, where the window changes nothing");
 }
 
 void apply_checkpoint(const Checkpoint& c, const GivenSizes& sizes, const GivenArch& given, ModelConfig& cfg) {
@@ -272,16 +321,21 @@ void apply_checkpoint(const Checkpoint& c, const GivenSizes& sizes, const GivenA
   apply_checkpoint_sizes(s, sizes, c.path, cfg);
   if (c.format == "torch-encoder") return;
   const std::string by = "the " + c.format + " checkpoint " + in_quotes(c.path);
+  for (const std::string& option : given.block_options)
+    throw Error("--" + option + " contradicts " + by + " (its " + (c.config_path.empty() ? "format" : "config.json") +
+                " fixes the block); fix: drop --" + option);
   if (given.placement && *given.placement != a.placement)
     throw Error("--placement " + *given.placement + " contradicts " + by + " (its block is " + a.placement +
                 "); fix: drop --placement (the checkpoint fixes it)");
   if (given.causal && !*a.causal)
     throw Error("--causal contradicts " + by + " (bidirectional attention); fix: drop --causal");
-  if (given.norm_not_layernorm)
-    throw Error("--norm contradicts " + by + " (LayerNorm); fix: drop --norm (the checkpoint fixes it)");
+  const NormKind norm = a.decoder ? a.norm : NormKind::LayerNorm;
+  if (given.norm && *given.norm != norm)
+    throw Error("--norm contradicts " + by + " (" + (norm == NormKind::RMSNorm ? "RMSNorm" : "LayerNorm") +
+                "); fix: drop --norm (the checkpoint fixes it)");
   const std::string heads_key = c.format == "hf-gpt2" ? "n_head" : "num_attention_heads";
   if (a.heads) {
-    if (s.d_model % *a.heads != 0)
+    if (!a.head_dim && s.d_model % *a.heads != 0)
       throw Error(a.source + " says " + heads_key + " = " + std::to_string(*a.heads) + ", which does not divide the "
                   "width d = " + std::to_string(s.d_model) + " of the tensors of " + in_quotes(c.path) +
                   "; fix: restore the config.json saved with these weights");
@@ -297,10 +351,15 @@ void apply_checkpoint(const Checkpoint& c, const GivenSizes& sizes, const GivenA
                 "heads), which the tensors do not fix; fix: restore the config.json saved with the model, or pass "
                 "--heads");
   }
-  if (given.activation && *given.activation != *a.activation)
+  const bool gated = a.decoder && a.ffn != FeedForwardKind::Mlp;
+  if (given.activation && (gated || *given.activation != *a.activation))
     throw Error("--activation " + activation_name(*given.activation) + " contradicts " + a.source + " (" +
-                a.activation_name + " = gradflow's " + activation_name(*a.activation) +
+                a.activation_name + (gated ? ", a gated feed-forward" : " = gradflow's " + activation_name(*a.activation)) +
                 "); fix: drop --activation (the checkpoint fixes it)");
+  if (a.decoder) {
+    apply_decoder_arch(a, cfg);
+    return;
+  }
   cfg.placement = a.placement;
   cfg.causal = *a.causal;
   cfg.activation = *a.activation;

@@ -65,8 +65,8 @@ std::string choose_format(const std::string& path, const std::string& format, co
       for (const HfLayout& l : hf_layouts()) known += (known.empty() ? "'" : ", '") + l.config.model_type + "'";
       if (format == "auto")
         fail("config.json " + in_quotes(f.config), "model_type " + in_quotes(type) + " is not one gradflow reads (" + known + " are)",
-             "gradflow analyzes BERT, RoBERTa and GPT-2 checkpoints; for another model, save its blocks as an "
-             "nn.TransformerEncoder state_dict");
+             "gradflow analyzes these model types; for another model, save its blocks as an nn.TransformerEncoder "
+             "state_dict");
     }
   }
   if (format != "auto") {

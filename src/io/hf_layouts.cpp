@@ -49,8 +49,9 @@ HfLayout bert_like(const std::string& format, const std::string& prefix, const s
   l.embeddings = {"embeddings.word_embeddings.weight", "embeddings.position_embeddings.weight",
                   "embeddings.token_type_embeddings.weight",
                   "embeddings.LayerNorm.weight|embeddings.LayerNorm.gamma",
-                  "embeddings.LayerNorm.bias|embeddings.LayerNorm.beta", model_type == "roberta"};
+                  "embeddings.LayerNorm.bias|embeddings.LayerNorm.beta", model_type == "roberta", ""};
   l.note = note;
+  l.architecture = model_type == "roberta" ? "RobertaModel" : "BertModel";
   return l;
 }
 
@@ -80,21 +81,26 @@ HfLayout gpt2() {
   l.default_activation = "gelu-tanh";  // "gelu_new"
   l.default_norm_eps = 1e-5;
   l.config = {"n_embd", "n_head", "n_layer", "n_inner", "activation_function", "layer_norm_epsilon", "gpt2"};
-  l.embeddings = {"wte.weight", "wpe.weight", "", "", "", false};  // GPT2Model: wte(ids) + wpe(0, 1, ...)
+  l.embeddings = {"wte.weight", "wpe.weight", "", "", "", false, ""};  // GPT2Model: wte(ids) + wpe(0, 1, ...)
   l.note = "GPT-2: Pre-LN causal decoder blocks h.{i} with the final norm ln_f";
+  l.architecture = "GPT2Model";
   return l;
 }
 
 }  // namespace
 
 const std::vector<HfLayout>& hf_layouts() {
-  static const std::vector<HfLayout> table = {
-      // BERT before RoBERTa: an unprefixed RoBERTa file has BERT's names, so auto-detection by names alone calls
-      // it hf-bert (the blocks are the same; only the embeddings' positions differ: give --weights-format)
-      bert_like("hf-bert", "bert.", "bert", "BERT: Post-LN encoder layers bert.encoder.layer.{i}"),
-      bert_like("hf-roberta", "roberta.", "roberta", "RoBERTa: Post-LN encoder layers roberta.encoder.layer.{i}"),
-      gpt2(),
-  };
+  static const std::vector<HfLayout> table = [] {
+    std::vector<HfLayout> t = {
+        // BERT before RoBERTa: an unprefixed RoBERTa file has BERT's names, so auto-detection by names alone calls
+        // it hf-bert (the blocks are the same; only the embeddings' positions differ: give --weights-format)
+        bert_like("hf-bert", "bert.", "bert", "BERT: Post-LN encoder layers bert.encoder.layer.{i}"),
+        bert_like("hf-roberta", "roberta.", "roberta", "RoBERTa: Post-LN encoder layers roberta.encoder.layer.{i}"),
+        gpt2(),
+    };
+    for (HfLayout& l : hf_decoder_layouts()) t.push_back(std::move(l));
+    return t;
+  }();
   return table;
 }
 

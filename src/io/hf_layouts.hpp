@@ -5,7 +5,9 @@
 // is. Conventions checked against Hugging Face's modeling code (docs/formats.md, "Hugging Face checkpoints"):
 // BERT/RoBERTa use nn.Linear (weight (out, in), y = x·Wᵀ + b) with q, k, v as three Linears; GPT-2 uses Conv1D
 // (weight (in, out), y = x·W + b) with q, k, v packed as the columns [q | k | v] of attn.c_attn, so every GPT-2
-// weight is transposed into gradflow's (out, in).
+// weight is transposed into gradflow's (out, in). The decoder families (hf_decoder_layouts.cpp) use nn.Linear with
+// q, k, v as three Linears of widths h·e, K·e, K·e (grouped-query), except GPT-NeoX, whose one query_key_value
+// Linear holds each head's [q | k | v] rows together (regrouped into gradflow's [all q | all k | all v]).
 #pragma once
 #include <string>
 #include <vector>
@@ -20,6 +22,8 @@ struct TensorRule {
   std::vector<std::string> sources;  // suffixes after the block stem (block) or full names after the prefix;
                                      // "a|b" accepts either spelling (LayerNorm's old gamma/beta names)
   bool transpose = false;            // Conv1D: (in, out) stored, gradflow wants (out, in)
+  bool optional = false;             // may be absent (a bias, QK-norm): config.json decides whether the model has it
+  bool per_head_qkv = false;         // GPT-NeoX's fused rows [q_0 k_0 v_0 q_1 ...] (e each) -> [q_0 q_1 ... k_0 ... v_0 ...]
 };
 
 // config.json's key for each setting ("" when the family has none).
@@ -33,6 +37,7 @@ struct ConfigKeys {
 struct EmbeddingNames {
   std::string word, position, token_type, norm_weight, norm_bias;  // "a|b": either spelling
   bool roberta_positions = false;  // positions padding_idx + 1, + 2, ... (padding tokens: padding_idx)
+  std::string head;                // the untied LM head, a full name without the prefix ("lm_head.weight"), or ""
 };
 
 struct HfLayout {
@@ -42,17 +47,21 @@ struct HfLayout {
   std::vector<TensorRule> block;             // every tensor of one block
   std::vector<TensorRule> final_norm;        // the final norm after the stack (GPT-2's ln_f), or none
   std::vector<std::string> ignored_in_layer; // per-layer buffers that are not parameters (GPT-2's attn.bias)
-  std::string placement;                     // gradflow's placement of the family's block: "post" | "pre"
+  std::string placement;                     // gradflow's placement of the family's block: "post" | "pre" | ...
   bool causal = false;                       // causal self-attention (GPT-2)
   std::string default_activation;            // the family's activation when config.json does not say
   double default_norm_eps = 1e-5;            // the family's LayerNorm eps when config.json does not say
   ConfigKeys config;
   EmbeddingNames embeddings;
   std::string note;                          // one line for docs and errors: what the family is
+  bool decoder = false;                      // a decoder family: config.json required, read by decoder_arch
+  std::string architecture;                  // config.json's "architectures" entry an export writes
 };
 
 // Every layout, in the order auto-detection by tensor names tries them.
 const std::vector<HfLayout>& hf_layouts();
+// The decoder families' layouts (hf_decoder_layouts.cpp), appended to hf_layouts().
+std::vector<HfLayout> hf_decoder_layouts();
 // The layout of `format`, or nullptr.
 const HfLayout* find_hf_layout(const std::string& format);
 

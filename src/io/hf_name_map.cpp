@@ -2,6 +2,7 @@
 #include "io/hf_name_map.hpp"
 
 #include <algorithm>
+#include <string>
 #include <set>
 #include <unordered_map>
 
@@ -11,35 +12,53 @@ namespace gradflow::io_detail {
 
 namespace {
 
-// Stacks (dim 0) and/or transposes the source tensors into one gradflow tensor.
-SafeTensor build(const std::string& name, const std::vector<const SafeTensor*>& src, bool transpose,
-                 const std::string& where) {
+// GPT-NeoX's fused rows, per head [q_j | k_j | v_j] (e rows each), regrouped as [q_0 ... q_{h-1} | k_0 ... | v_0 ...].
+void regroup_per_head(SafeTensor& t, Index heads, const std::string& where) {
+  const int64_t rows = t.shape[0], cols = t.shape.size() == 2 ? t.shape[1] : 1;
+  if (heads <= 0 || rows % (3 * heads) != 0)
+    fail(where, "tensor " + in_quotes(t.name) + " has " + std::to_string(rows) + " rows, not 3 x " +
+                    std::to_string(heads) + " heads x head width",
+         "restore the config.json saved with the model (its num_attention_heads)");
+  const int64_t e = rows / (3 * heads);
+  std::vector<double> out(t.data.size());
+  for (int64_t j = 0; j < heads; ++j)
+    for (int64_t part = 0; part < 3; ++part)  // q, k, v of head j
+      for (int64_t r = 0; r < e; ++r) {
+        const int64_t from = (j * 3 + part) * e + r, to = (part * heads + j) * e + r;
+        std::copy_n(t.data.begin() + from * cols, cols, out.begin() + to * cols);
+      }
+  t.data = std::move(out);
+}
+
+// Stacks (dim 0: q, k, v of widths h·e, K·e, K·e), transposes (Conv1D) or regroups (GPT-NeoX) the source tensors
+// into one gradflow tensor.
+SafeTensor build(const std::string& name, const std::vector<const SafeTensor*>& src, const TensorRule& rule,
+                 Index heads, const std::string& where) {
   const auto shape_error = [&](const std::string& what) {
     fail(where, what, "the checkpoint is damaged or not of this format; check --weights-format");
   };
   const std::vector<int64_t>& s0 = src[0]->shape;
+  int64_t rows = 0;
   for (const SafeTensor* t : src) {
     if (t->shape.empty() || t->shape.size() > 2 || t->data.empty())
       shape_error("tensor " + in_quotes(t->name) + " has shape " + shape_text(t->shape) + "; a non-empty vector or matrix is needed");
-    if (t->shape.size() != s0.size() || (s0.size() == 2 && t->shape[1] != s0[1]) || t->shape[0] != s0[0])
+    if (t->shape.size() != s0.size() || (s0.size() == 2 && t->shape[1] != s0[1]))
       shape_error("tensor " + in_quotes(t->name) + " has shape " + shape_text(t->shape) + " but " + in_quotes(src[0]->name) +
-                  " has " + shape_text(s0) + "; they must match");
+                  " has " + shape_text(s0) + "; they must match" + (s0.size() == 2 ? " in columns" : ""));
+    rows += t->shape[0];
   }
   SafeTensor out;
   out.name = name;
   out.dtype = src[0]->dtype;
-  if (s0.size() == 1) {
-    out.shape = {s0[0] * static_cast<int64_t>(src.size())};
+  if (!rule.transpose) {
+    out.shape = s0;
+    out.shape[0] = rows;
     for (const SafeTensor* t : src) out.data.insert(out.data.end(), t->data.begin(), t->data.end());
+    if (rule.per_head_qkv) regroup_per_head(out, heads, where);
     return out;
   }
-  const int64_t rows = s0[0], cols = s0[1];
-  if (!transpose) {
-    out.shape = {rows * static_cast<int64_t>(src.size()), cols};
-    for (const SafeTensor* t : src) out.data.insert(out.data.end(), t->data.begin(), t->data.end());
-    return out;
-  }
-  if (src.size() != 1) shape_error("internal: transposing stacked tensors is not defined");
+  if (src.size() != 1 || s0.size() != 2) shape_error("internal: transposing stacked tensors or vectors is not defined");
+  const int64_t cols = s0[1];
   out.shape = {cols, rows};
   out.data.resize(src[0]->data.size());
   for (int64_t r = 0; r < rows; ++r)
@@ -88,9 +107,19 @@ MappedNames classify_names(const HfLayout& l, const std::string& prefix, const C
 }
 
 std::map<std::string, std::string> embedding_names(const HfLayout& l, const std::string& prefix,
-                                                   const CheckpointFiles& f, const std::string& path) {
+                                                   const CheckpointFiles& f, const std::string& path, bool with_head,
+                                                   bool tied) {
   const auto& e = l.embeddings;
   std::map<std::string, std::string> out;
+  if (with_head && !tied && !e.head.empty()) {  // the LM head is top-level (lm_head, embed_out), whatever the prefix
+    for (const std::string& name : {e.head, prefix + e.head})
+      if (f.shard_of.count(name)) out["head"] = name;
+    if (!out.count("head"))
+      fail("--weights " + in_quotes(path) + " (" + l.format + ")",
+           "--loss lm needs the LM head " + in_quotes(e.head) + " (config.json's tie_word_embeddings is false), but "
+           "the checkpoint has no such tensor",
+           "use the checkpoint saved with its head (the *ForCausalLM model), or --loss dot");
+  }
   for (const auto& [role, spec] : std::vector<std::pair<std::string, std::string>>{
            {"word", e.word}, {"position", e.position}, {"token_type", e.token_type},
            {"norm.weight", e.norm_weight}, {"norm.bias", e.norm_bias}}) {
@@ -115,6 +144,12 @@ void map_hf(Checkpoint& ck, const HfLayout& l, const std::string& prefix, const 
       read.emplace(t.name, std::move(t));
   const std::string where = "--weights " + in_quotes(ck.path) + " (" + l.format + ")";
   const auto one = [&](const std::string& gradflow_name, const TensorRule& r, const std::string& base) {
+    if (r.optional) {  // absent altogether: the model (config.json) decides whether it needs it
+      bool any = false;
+      for (const std::string& spec : r.sources)
+        for (const std::string& alt : alternatives(spec)) any = any || read.count(base + alt) > 0;
+      if (!any) return;
+    }
     std::vector<const SafeTensor*> src;
     std::string names;
     for (const std::string& spec : r.sources) {
@@ -131,8 +166,9 @@ void map_hf(Checkpoint& ck, const HfLayout& l, const std::string& prefix, const 
       src.push_back(found);
       names += (names.empty() ? "" : " + ") + found->name;
     }
-    ck.tensors.push_back(build(gradflow_name, src, r.transpose, where));
-    ck.source_names[gradflow_name] = names + (r.transpose ? " (transposed)" : "");
+    ck.tensors.push_back(build(gradflow_name, src, r, ck.arch.heads.value_or(0), where));
+    ck.source_names[gradflow_name] =
+        names + (r.transpose ? " (transposed)" : r.per_head_qkv ? " (per head [q|k|v], regrouped)" : "");
     for (const SafeTensor* t : src) read.erase(t->name);  // each source feeds one tensor: the peak stays at one copy
   };
   for (const auto& [role, name] : ck.embedding_names) {
@@ -151,7 +187,9 @@ void map_hf(Checkpoint& ck, const HfLayout& l, const std::string& prefix, const 
       one("layers." + std::to_string(i) + "." + r.gradflow, r, prefix + l.layer_stem + std::to_string(i) + ".");
   if (m.final_norm)
     for (const auto& r : l.final_norm) one(r.gradflow, r, prefix);
-  // The attention input projection must be (3d, d): q, k, v each (d, d).
+  // The attention input projection must be (3d, d): q, k, v each (d, d). (A decoder family's widths come from
+  // config.json: the model built from it checks every shape, naming the checkpoint's tensors.)
+  if (l.decoder) return;
   const SafeTensor& in = ck.tensors[0];
   if (in.shape.size() != 2 || in.shape[0] != 3 * in.shape[1])
     fail(where, "tensor " + ck.source_names[in.name] + " gives q, k, v of shape " + shape_text(in.shape) +

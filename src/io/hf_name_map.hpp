@@ -26,12 +26,15 @@ struct MappedNames {
 MappedNames classify_names(const HfLayout& l, const std::string& prefix, const CheckpointFiles& f,
                            const std::string& path);
 
-// The embedding tensors (role -> the checkpoint's name), each required to exist; Error otherwise.
+// The embedding tensors (role -> the checkpoint's name), each required to exist; Error otherwise. With `with_head`
+// and an untied head (`tied` false), the LM head too (role "head").
 std::map<std::string, std::string> embedding_names(const HfLayout& l, const std::string& prefix,
-                                                   const CheckpointFiles& f, const std::string& path);
+                                                   const CheckpointFiles& f, const std::string& path,
+                                                   bool with_head = false, bool tied = false);
 
 // Reads the tensors `m` needs (and ck.embedding_names') from f's shards and fills ck.tensors (gradflow's names, in
-// the layout's order, layer by layer), ck.source_names and ck.embeddings. Error naming the tensor that is missing
+// the layout's order, layer by layer; a rule marked optional and wholly absent is skipped), ck.source_names and
+// ck.embeddings. Needs ck.arch (GPT-NeoX's regrouping reads its heads). Error naming the tensor that is missing
 // or has a wrong shape.
 void map_hf(Checkpoint& ck, const HfLayout& l, const std::string& prefix, const CheckpointFiles& f,
             const MappedNames& m);

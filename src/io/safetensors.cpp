@@ -47,6 +47,18 @@ size_t itemsize_of(const std::string& dtype) {
   return 0;
 }
 
+// The integer and boolean dtypes of the format: their headers are valid (checkpoints carry such buffers, e.g.
+// GPT-NeoX's uint8 causal mask, which a layout ignores), their values are never read as parameters.
+size_t other_itemsize_of(const std::string& dtype) {
+  if (dtype == "I64" || dtype == "U64") return 8;
+  if (dtype == "I32" || dtype == "U32") return 4;
+  if (dtype == "I16" || dtype == "U16") return 2;
+  if (dtype == "I8" || dtype == "U8" || dtype == "BOOL") return 1;
+  return 0;
+}
+
+const char* const kSupportedDtypes = "F64, F32, F16, BF16 are";
+
 uint64_t le_u64(const unsigned char* p) {
   uint64_t v = 0;
   for (int k = 7; k >= 0; --k) v = v << 8 | p[k];
@@ -80,8 +92,9 @@ Entry parse_entry(const std::string& path, const std::string& name, const json& 
   if (!dtype.is_string()) fail_tensor(path, name, "\"dtype\" is not a string");
   e.dtype = dtype.get<std::string>();
   e.itemsize = itemsize_of(e.dtype);
+  if (e.itemsize == 0) e.itemsize = other_itemsize_of(e.dtype);
   if (e.itemsize == 0)
-    fail_tensor(path, name, "dtype '" + printable(e.dtype, 20) + "' is not supported (F64, F32, F16, BF16 are)",
+    fail_tensor(path, name, "dtype '" + printable(e.dtype, 20) + "' is not supported (" + kSupportedDtypes + ")",
                 "convert the tensor to a floating-point dtype before saving");
 
   const json& shape = info["shape"];
@@ -243,6 +256,10 @@ std::vector<SafeTensor> read_impl(const std::string& path, const std::function<b
   std::vector<SafeTensor> out;
   for (const Entry& e : entries) {
     if (want && !want(e.name)) continue;
+    if (itemsize_of(e.dtype) == 0)
+      fail_tensor(path, e.name, "dtype '" + e.dtype + "' is not supported (" + kSupportedDtypes + ")",
+                  "convert the tensor to a floating-point dtype before saving (an integer buffer is read only where "
+                  "the checkpoint's layout ignores it)");
     SafeTensor t{e.name, e.dtype, e.shape, std::vector<double>(static_cast<size_t>(e.numel))};
     const Kind kind = kind_of(e.dtype);
     const uint64_t per_chunk = kChunkBytes / e.itemsize;

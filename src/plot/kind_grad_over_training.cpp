@@ -3,7 +3,8 @@
 // spaced ones (bottom and top included); several train reports: a colour per report, a marker and dash per
 // layer. Train-sweep reports: small multiples, one panel per (placement, depth), the bottom/top ratio
 // ||dL/dx_0|| / ||dL/dx_{L-1}|| of every run against step (colour by lr, marker and dash by warmup; the seeds of
-// a cell share its style). Log y; --logx for the steps (step 0 kept, train_figures.hpp).
+// a cell share its style). Reports of analyze --weights A B ... (a run's checkpoints): over_training_figure.cpp.
+// Log y; --logx for the steps (step 0 kept, train_figures.hpp).
 #include <algorithm>
 #include <cmath>
 
@@ -38,6 +39,14 @@ Figure plot_grad_over_training(const std::vector<PlotInput>& in, const PlotOptio
   f.logy = o.logy == "auto" ? "on" : o.logy;
   f.width = o.width;
   const StepAxis step = step_axis(in, o.logx);
+  const bool over = std::any_of(in.begin(), in.end(), [](const PlotInput& i) { return i.kind == InputKind::OverTraining; });
+  if (over) {  // analyze --weights A B ...: the checkpoints' reports against the step
+    for (const auto& i : in)
+      require(i.kind == InputKind::OverTraining, "grad-over-training draws train reports or reports over a run's "
+                                                 "checkpoints, not both ('" + i.path + "' is a train report); fix: plot "
+                                                 "them in two figures");
+    return over_training_panels(in, o, step);
+  }
   const bool sweeps = std::any_of(in.begin(), in.end(), [](const PlotInput& i) { return i.json.contains(kRuns); });
   if (sweeps) {
     for (const auto& i : in)

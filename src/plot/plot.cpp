@@ -59,11 +59,19 @@ RenderedFiles make_plot(const PlotOptions& o, const std::string& command_line) {
   }
   const bool train_kind = o.kind == "loss-curves" || o.kind == "grad-over-training";
   const bool either_kind = o.kind == "phase-diagram";  // a 2-D sweep or a train-sweep (the kind checks which)
-  for (const auto& in : inputs)
+  for (const auto& in : inputs) {
+    if (in.kind == InputKind::OverTraining) {  // a run's checkpoints analyzed: drawn against the step
+      require(o.kind == "grad-over-training", "'" + in.path + "' is a report over a run's checkpoints (analyze "
+                                              "--weights A B ...); fix: plot it with --kind grad-over-training");
+      continue;
+    }
     require(either_kind || (in.kind == InputKind::Train) == train_kind,
-            train_kind ? "--kind " + o.kind + " reads train/train-sweep reports, not '" + in.path +
-                             "'; fix: pass the --json of gradflow train or train-sweep"
+            train_kind ? "--kind " + o.kind + " reads train/train-sweep reports" +
+                             (o.kind == "grad-over-training" ? std::string(" or the report of analyze --weights A B ...")
+                                                             : std::string()) +
+                             ", not '" + in.path + "'; fix: pass the --json of gradflow train or train-sweep"
                        : "'" + in.path + "' is a train report; fix: plot it with --kind loss-curves or grad-over-training");
+  }
   const Figure fig = (*build)(inputs, opts);
   RenderedFiles files = render_figure(fig, opts, command_line);
   files.skipped = std::move(skipped);

@@ -26,6 +26,7 @@ StepAxis step_axis(const std::vector<PlotInput>& in, const std::string& logx) {
     if (i.json.contains(kLog)) add(i.json[kLog]);
     if (i.json.contains(kRuns))
       for (const auto& r : i.json[kRuns]) add(r[kCurve]);
+    if (i.kind == InputKind::OverTraining && i.json[kCheckpoints].is_array()) add(i.json[kCheckpoints]);
   }
   StepAxis a;
   a.log = logx == "on" || (logx == "auto" && std::isfinite(first) && spans_decades(first, last));

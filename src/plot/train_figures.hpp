@@ -19,7 +19,7 @@ struct StepAxis {
 };
 
 // The step axis of --logx (on | off | auto: log when the positive steps span more than a decade) for the steps
-// of `in` (train reports' log[].step, train-sweep runs' curve[].step).
+// of `in` (train reports' log[].step, train-sweep runs' curve[].step, over-training reports' checkpoints[].step).
 StepAxis step_axis(const std::vector<PlotInput>& in, const std::string& logx);
 // Sets f's x axis: label, log or linear; on a log axis the tic "0" at zero_at and 1-2-5 tics from the first logged
 // step on (none between step 0 and it, where no step was logged); round tics on a linear one.
@@ -37,5 +37,10 @@ struct CellLine {
 // `axes` gives the y axis, `step` the x axis.
 Figure sweep_panels(const std::vector<PlotInput>& in, const PlotOptions& o, const LineFigure& axes,
                     const StepAxis& step, const std::function<std::vector<CellLine>(const PlotInput&, const PlotJson&)>& lines);
+
+// grad-over-training of over-training reports (analyze --weights A B ...): one row of panels per quantity
+// (‖dL/dx_l‖, ‖B_l − I‖_F/√N when present, the mean token cosine of x_l), one column per depth band
+// (over_training_figure.cpp).
+Figure over_training_panels(const std::vector<PlotInput>& in, const PlotOptions& o, const StepAxis& step);
 
 }  // namespace gradflow

@@ -209,23 +209,26 @@ std::vector<ModelOption> make_table() {
                       require(seed >= 0, "--seed " + v + " is negative; fix: e.g. --seed 0");
                       s.rc.init.seed = static_cast<uint64_t>(seed);
                     }));
-  t.push_back(value("loss", "dot (L = sum g*y, g ~ N(0,1)) | half-sq (L = sum y^2 / 2) | lm (GPT-2 --weights with --token-ids: "
-                    "next-token cross-entropy through the tied wte head)", d.rc.analysis.loss, false,
+  t.push_back(value("loss", "dot (L = sum g*y, g ~ N(0,1)) | half-sq (L = sum y^2 / 2) | lm (a decoder's --weights with "
+                    "--token-ids: next-token cross-entropy through its LM head, tied or not)", d.rc.analysis.loss, false,
                     [](ModelSettings& s, const std::string& v) { s.rc.analysis.loss = v; }));
   t.push_back(value("weights",
                     "parameters from a checkpoint: a PyTorch nn.TransformerEncoder state_dict (.safetensors; give --heads "
-                    "and --placement), or a Hugging Face BERT/RoBERTa/GPT-2 folder (config.json + model.safetensors or "
-                    "its sharded index) or .safetensors file; L, d, d_ff and the final norm come from it",
+                    "and --placement), or a Hugging Face folder (config.json + model.safetensors or its sharded index) or "
+                    ".safetensors file of BERT, RoBERTa, GPT-2, Llama, Mistral, Qwen2, Qwen3, OLMo-2, Gemma-2 or "
+                    "GPT-NeoX/Pythia; L, d, d_ff and the final norm come from it (a Hugging Face config.json: the block too)",
                     "", false, [](ModelSettings& s, const std::string& v) {
                       s.rc.weights = existing_file_or_folder(v, "weights");
                     }));
-  t.push_back(value("weights-format", "auto | torch-encoder | hf-bert | hf-roberta | hf-gpt2 (auto: config.json's "
-                    "model_type, else the tensor names)", d.rc.weights_format, false,
+  t.push_back(value("weights-format", "auto | torch-encoder | hf-bert | hf-roberta | hf-gpt2 | hf-llama | hf-mistral | "
+                    "hf-qwen2 | hf-qwen3 | hf-olmo2 | hf-gemma2 | hf-neox (auto: config.json's model_type, else the "
+                    "tensor names)", d.rc.weights_format, false,
                     [](ModelSettings& s, const std::string& v) {
                       const auto& known = weights_formats();
+                      std::string list;
+                      for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
                       require(std::find(known.begin(), known.end(), v) != known.end(),
-                              "--weights-format '" + v + "' is not one of auto, torch-encoder, hf-bert, hf-roberta, "
-                              "hf-gpt2; fix: e.g. --weights-format auto");
+                              "--weights-format '" + v + "' is not one of " + list + "; fix: e.g. --weights-format auto");
                       s.rc.weights_format = v;
                     }));
   t.push_back(value("input", "input tokens x_0 from a .npy of shape (n, d) or (1, n, d) (default: seeded N(0,1)); n comes from it",
@@ -233,7 +236,7 @@ std::vector<ModelOption> make_table() {
   t.push_back(value("token-ids",
                     "x_0 from token ids through the --weights checkpoint's own embeddings, e.g. 101,7592,2088,102 "
                     "(BERT: word + position + token type 0, LayerNorm; RoBERTa: positions from padding_idx + 1; GPT-2: "
-                    "wte + wpe), or a .npy of int64/int32 ids of shape (n,) or (1, n); n comes from it",
+                    "wte + wpe; the RoPE decoders: the token embedding, Gemma-2 times sqrt(d)), or a .npy of int64/int32 ids of shape (n,) or (1, n); n comes from it",
                     "", false, [](ModelSettings& s, const std::string& v) {
                       const bool npy = v.size() > 4 && v.compare(v.size() - 4, 4, ".npy") == 0;
                       s.rc.token_ids = npy ? token_ids_from_npy(existing_file(v, "token-ids")) : parse_token_ids(v);
@@ -346,7 +349,13 @@ RunConfig resolve(const ModelSettings& given_settings) {
   if (s.given.count("heads")) arch.heads = rc.model.heads;
   if (s.given.count("activation")) arch.activation = rc.model.activation;
   arch.causal = s.given.count("causal") && rc.model.causal;
-  arch.norm_not_layernorm = s.given.count("norm") && rc.model.norm != NormKind::LayerNorm;
+  if (s.given.count("norm")) arch.norm = rc.model.norm;
+  // the block options a Hugging Face checkpoint fixes besides those above (the placements' own options are checked
+  // against the placement it fixes)
+  for (const char* name : {"arch", "kv-heads", "head-dim", "rope", "rope-theta", "rotary-fraction", "qk-norm",
+                           "attn-softcap", "attn-scale", "ffn", "bias", "qkv-bias", "shared-norm", "norm-offset",
+                           "embed-scale", "residual-scale"})
+    if (s.given.count(name)) arch.block_options.push_back(name);
   for (const char* name : {"init", "init-scale"})  // the checkpoint gives every parameter
     require(rc.weights.empty() || !s.given.count(name),
             std::string("--") + name + " has no effect with --weights (the checkpoint gives the weights); fix: drop --" +
@@ -354,6 +363,7 @@ RunConfig resolve(const ModelSettings& given_settings) {
   // before the files are read: loading a checkpoint is refused when it alone would not fit
   if (!s.max_memory.empty()) rc.analysis.max_memory_bytes = parse_memory_size(s.max_memory, "--max-memory");
   apply_file_sizes(rc, given, arch);  // --weights/--input fix L, d, d_ff, the final norm and n
+  if (rc.files && rc.files->weights) check_sliding_window(*rc.files->weights, rc.analysis.seq_len);
   rc.model.validate();
   rc.init.scale_text = s.init_scale;
   rc.init.scale = parse_init_scale(s.init_scale, rc.model.layers);

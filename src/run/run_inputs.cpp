@@ -27,13 +27,15 @@ std::vector<NamedPath> run_input_paths(const RunConfig& rc) {
 std::shared_ptr<const RunFiles> load_run_files(const RunConfig& rc) {
   const bool embeddings = !rc.token_ids.empty();
   if (rc.files && rc.files->weights_path == rc.weights && rc.files->weights_format == rc.weights_format &&
-      rc.files->weights_embeddings == embeddings && rc.files->input_path == rc.input &&
+      rc.files->weights_embeddings == embeddings && rc.files->weights_head == (rc.analysis.loss == "lm") &&
+      rc.files->input_path == rc.input &&
       rc.files->cotangent_path == rc.cotangent)
     return rc.files;
   auto f = std::make_shared<RunFiles>();
   f->weights_path = rc.weights;
   f->weights_format = rc.weights_format;
   f->weights_embeddings = embeddings;
+  f->weights_head = rc.analysis.loss == "lm";
   f->input_path = rc.input;
   f->cotangent_path = rc.cotangent;
   if (!rc.weights.empty()) {
@@ -44,7 +46,8 @@ std::shared_ptr<const RunFiles> load_run_files(const RunConfig& rc) {
                      "raise --max-memory, or free memory" +
                          std::string(embeddings ? " (the embeddings are read for --token-ids; --input avoids them)" : ""));
     };
-    f->weights = std::make_shared<const Checkpoint>(read_checkpoint(rc.weights, rc.weights_format, embeddings, guard));
+    f->weights = std::make_shared<const Checkpoint>(
+        read_checkpoint(rc.weights, rc.weights_format, embeddings, guard, rc.analysis.loss == "lm"));
   }
   if (!rc.input.empty()) f->input = std::make_shared<const NpyArray>(read_npy(rc.input));
   if (!rc.cotangent.empty()) f->cotangent = std::make_shared<const NpyArray>(read_npy(rc.cotangent));
@@ -68,9 +71,10 @@ void apply_file_sizes(RunConfig& rc, const GivenSizes& given, const GivenArch& a
     apply_checkpoint(*rc.files->weights, given, arch, rc.model);
     rc.analysis.checkpoint_bytes = checkpoint_kept_bytes(*rc.files->weights);
   }
-  if (rc.analysis.loss == "lm" && rc.files->weights->format != "hf-gpt2")
-    throw Error("--loss lm is GPT-2's next-token loss through its tied wte head, but --weights is " +
-                rc.files->weights->format + "; fix: use --loss dot or --loss half-sq");
+  if (rc.analysis.loss == "lm" && rc.files->weights->format != "hf-gpt2" && !rc.files->weights->arch.decoder)
+    throw Error("--loss lm is a decoder's next-token loss through its LM head (GPT-2, Llama, Mistral, Qwen2, Qwen3, "
+                "OLMo-2, Gemma-2, GPT-NeoX), but --weights is " + rc.files->weights->format +
+                "; fix: use --loss dot or --loss half-sq");
   if (!rc.token_ids.empty()) {
     const Index n = static_cast<Index>(rc.token_ids.size());
     require(!given.seq_len || *given.seq_len == n,
@@ -115,10 +119,14 @@ RunInputs prepare_run(const RunConfig& rc, Model& model) {
   } else {
     load_checkpoint_params(*files->weights, model.params());
   }
-  if (rc.analysis.loss == "lm") {
-    for (const SafeTensor& t : files->weights->embeddings)
-      if (t.name == "word")
-        r.lm_loss = tied_lm_loss(ConstMatMap(t.data.data(), t.shape[0], t.shape[1]), rc.token_ids, files);
+  if (rc.analysis.loss == "lm") {  // through the untied head when the checkpoint has one, else the embedding
+    const Checkpoint& ck = *files->weights;
+    const SafeTensor* head = nullptr;
+    for (const SafeTensor& t : ck.embeddings)
+      if (t.name == "head" || (t.name == "word" && !head)) head = &t;
+    require(head != nullptr, "internal: --loss lm without the checkpoint's head");
+    r.lm_loss = next_token_loss(ConstMatMap(head->data.data(), head->shape[0], head->shape[1]), rc.token_ids, files,
+                                ck.arch.final_softcap);
   }
   if (!rc.cotangent.empty()) {
     require(rc.analysis.loss == "dot", "--cotangent gives the g of --loss dot, but --loss is '" + rc.analysis.loss +

@@ -32,7 +32,7 @@ TEST_CASE("every metric named in fields.hpp is one the aggregation produces", "[
                     {kGradNorm, 2.0},
                     {kActivationRms, 1.0},
                     {kParamGradNorms, {{kFfnOutWeight, 3.0}}},
-                    {kBlockJacobian, {{kSpectralNorm, 1.5}}},
+                    {kBlockJacobian, {{kSpectralNorm, 1.5}, {kMinusIdentityRelativeFrobenius, 0.3}}},
                     {kProductJacobian, {{kSpectralNorm, 1.2}, {kMinSingularValue, 0.1}}},
                     {kTokenGeometry, {{kMeanCosine, 0.1}, {kRankOneDistance, 0.9}, {kStableRank, 3.0}}}};
   Json report = Json{{kConfig, {{kSeed, 0}}}, {kOutputGradNorm, 1.0}, {kOutputRms, 1.0}, {kLayers, {layer, layer}},

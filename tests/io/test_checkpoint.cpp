@@ -257,8 +257,8 @@ TEST_CASE("broken layouts: missing layer / wrong shape / foreign tensor / config
 
   write_text(dir.file("config.json"), gpt2_config(2, 4, 2, R"(, "scale_attn_by_inverse_layer_idx": true)"));
   CHECK_THAT(error_of([&] { read_checkpoint(dir.path()); }), Contains("\"scale_attn_by_inverse_layer_idx\" is true"));
-  write_text(dir.file("config.json"), R"({"model_type": "llama"})");
-  CHECK_THAT(error_of([&] { read_checkpoint(dir.path()); }), Contains("model_type 'llama' is not one gradflow reads"));
+  write_text(dir.file("config.json"), R"({"model_type": "mixtral"})");
+  CHECK_THAT(error_of([&] { read_checkpoint(dir.path()); }), Contains("model_type 'mixtral' is not one gradflow reads"));
   write_text(dir.file("config.json"), R"({"model_type": "gpt2", "activation_function": "swish"})");
   CHECK_THAT(error_of([&] { read_checkpoint(dir.path()); }), Contains("'activation_function' is 'swish'"));
   write_text(dir.file("config.json"), "{not json");

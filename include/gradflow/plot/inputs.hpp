@@ -11,7 +11,9 @@ namespace gradflow {
 
 using PlotJson = nlohmann::ordered_json;
 
-enum class InputKind { Analyze, Experiment, Npy, Train };  // Train: a train or train-sweep report (docs/training.md)
+// Train: a train or train-sweep report (docs/training.md); OverTraining: the report of analyze --weights A B ... over a
+// run's checkpoints (commands/analyze_over_training.hpp)
+enum class InputKind { Analyze, Experiment, Npy, Train, OverTraining };
 
 struct PlotInput {
   std::string path;

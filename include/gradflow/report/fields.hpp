@@ -35,6 +35,11 @@ inline constexpr const char* kSingularValues = "singular_values";
 inline constexpr const char* kTokenGeometry = "token_geometry";
 inline constexpr const char* kOutputTokenGeometry = "output_token_geometry";
 inline constexpr const char* kMeanCosine = "mean_cosine";
+inline constexpr const char* kMinusIdentityRelativeFrobenius = "minus_identity_relative_frobenius";  // ‖B_l − I‖_F/√N
+// the report of a run's checkpoints (analyze --weights A B ...): checkpoints[] = {step, weights, report}
+inline constexpr const char* kCheckpoints = "checkpoints";
+inline constexpr const char* kOverTraining = "over_training";
+inline constexpr const char* kReport = "report";
 inline constexpr const char* kRankOneDistance = "rank_one_distance";
 inline constexpr const char* kStableRank = "stable_rank";
 // Attention probabilities of block l (analyses/attention_entropy.cpp): means over heads, and per head in kHeads.
@@ -190,6 +195,8 @@ inline constexpr Metric kLayerGradNorm{"", kGradNorm, "", "||dL/dx_l||",
                                        "‖∂{/:Italic L}/∂{/:Italic x}_{/:Italic l}‖"};
 inline constexpr Metric kBlockSpectralNorm{"", kBlockJacobian, kSpectralNorm, "||B_l||_2", "‖{/:Italic B_l}‖_2"};
 inline constexpr Metric kProductSpectralNorm{"", kProductJacobian, kSpectralNorm, "||P_l||_2", "‖{/:Italic P_l}‖_2"};
+inline constexpr Metric kBlockMinusIdentity{"", kBlockJacobian, kMinusIdentityRelativeFrobenius, "||B_l - I||_F/sqrt(N)",
+                                            "‖{/:Italic B_l} − {/:Italic I}‖_F / √{/:Italic N}"};
 inline constexpr Metric kProductMinSingularValue{"", kProductJacobian, kMinSingularValue, "smin(P_l)",
                                                  "σ_{min}({/:Italic P_l})"};
 // Scalar metrics of compare/sweep reports (the comparison table and the sensitivity and claims figures).
@@ -235,7 +242,7 @@ inline constexpr const Metric* kAll[] = {
     &kGrowthRate,       &kTopW2GradNorm,     &kBottomW2GradNorm,    &kTopActivationRms,
     &kBottomProductRmsGain, &kPerLayerRmsGainProduct, &kOutputGradNorm, &kOutputRms,
     &kTopTokenCosine,   &kTopRankOneDistance, &kTopStableRank,      &kOutputTokenCosine,
-    &kLayerTokenCosine, &kLayerRankOneDistance, &kLayerStableRank,
+    &kLayerTokenCosine, &kLayerRankOneDistance, &kLayerStableRank, &kBlockMinusIdentity,
 };
 }  // namespace metrics
 

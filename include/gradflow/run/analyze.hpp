@@ -24,6 +24,7 @@ class RunBackend;
 struct RunFiles {
   std::string weights_path, weights_format, input_path, cotangent_path;  // what was read
   bool weights_embeddings = false;                         // the embeddings were read too (--token-ids)
+  bool weights_head = false;                               // and an untied LM head (--loss lm)
   std::shared_ptr<const Checkpoint> weights;               // --weights (in gradflow's tensor names), or null
   std::shared_ptr<const NpyArray> input, cotangent;        // --input, --cotangent, or null
 };
