@@ -427,3 +427,65 @@ TEST_CASE("export --format hf-*: the decoder families' folders read back to the 
   CHECK_THAT(error_of([&] { write_hf_checkpoint(dir.path(), "hf-qwen3", to_tensors(p.params()), post); }),
              Contains("--placement post (hf-qwen3: pre)"));
 }
+
+TEST_CASE("the memory guard counts a Qwen3-0.6B-sized checkpoint from its headers, before any data is read",
+          "[io][checkpoint][decoder]") {
+  // Qwen3-0.6B's shapes: 28 layers, d = 1024, 16 heads and 8 key/value heads of 128, d_ff 3072, 151936 tokens (tied).
+  // BF16 in a sparse file: the header is real, the 1.2 GB of data are never read (zeros on disk only where written).
+  const int64_t L = 28, d = 1024, h = 16, K = 8, e = 128, f = 3072, vocab = 151936;
+  std::vector<std::pair<std::string, std::vector<int64_t>>> shapes = {{"model.embed_tokens.weight", {vocab, d}},
+                                                                       {"model.norm.weight", {d}}};
+  for (int64_t i = 0; i < L; ++i) {
+    const std::string s = "model.layers." + std::to_string(i) + ".";
+    for (const auto& [n, shape] : std::vector<std::pair<std::string, std::vector<int64_t>>>{
+             {"self_attn.q_proj.weight", {h * e, d}}, {"self_attn.k_proj.weight", {K * e, d}},
+             {"self_attn.v_proj.weight", {K * e, d}}, {"self_attn.o_proj.weight", {d, h * e}},
+             {"self_attn.q_norm.weight", {e}}, {"self_attn.k_norm.weight", {e}},
+             {"mlp.gate_proj.weight", {f, d}}, {"mlp.up_proj.weight", {f, d}}, {"mlp.down_proj.weight", {d, f}},
+             {"input_layernorm.weight", {d}}, {"post_attention_layernorm.weight", {d}}})
+      shapes.push_back({s + n, shape});
+  }
+  std::string header = "{";
+  int64_t offset = 0;
+  double block_values = 0, largest = 0;
+  for (const auto& [name, shape] : shapes) {
+    int64_t n = 1;
+    std::string dims;
+    for (int64_t v : shape) n *= v, dims += (dims.empty() ? "" : ",") + std::to_string(v);
+    header += std::string(header.size() > 1 ? "," : "") + "\"" + name + "\":{\"dtype\":\"BF16\",\"shape\":[" + dims +
+              "],\"data_offsets\":[" + std::to_string(offset) + "," + std::to_string(offset + 2 * n) + "]}";
+    offset += 2 * n;
+    if (name != "model.embed_tokens.weight") block_values += static_cast<double>(n);
+  }
+  header += "}";
+  largest = static_cast<double>((h + 2 * K) * e * d);  // the stacked q, k, v: the largest tensor built
+  TempDir dir;
+  test::write_bytes(dir.file("model.safetensors"), test::le_bytes(header.size(), 8) + header);
+  std::error_code ec;
+  std::filesystem::resize_file(dir.file("model.safetensors"), 8 + header.size() + static_cast<uint64_t>(offset), ec);
+  REQUIRE_FALSE(ec);
+  test::write_bytes(dir.file("config.json"),
+                    R"({"model_type": "qwen3", "hidden_size": 1024, "num_attention_heads": 16, "num_key_value_heads": 8,
+                        "head_dim": 128, "num_hidden_layers": 28, "intermediate_size": 3072, "vocab_size": 151936,
+                        "tie_word_embeddings": true, "rope_theta": 1000000, "rms_norm_eps": 1e-6})");
+  CheckpointLoad seen;
+  const auto stop = [&](const CheckpointLoad& load) {
+    seen = load;
+    throw Error("stopped before reading");
+  };
+  CHECK_THAT(error_of([&] { read_checkpoint(dir.path(), "auto", true, stop, true); }), Contains("stopped before reading"));
+  CHECK(seen.format == "hf-qwen3");
+  CHECK(seen.embedding_values == static_cast<double>(vocab * d));  // tied: the embedding is the head, counted once
+  CHECK(seen.block_values == block_values);
+  CHECK(seen.largest_values == largest);
+  CHECK(seen.kept_bytes() == 8.0 * (block_values + static_cast<double>(vocab * d)));  // 4.8 GB in double
+  // the run's guard refuses it by name under a budget, before reading
+  RunConfig rc;
+  rc.weights = dir.path();
+  rc.token_ids = {1, 2, 3};
+  rc.analysis.loss = "lm";
+  rc.analysis.max_memory_bytes = 1e9;
+  CHECK_THAT(error_of([&] { apply_file_sizes(rc, GivenSizes{}); }),
+             Contains("loading --weights '" + dir.path() + "' (hf-qwen3) needs about"));
+  CHECK_THAT(error_of([&] { apply_file_sizes(rc, GivenSizes{}); }), Contains("its embeddings in double (--token-ids)"));
+}

@@ -20,7 +20,9 @@ CHECKPOINT` of every checkpoint above (the same tensors bit for bit, a config.js
 `gradflow export --format hf-llama|hf-qwen2|hf-qwen3|hf-gemma2|hf-olmo2|hf-neox` round trips of gradflow's seeded
 models: the reference's exact names and shapes (a strict load), the same numbers before and after. Prints, for
 information, how far Hugging Face's own float32 internals (RMSNorm, RoPE tables, softmax, which its code computes in
-float32 even for a float64 model) move a small Llama's numbers.
+float32 even for a float64 model) move a small Llama's numbers. Over training: a folder of Pythia-style revision
+folders (step1000/, step8000/, step143000/) analyzed by one `gradflow analyze --weights PARENT --token-ids ...
+--loss lm`: the steps in order, each checkpoint's numbers PyTorch's on it.
 Exit 1 on any failure, 77 (CTest SKIP_RETURN_CODE) when torch or numpy cannot be imported.
 """
 import functools
@@ -309,6 +311,43 @@ def export_help(gradflow):
     return tr.run([gradflow, "export", "--help"]).stdout
 
 
+# A run's checkpoints over training: Pythia-style revision folders step{N}/ of one architecture (different weights),
+# analyzed by `gradflow analyze --weights PARENT --token-ids ...` on the same ids through each checkpoint's own
+# embeddings: the steps in order, and each checkpoint's numbers PyTorch's on that checkpoint.
+OVER_TRAINING = [(1000, 21), (143000, 23), (8000, 22)]  # (step, seed), written out of order
+
+
+def check_over_training(gradflow, tmp):
+    parent = os.path.join(tmp, "revisions")
+    ids = [3, 14, 15, 9, 26, 5]
+    models = {}
+    for step, seed in OVER_TRAINING:
+        m = D("gpt_neox", 2, 16, 2, 32, rotary_pct=0.25, seed=seed)
+        hd.round_to(m, "F32")
+        hd.save(m, os.path.join(parent, f"step{step}"), dtype="F32")
+        models[step] = m
+    r = os.path.join(tmp, "over.json")
+    tr.run([gradflow, "analyze", "--weights", parent, "--token-ids", ",".join(map(str, ids)), "--loss", "lm",
+            "--json", r, "-q"])
+    report = load_json(r)
+    label = "[over training] gpt_neox revision folders step1000/, step8000/, step143000/, --token-ids --loss lm"
+    print(label)
+    steps = [c["step"] for c in report["checkpoints"]]
+    failures = 0
+    if steps != sorted(s for s, _ in OVER_TRAINING) or report["over_training"]["steps"] != steps:
+        print(f"  FAIL steps {steps}, over_training.steps {report['over_training']['steps']}")
+        failures += 1
+    for c in report["checkpoints"]:
+        m = models[c["step"]]
+        x0 = m.embed(ids)
+        ref, J_ref = hd.reference(m, x0, randn64(len(ids), m.d), m.lm_loss(ids))
+        j = os.path.join(tmp, f"over{c['step']}.J.npy")  # dy/dx_0 of that checkpoint alone
+        tr.run([gradflow, "jacobian", "--weights", c["weights"], "--token-ids", ",".join(map(str, ids)), "--out", j])
+        failures += tr.compare(f"{label}: step {c['step']}", ref, tr.gradflow_quantities(c["report"]), J_ref,
+                               np.load(j))
+    return failures
+
+
 def main():
     gradflow = gradflow_binary()
     print(f"torch {torch.__version__}; tolerance: relative error <= {tol.REL_TOL:g}; mutations must differ by "
@@ -338,8 +377,14 @@ def main():
             except Exception as e:
                 print(f"FAIL [export {i}] {fmt}: {type(e).__name__}: {e}")
                 failed += 1
-    print(f"{total - failed}/{total} checks (reference self-checks, Hugging Face decoder checkpoints read, and "
-          f"exported) agree with PyTorch")
+        total += 1
+        try:
+            failed += check_over_training(gradflow, tmp) > 0
+        except Exception as e:
+            print(f"FAIL [over training]: {type(e).__name__}: {e}")
+            failed += 1
+    print(f"{total - failed}/{total} checks (reference self-checks, Hugging Face decoder checkpoints read, "
+          f"exported, and over training) agree with PyTorch")
     sys.exit(1 if failed else 0)
 
 
