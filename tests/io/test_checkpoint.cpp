@@ -8,23 +8,17 @@
 #include "gradflow/io/checkpoint.hpp"
 #include "gradflow/run/engine.hpp"
 #include "gradflow/run/run_inputs.hpp"
+#include "checkpoint_fixtures.hpp"
 #include "temp_dir.hpp"
 
 using namespace gradflow;
 using Catch::Matchers::Contains;
 using test::error_of;
 using test::TempDir;
+using test::counting;
+using test::named;
 
 namespace {
-
-// A tensor whose value k is base + k (so every element says where it came from).
-SafeTensor counting(const std::string& name, std::vector<int64_t> shape, double base) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  std::vector<double> v(static_cast<size_t>(n));
-  for (int64_t k = 0; k < n; ++k) v[static_cast<size_t>(k)] = base + static_cast<double>(k);
-  return SafeTensor{name, "", std::move(shape), std::move(v)};
-}
 
 // GPT-2 tensors (d, d_ff), layers `layers`, prefix `p`, plus wte and the attn.bias buffer.
 std::vector<SafeTensor> gpt2_tensors(const std::vector<int>& layers, int64_t d, int64_t f, const std::string& p = "") {
@@ -77,13 +71,6 @@ std::vector<SafeTensor> bert_tensors(int layers, int64_t d, int64_t f, const std
 }
 
 void write_text(const std::string& path, const std::string& text) { test::write_bytes(path, text); }
-
-const SafeTensor& named(const Checkpoint& c, const std::string& name) {
-  for (const auto& t : c.tensors)
-    if (t.name == name) return t;
-  FAIL("no tensor " << name);
-  throw;
-}
 
 std::string gpt2_config(int layers, int d, int heads, const std::string& extra = "") {
   return R"({"model_type": "gpt2", "n_embd": )" + std::to_string(d) + R"(, "n_head": )" + std::to_string(heads) +

@@ -12,30 +12,17 @@
 #include "gradflow/model/model.hpp"
 #include "gradflow/model/init.hpp"
 #include "gradflow/run/run_inputs.hpp"
+#include "checkpoint_fixtures.hpp"
 #include "temp_dir.hpp"
 
 using namespace gradflow;
 using Catch::Matchers::Contains;
 using test::error_of;
 using test::TempDir;
+using test::counting;
+using test::named;
 
 namespace {
-
-// A tensor whose value k is base + k (so every element says where it came from).
-SafeTensor counting(const std::string& name, std::vector<int64_t> shape, double base) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  std::vector<double> v(static_cast<size_t>(n));
-  for (int64_t k = 0; k < n; ++k) v[static_cast<size_t>(k)] = base + static_cast<double>(k);
-  return SafeTensor{name, "", std::move(shape), std::move(v)};
-}
-
-const SafeTensor& named(const Checkpoint& c, const std::string& name) {
-  for (const auto& t : c.tensors)
-    if (t.name == name) return t;
-  FAIL("no tensor " << name);
-  throw;
-}
 
 // Llama-layout tensors: d = 8, h = 4 heads of e = 2, K = 2 key/value heads, d_ff = 6; `extra` per layer.
 std::vector<SafeTensor> llama_tensors(int layers, const std::vector<std::string>& norms = {"input_layernorm",

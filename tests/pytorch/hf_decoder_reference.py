@@ -43,7 +43,6 @@ to the model's dtype; softmax(..., dtype=torch.float32)); `mutation = NAME` comp
 import json
 import math
 import os
-import struct
 
 import torch
 
@@ -499,28 +498,6 @@ class Decoder:
 
 
 # --- files ---------------------------------------------------------------------------------------------------------
-_FILE_DTYPES = {"F64": (torch.float64, "<f8"), "F32": (torch.float32, "<f4"), "F16": (torch.float16, "<f2"),
-                "BF16": (torch.bfloat16, None), "U8": (torch.uint8, "u1")}
-
-
-def write_safetensors(path, state, dtype, own_dtypes=None):
-    """torch_reference.write_safetensors with per-tensor dtypes: `dtype` for every tensor except those `own_dtypes`
-    names (U8, F32, ... : the buffers a real checkpoint stores in their own dtype). Header padded to 8 bytes."""
-    own_dtypes = own_dtypes or {}
-    header, blobs, offset = {"__metadata__": {"format": "pt"}}, [], 0
-    for name, t in state.items():
-        dt = own_dtypes.get(name, dtype)
-        t = t.detach().to(_FILE_DTYPES[dt][0]).contiguous().cpu()
-        raw = t.view(torch.int16).numpy().tobytes() if dt == "BF16" else t.numpy().tobytes()
-        header[name] = {"dtype": dt, "shape": list(t.shape), "data_offsets": [offset, offset + len(raw)]}
-        blobs.append(raw)
-        offset += len(raw)
-    text = json.dumps(header, separators=(",", ":")).encode()
-    text += b" " * (-len(text) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
-
-
 def round_to(model, dtype):
     """Every weight replaced by the value a reader of `dtype` sees; the buffers by their own dtype's values."""
     model.p = tr.rounded(model.p, dtype)
@@ -539,13 +516,13 @@ def save(model, folder, dtype="F32", shards=1):
     with open(os.path.join(folder, "config.json"), "w") as f:
         json.dump(model.config(dtype), f, indent=2)
     if shards == 1:
-        write_safetensors(os.path.join(folder, "model.safetensors"), state, dtype, model.extra_dtype)
+        tr.write_safetensors(os.path.join(folder, "model.safetensors"), state, dtype, model.extra_dtype)
         return
     names, weight_map = list(state), {}
     for k in range(shards):
         part = names[k::shards]
         fname = f"model-{k + 1:05d}-of-{shards:05d}.safetensors"
-        write_safetensors(os.path.join(folder, fname), {n: state[n] for n in part}, dtype, model.extra_dtype)
+        tr.write_safetensors(os.path.join(folder, fname), {n: state[n] for n in part}, dtype, model.extra_dtype)
         weight_map.update({n: fname for n in part})
     with open(os.path.join(folder, "model.safetensors.index.json"), "w") as f:
         json.dump({"metadata": {"total_size": 0}, "weight_map": weight_map}, f, indent=2)

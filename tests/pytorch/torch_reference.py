@@ -21,18 +21,21 @@ SKIP_RETURN_CODE = 77
 
 
 # --- files ------------------------------------------------------------------------------------------
-_DTYPES = {"F64": (torch.float64, 8), "F32": (torch.float32, 4), "F16": (torch.float16, 2), "BF16": (torch.bfloat16, 2)}
+_DTYPES = {"F64": (torch.float64, 8), "F32": (torch.float32, 4), "F16": (torch.float16, 2), "BF16": (torch.bfloat16, 2),
+           "U8": (torch.uint8, 1)}
 
 
-def write_safetensors(path, state, dtype="F64"):
-    """state: name -> tensor. Writes every tensor as `dtype`, contiguous, header padded to 8 bytes."""
-    torch_dtype, _ = _DTYPES[dtype]
+def write_safetensors(path, state, dtype="F64", own_dtypes=None):
+    """state: name -> tensor. Writes every tensor as `dtype` (those `own_dtypes` names in their own: the buffers a
+    real checkpoint stores as U8 or F32), contiguous, header padded to 8 bytes."""
+    own_dtypes = own_dtypes or {}
     header, blobs, offset = {"__metadata__": {"format": "pt"}}, [], 0
     for name, t in state.items():
-        t = t.detach().to(torch_dtype).contiguous().cpu()
+        dt = own_dtypes.get(name, dtype)
+        t = t.detach().to(_DTYPES[dt][0]).contiguous().cpu()
         # bytes of the raw little-endian values (bfloat16 has no numpy dtype: go through int16)
-        raw = t.view(torch.int16).numpy().tobytes() if torch_dtype == torch.bfloat16 else t.numpy().tobytes()
-        header[name] = {"dtype": dtype, "shape": list(t.shape), "data_offsets": [offset, offset + len(raw)]}
+        raw = t.view(torch.int16).numpy().tobytes() if dt == "BF16" else t.numpy().tobytes()
+        header[name] = {"dtype": dt, "shape": list(t.shape), "data_offsets": [offset, offset + len(raw)]}
         blobs.append(raw)
         offset += len(raw)
     text = json.dumps(header, separators=(",", ":")).encode()
