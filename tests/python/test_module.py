@@ -360,8 +360,51 @@ def case_plot():
                                                       rj.layer_array("product_jacobian.spectral_norm")):
         fail("jacobian-norms of an analyze report does not draw its three quantities")
     raises(["no Jacobian norms"], lambda: gradflow.plot(r, kind="jacobian-norms"))  # a gradients-only report
-    raises(["gradflow plot"], lambda: gradflow.plot(r, kind="spectrum"))
-    print("ok: gradflow.plot grad-by-depth from analyze and compare reports")
+    raises(["gradflow plot"], lambda: gradflow.plot(r, kind="claims"))  # the command's kinds are pointed to
+    # token-geometry: three panels, each quantity's per-layer values
+    axes = gradflow.plot([r, rj], kind="token-geometry")
+    if len(axes) != 3 or not np.array_equal(axes[1].get_lines()[0].get_ydata(),
+                                            r.layer_array("token_geometry.rank_one_distance")):
+        fail("token-geometry does not draw the distance to rank one per layer")
+    # spectrum: P_0's singular values above the rank threshold, from a spectrum=True report and from the array
+    rs = gradflow.analyze(m, spectrum=True)
+    sigma = np.asarray(rs["layers"][0]["product_jacobian"]["spectrum"]["singular_values"])
+    ax = gradflow.plot(rs, kind="spectrum", at=[0])
+    if not np.array_equal(ax.get_lines()[0].get_ydata(), sigma[sigma > 1e-10 * sigma[0]]):
+        fail("spectrum does not draw P_0's singular values")
+    raises(["spectrum=True"], lambda: gradflow.plot(r, kind="spectrum"))
+    J = gradflow.jacobian(m, 0, None)
+    ax = gradflow.plot(J, kind="spectrum")
+    if not np.allclose(ax.get_lines()[0].get_ydata()[:3], sigma[:3], rtol=1e-12):
+        fail("spectrum of the Jacobian array differs from the report's P_0 spectrum")
+    # heatmap: |J| itself
+    ax = gradflow.plot(J, kind="heatmap", tokens=SMALL["seq_len"])
+    if not np.array_equal(np.nan_to_num(np.asarray(ax.get_images()[0].get_array()), nan=0.0), np.abs(J)):
+        fail("heatmap does not draw |J|")
+    # sensitivity: a point per value at its number (inv-sqrt-2L = 0.5 at L = 2), sorted, a line per placement
+    s = gradflow.sweep(placement="post,pre", layers=2, param="init-scale", values="1,inv-sqrt-2L,0.25", seeds=2,
+                       d_model=8, heads=2, seq_len=4, gradients_only=True)
+    ax = gradflow.plot(s, kind="sensitivity")
+    post = [g for g in s["groups"] if g["placement"] == "post"]
+    want = [g["scalars"]["summary.bottom_to_top_grad_ratio"]["mean"] for g in sorted(post, key=lambda g: g["x"])]
+    line = ax.get_lines()[0]
+    if list(line.get_xdata()) != [0.25, 0.5, 1.0] or not np.array_equal(line.get_ydata(), want):
+        fail(f"sensitivity draws x {list(line.get_xdata())}, not the values' numbers in order")
+    # loss-curves and grad-over-training of a train report, and of a report over checkpoints
+    t = gradflow.train(placement="pre", layers=2, d_model=8, heads=2, steps=10, lr=1e-2, log_every=5, seed=3)
+    ax = gradflow.plot(t, kind="loss-curves")
+    if not np.array_equal(ax.get_lines()[0].get_ydata(), [e["eval_loss"] for e in t["log"]]):
+        fail("loss-curves does not draw the eval loss")
+    ax = gradflow.plot(t, kind="grad-over-training")
+    if not np.array_equal(ax.get_lines()[1].get_ydata(), [e["layers"][1]["grad_norm"] for e in t["log"]]):
+        fail("grad-over-training does not draw layer 1's gradient against step")
+    over = {"over_training": {}, "checkpoints": [{"step": 10, "report": r.to_dict()}, {"step": 20, "report": rj.to_dict()}]}
+    ax = gradflow.plot(over, kind="grad-over-training")
+    if list(ax.get_lines()[2].get_xdata()) != [10, 20] or ax.get_lines()[2].get_ydata()[1] != rj.grad_norm[2]:
+        fail("grad-over-training of a report over checkpoints")
+    raises(["train reports"], lambda: gradflow.plot(r, kind="loss-curves"))
+    print("ok: gradflow.plot grad-by-depth, jacobian-norms, token-geometry, spectrum, heatmap, sensitivity, "
+          "loss-curves, grad-over-training")
 
 
 def rss_mib():
