@@ -360,7 +360,7 @@ def case_plot():
                                                       rj.layer_array("product_jacobian.spectral_norm")):
         fail("jacobian-norms of an analyze report does not draw its three quantities")
     raises(["no Jacobian norms"], lambda: gradflow.plot(r, kind="jacobian-norms"))  # a gradients-only report
-    raises(["gradflow plot"], lambda: gradflow.plot(r, kind="claims"))  # the command's kinds are pointed to
+    raises(["is not drawn from Python"], lambda: gradflow.plot(r, kind="nope"))
     # token-geometry: three panels, each quantity's per-layer values
     axes = gradflow.plot([r, rj], kind="token-geometry")
     if len(axes) != 3 or not np.array_equal(axes[1].get_lines()[0].get_ydata(),
@@ -403,8 +403,30 @@ def case_plot():
     if list(ax.get_lines()[2].get_xdata()) != [10, 20] or ax.get_lines()[2].get_ydata()[1] != rj.grad_norm[2]:
         fail("grad-over-training of a report over checkpoints")
     raises(["train reports"], lambda: gradflow.plot(r, kind="loss-curves"))
+    # phase-diagram: a 2-D sweep's metric in its cells, a panel per placement
+    s2 = gradflow.sweep(placement="post,pre", param="residual-scale", values="0.5,1,2", param2="layers",
+                        values2="2,4", seeds=1, d_model=8, heads=2, seq_len=4, gradients_only=True)
+    axes = gradflow.plot(s2, kind="phase-diagram")
+    cell = [g for g in s2["groups"] if g["placement"] == "pre" and g["value"] == "2" and g["value2"] == "4"][0]
+    mesh = np.asarray(axes[1].collections[0].get_array()).reshape(2, 3)  # (warmup/param2 up, param across)
+    if len(axes) != 2 or mesh[1, 2] != cell["scalars"]["summary.bottom_to_top_grad_ratio"]["mean"]:
+        fail("phase-diagram does not put the metric in its cell")
+    raises(["2-D sweep"], lambda: gradflow.plot(s, kind="phase-diagram"))
+    # attention-entropy: each head's H/H_max, layer up, head across
+    (ax,) = gradflow.plot(rj, kind="attention-entropy")
+    att = rj["layers"][2]["attention"]
+    if ax.get_images()[0].get_array()[2, 1] != att["heads"][1]["entropy"] / att["max_entropy"]:
+        fail("attention-entropy does not draw head 1 of layer 2")
+    # claims: a C5 panel is the Post/Pre ratio of the bottom gradient, with the article's 1/100
+    c5 = gradflow.compare(placements="post,pre", layers=[2, 4], seeds=2, d_model=8, heads=2, seq_len=4,
+                          gradients_only=True).to_dict()
+    c5["spec"] = {"claim": "C5"}
+    (ax,) = gradflow.plot(c5, kind="claims")
+    want = [q["metrics"]["bottom.grad_norm"]["mean"] for q in sorted(c5["ratios"], key=lambda q: q["layers"])]
+    if not np.array_equal(ax.get_lines()[0].get_ydata(), want) or ax.get_lines()[-1].get_ydata()[0] != 0.01:
+        fail("claims: the C5 panel is not the paired ratio with the article's value")
     print("ok: gradflow.plot grad-by-depth, jacobian-norms, token-geometry, spectrum, heatmap, sensitivity, "
-          "loss-curves, grad-over-training")
+          "loss-curves, grad-over-training, phase-diagram, attention-entropy, claims")
 
 
 def rss_mib():

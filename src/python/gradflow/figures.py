@@ -1,8 +1,8 @@
 """gradflow.plot (figures.py): the command's figure kinds drawn with matplotlib into an axes you give (docs/python.md).
 
 The same data as `gradflow plot --kind KIND` (src/plot/kind_*.cpp), in the same colours (Okabe and Ito's palette,
-src/plot/style.cpp). Kinds: grad-by-depth, jacobian-norms, token-geometry, spectrum, heatmap, sensitivity,
-loss-curves, grad-over-training (the others, phase-diagram, attention-entropy and claims, are the command's).
+src/plot/style.cpp). Kinds: every kind of the command — grad-by-depth, jacobian-norms, token-geometry, spectrum,
+heatmap, sensitivity, loss-curves, grad-over-training, phase-diagram, attention-entropy, claims.
 """
 import numpy as _np
 
@@ -11,7 +11,17 @@ _COLOURS = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#
 _MARKERS = ["o", "s", "^", "D", "v", "<", ">", "p"]
 _DASHES = ["-", "--", ":", "-."]
 KINDS = ("grad-by-depth", "jacobian-norms", "token-geometry", "spectrum", "heatmap", "sensitivity", "loss-curves",
-         "grad-over-training")
+         "grad-over-training", "phase-diagram", "attention-entropy", "claims")
+_DEFAULT_METRIC = "summary.bottom_to_top_grad_ratio"
+# claims: the measurement that answers each of the article's claims (src/plot/kind_claims.cpp, kClaimPanels):
+# claim id -> (metric, drawn as the paired ratio numerator/denominator, the article's value)
+_CLAIM_PANELS = {
+    "C4": ("summary.grad_growth_factor_per_layer", False, None),
+    "C5": ("bottom.grad_norm", True, 0.01),  # Post-LN's bottom gradient 1/100 of Pre-LN's
+    "C8": (_DEFAULT_METRIC, False, None),
+    "C9": (_DEFAULT_METRIC, False, None),
+    "Xiong et al. 2020, Theorem 1": ("top.param_grad_norms.linear2.weight", False, None),
+}
 # token-geometry's panels (src/plot/kind_token_geometry.cpp): the per-layer field and its axis label
 _GEOMETRY = [("token_geometry.mean_cosine", "mean token cosine of x_l"),
              ("token_geometry.rank_one_distance", "distance of x_l to rank one"),
@@ -246,6 +256,165 @@ def _sensitivity(ax, reports, metric):
     ax.legend(fontsize=6)
 
 
+def _grid_panels(d, metric):
+    """A 2-D sweep's or a train-sweep's cells: (x name, y name, x param, y param, {panel: {(x, y): value}}), the
+    axes' value names in order of first appearance (phase-diagram, src/plot/kind_phase_diagram.cpp)."""
+    from . import Error  # noqa: PLC0415
+    panels, xs, ys = {}, [], []
+
+    def note(order, v):
+        if v not in order:
+            order.append(v)
+    if "grid" in d and "groups" in d:  # a train-sweep: learning rate across, warmup up
+        metric = metric or "converged_fraction"
+        depths = len({g["layers"] for g in d["groups"]}) > 1
+        for g in d["groups"]:
+            panel = g["placement"] + (f", L={g['layers']}" if depths else "")
+            for c in g.get("cells", []):
+                value = (c["converged"] / c["runs"] if c["runs"] else _np.nan) if metric == "converged_fraction" \
+                    else c.get(metric)
+                x, y = f"{c['lr']:g}", f"{c['warmup']}"
+                note(xs, x), note(ys, y)
+                panels.setdefault(panel, {})[(x, y)] = _np.nan if value is None else float(value)
+        return xs, ys, "learning rate", "warmup steps", panels, metric
+    if "param2" not in d:
+        raise Error("phase-diagram reads a 2-D sweep (param= and param2=) or a train-sweep report; fix: run "
+                    "gradflow.sweep(param=..., values=..., param2=..., values2=...), or draw it with kind='sensitivity'")
+    metric = metric or _DEFAULT_METRIC
+    for g in d["groups"]:
+        cell = g["scalars"].get(metric)
+        if cell is None:
+            raise Error(f"metric {metric!r} is not in the report; fix: use one of {', '.join(g['scalars'])}")
+        note(xs, g["value"]), note(ys, g["value2"])
+        panels.setdefault(g["placement"], {})[(g["value"], g["value2"])] = \
+            _np.nan if cell["mean"] is None else float(cell["mean"])
+    return xs, ys, d["param"], d["param2"], panels, metric
+
+
+def _phase_diagram(axes, d, metric):
+    """A heatmap of the metric over the grid, a panel per placement (train-sweep: per placement and depth), one
+    colour scale (log when every value is positive and they span more than a decade), the value names as tics."""
+    from matplotlib.colors import LogNorm, Normalize  # noqa: PLC0415
+    xs, ys, xlabel, ylabel, panels, metric = _grid_panels(d, metric)
+    values = _np.array([v for p in panels.values() for v in p.values()], dtype=float)
+    finite = values[_np.isfinite(values)]
+    log = finite.size and finite.min() > 0 and finite.max() / finite.min() > 10
+    norm = (LogNorm(finite.min(), finite.max()) if log else
+            Normalize(finite.min() if finite.size else 0, finite.max() if finite.size else 1))
+    image = None
+    for a, (title, cells) in zip(axes, panels.items()):
+        grid = _np.full((len(ys), len(xs)), _np.nan)
+        for (x, y), v in cells.items():
+            grid[ys.index(y), xs.index(x)] = v
+        image = a.pcolormesh(_np.arange(len(xs) + 1) - 0.5, _np.arange(len(ys) + 1) - 0.5, grid, norm=norm,
+                             cmap="viridis", shading="flat")
+        a.set_xticks(range(len(xs)), xs, rotation=30 if len(xs) > 6 else 0)
+        a.set_yticks(range(len(ys)), ys)
+        a.set_xlabel(xlabel)
+        a.set_ylabel(ylabel)
+        a.set_title(title, fontsize=8)
+    axes[0].figure.colorbar(image, ax=list(axes), label=metric)
+    return panels
+
+
+def _attention_entropy(axes, reports):
+    """H/H_max of each head (layer up, head across) of analyze reports, or of each group's heads' mean (layer up,
+    group across) of a compare/sweep report; the colour range the data's."""
+    from . import Error  # noqa: PLC0415
+    grids = []
+    for r in reports:
+        d = r.to_dict() if hasattr(r, "to_dict") else r
+        if "groups" in d:
+            labels = [f"{g['placement']} L={g['layers']}" + (f" {g['value']}" if "value" in g else "") for g in d["groups"]]
+            L = max(len(g["per_layer"]) for g in d["groups"])
+            grid = _np.full((L, len(labels)), _np.nan)
+            for j, g in enumerate(d["groups"]):
+                for l, row in enumerate(g["per_layer"]):
+                    h, hmax = row.get("attention.entropy"), row.get("attention.max_entropy")
+                    if h and hmax and h["mean"] is not None and hmax["mean"]:
+                        grid[l, j] = h["mean"] / hmax["mean"]
+            grids.append(("groups", labels, grid))
+        elif "layers" in d:
+            heads = max(len(l.get("attention", {}).get("heads", [])) for l in d["layers"])
+            if heads == 0:
+                raise Error("the report has no attention heads; fix: rerun gradflow.analyze (a model with attention)")
+            grid = _np.full((len(d["layers"]), heads), _np.nan)
+            for l, layer in enumerate(d["layers"]):
+                att = layer.get("attention", {})
+                for h, head in enumerate(att.get("heads", [])):
+                    if att.get("max_entropy"):
+                        grid[l, h] = head["entropy"] / att["max_entropy"]
+            grids.append((_analyze_label(d), [str(h) for h in range(heads)], grid))
+        else:
+            raise Error("attention-entropy reads analyze, compare or sweep reports; fix: pass gradflow.analyze's")
+    values = _np.concatenate([g[2][_np.isfinite(g[2])] for g in grids])
+    lo, hi = (values.min(), values.max()) if values.size else (0.0, 1.0)
+    image = None
+    for a, (title, labels, grid) in zip(axes, grids):
+        image = a.imshow(grid, origin="lower", aspect="auto", cmap="viridis", vmin=lo, vmax=hi if hi > lo else lo + 1e-12,
+                         interpolation="nearest")
+        a.set_xticks(range(len(labels)), labels, rotation=30 if len(labels) > 6 else 0, fontsize=6)
+        a.set_xlabel("head" if title != "groups" else "group")
+        a.set_ylabel("layer l")
+        a.set_title(title if title != "groups" else "", fontsize=8)
+    axes[0].figure.colorbar(image, ax=list(axes), label="H / H_max")
+    return grids
+
+
+def _claim_panel(d, metric):
+    spec = dict(d.get("spec") or {})
+    content = (d.get("spec_file") or {}).get("content") or {}
+    for key in ("claim", "description", "plot"):
+        if key not in spec and key in content:
+            spec[key] = content[key]
+    m, ratio, article = _CLAIM_PANELS.get(spec.get("claim", ""), (_DEFAULT_METRIC, False, None))
+    q = spec.get("plot") if isinstance(spec.get("plot"), dict) else {}
+    m = q.get("metric", m)
+    ratio = q.get("ratio", ratio)
+    article = q.get("article_value", article)
+    return (metric or m), ratio, article, spec.get("claim", "")
+
+
+def _claims(axes, reports, metric):
+    """One panel per claim report (compare/sweep of examples/claims/): the claim's metric against depth or the swept
+    value (or the paired ratios numerator/denominator), error bars over seeds, the article's value dashed."""
+    from . import Error  # noqa: PLC0415
+    for a, r in zip(axes, reports):
+        d = r.to_dict() if hasattr(r, "to_dict") else r
+        if "groups" not in d:
+            raise Error("claims reads compare/sweep reports of the claim specs; fix: pass gradflow.compare's or the "
+                        "JSON of `gradflow run examples/claims/...`")
+        m, ratio, article, claim = _claim_panel(d, metric)
+        if ratio:
+            if not d.get("ratios"):
+                raise Error("the report holds no ratios between placements; fix: run the claim with two placements")
+            sweep = "param" in d
+            xs_of = {g["value"]: g.get("x") for g in d["groups"]} if sweep else {}
+            lines = {}
+            for r_ in d["ratios"]:
+                cell = r_["metrics"].get(m)
+                if cell is None:
+                    raise Error(f"metric {m!r} is not among the report's ratios; fix: pass metric=")
+                x = xs_of.get(r_.get("value")) if sweep else r_["layers"]
+                lines.setdefault(f"{r_['numerator']} / {r_['denominator']}", []).append(
+                    (float(x), cell["mean"], cell["std"] or 0.0))
+            for k, (label, pts) in enumerate(lines.items()):
+                pts.sort()
+                xs, ys, es = (_np.array(v, dtype=float) for v in zip(*pts))
+                st = _style(k)
+                a.errorbar(xs, ys, yerr=es, label=label, color=st["color"], marker=st["marker"], capsize=2,
+                           linestyle=st["linestyle"], markersize=3.5, linewidth=1.4)
+            a.set_yscale("log")
+            a.set_xlabel(d.get("param") or "layers")
+            a.set_ylabel(f"ratio of {m}")
+            a.legend(fontsize=6)
+        else:
+            _sensitivity(a, [d], m)
+        if article is not None:
+            a.axhline(article, color="black", linestyle="--", linewidth=1, label="article")
+        a.set_title(claim, fontsize=8)
+
+
 def _train_logs(reports, kind):
     from . import Error  # noqa: PLC0415
     out = []
@@ -314,8 +483,7 @@ def _grad_over_training(ax, reports):
     ax.legend(fontsize=6)
 
 
-def plot(reports, kind="grad-by-depth", ax=None, param=None, metric="summary.bottom_to_top_grad_ratio", matrix="P",
-         at=None, tokens=None):
+def plot(reports, kind="grad-by-depth", ax=None, param=None, metric=None, matrix="P", at=None, tokens=None):
     """Draws `kind` from one report or a list of them into `ax` (a matplotlib Axes, or a sequence of them for a
     kind of several panels; None: a new figure's) and returns the axes (a list for several panels).
 
@@ -327,8 +495,14 @@ def plot(reports, kind="grad-by-depth", ax=None, param=None, metric="summary.bot
     spectrum: the singular values of P_l (matrix="P") or B_l ("B") at the layers `at` (default bottom and top) of
     analyze reports made with spectrum=True, or of Jacobian arrays; values <= 1e-10 sigma_1 left out.
     heatmap: |J_ij| of one Jacobian array (gradflow.jacobian's), log colour scale; `tokens`=n marks the token blocks.
-    sensitivity: `metric` (a compare/sweep scalar) against the sweep's parameter or the compare's depth, error bars
-    over seeds, a line per placement.
+    sensitivity: `metric` (a compare/sweep scalar; default the bottom/top gradient ratio) against the sweep's
+    parameter or the compare's depth, error bars over seeds, a line per placement.
+    phase-diagram: `metric` over a 2-D sweep's grid (param across, param2 up) or a train-sweep's (learning rate
+    across, warmup up; default converged_fraction), a panel per placement, one colour scale.
+    attention-entropy: each head's H/H_max, layer up and head across, a panel per analyze report (a compare/sweep
+    report: the heads' mean per group).
+    claims: a panel per claim report (examples/claims/), the claim's metric or paired ratio, the article's value
+    dashed.
     loss-curves: train (dashed) and eval (solid) loss against step of train reports.
     grad-over-training: ||dL/dx_l|| against step of a train report, or of a report over a run's checkpoints."""
     from . import Error  # noqa: PLC0415
@@ -343,6 +517,21 @@ def plot(reports, kind="grad-by-depth", ax=None, param=None, metric="summary.bot
         axes = _axes(ax, 3)
         _token_geometry(axes, reports)
         return axes
+    if kind in ("phase-diagram", "attention-entropy", "claims"):
+        if kind == "phase-diagram":
+            if len(reports) != 1:
+                raise Error("phase-diagram draws one report; fix: pass one 2-D sweep or train-sweep report")
+            d = reports[0].to_dict() if hasattr(reports[0], "to_dict") else reports[0]
+            count = len(_grid_panels(d, metric)[4])
+            axes = _axes(ax, count)
+            _phase_diagram(axes, d, metric)
+        elif kind == "attention-entropy":
+            axes = _axes(ax, len(reports))
+            _attention_entropy(axes, reports)
+        else:
+            axes = _axes(ax, len(reports))
+            _claims(axes, reports, metric)
+        return axes
     (one,) = _axes(ax, 1)
     if kind == "jacobian-norms":
         _jacobian_norms(one, reports)
@@ -353,7 +542,7 @@ def plot(reports, kind="grad-by-depth", ax=None, param=None, metric="summary.bot
             raise Error("heatmap draws one Jacobian; fix: pass one array")
         _heatmap(one, reports[0], tokens)
     elif kind == "sensitivity":
-        _sensitivity(one, reports, metric)
+        _sensitivity(one, reports, metric or _DEFAULT_METRIC)
     elif kind == "loss-curves":
         _loss_curves(one, reports)
     elif kind == "grad-over-training":
