@@ -403,6 +403,17 @@ def case_plot():
     if list(ax.get_lines()[2].get_xdata()) != [10, 20] or ax.get_lines()[2].get_ydata()[1] != rj.grad_norm[2]:
         fail("grad-over-training of a report over checkpoints")
     raises(["train reports"], lambda: gradflow.plot(r, kind="loss-curves"))
+    # a train-sweep: a panel per (placement, depth); each cell's mean eval curve, each run's bottom/top ratio
+    ts = gradflow.train_sweep(placements="post,pre", layers=2, lr="1e-3,1e-2", warmup="0", steps=10, d_model=8,
+                              heads=2, seq_len=4, seeds=1)
+    axes = gradflow.plot(ts, kind="loss-curves")
+    cell = ts["groups"][1]["cells"][1]
+    if len(axes) != 2 or not np.array_equal(axes[1].get_lines()[1].get_ydata(), [p[1] for p in cell["mean_eval_curve"]]):
+        fail("loss-curves of a train-sweep does not draw each cell's mean eval curve")
+    axes = gradflow.plot(ts, kind="grad-over-training")
+    run = [q for q in ts["runs"] if q["placement"] == "pre"][0]
+    if not np.array_equal(axes[1].get_lines()[0].get_ydata(), [e["bottom_to_top_grad_ratio"] for e in run["curve"]]):
+        fail("grad-over-training of a train-sweep does not draw each run's bottom/top ratio")
     # phase-diagram: a 2-D sweep's metric in its cells, a panel per placement
     s2 = gradflow.sweep(placement="post,pre", param="residual-scale", values="0.5,1,2", param2="layers",
                         values2="2,4", seeds=1, d_model=8, heads=2, seq_len=4, gradients_only=True)

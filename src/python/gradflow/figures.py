@@ -415,6 +415,41 @@ def _claims(axes, reports, metric):
         a.set_title(claim, fontsize=8)
 
 
+def _train_sweep_panels(ax, d, kind):
+    """A train-sweep report as the command draws it: a panel per (placement, depth); loss-curves: each (lr, warmup)
+    cell's mean eval curve over seeds; grad-over-training: every run's bottom/top gradient ratio against step; a
+    colour per learning rate, a marker and dash per warmup."""
+    groups = [(g["placement"], g["layers"]) for g in d["groups"]]
+    axes = _axes(ax, len(groups))
+    lrs = sorted({c["lr"] for g in d["groups"] for c in g.get("cells", [])})
+    warmups = sorted({c["warmup"] for g in d["groups"] for c in g.get("cells", [])})
+
+    def style(lr, warmup):
+        st = _style(lrs.index(lr))
+        return dict(st, marker=_MARKERS[warmups.index(warmup) % 8], linestyle=_DASHES[warmups.index(warmup) % 4])
+    for a, (placement, layers), g in zip(axes, groups, d["groups"]):
+        if kind == "loss-curves":
+            for c in g.get("cells", []):
+                curve = _np.array(c["mean_eval_curve"], dtype=float).reshape(-1, 2)
+                a.plot(curve[:, 0], curve[:, 1], label=f"lr {c['lr']:g}, warmup {c['warmup']}",
+                       **style(c["lr"], c["warmup"]))
+            a.set_ylabel("eval loss (mean over seeds)")
+        else:
+            for run in d["runs"]:
+                if run["placement"] != placement or run["layers"] != layers:
+                    continue
+                a.plot([e["step"] for e in run["curve"]],
+                       [_np.nan if e.get("bottom_to_top_grad_ratio") is None else e["bottom_to_top_grad_ratio"]
+                        for e in run["curve"]], label=f"lr {run['lr']:g}, warmup {run['warmup']}",
+                       **style(run["lr"], run["warmup"]))
+            a.set_yscale("log")
+            a.set_ylabel("||dL/dx_0|| / ||dL/dx_L-1||")
+        a.set_xlabel("step")
+        a.set_title(f"{placement}, L={layers}", fontsize=8)
+    axes[0].legend(fontsize=5)
+    return axes
+
+
 def _train_logs(reports, kind):
     from . import Error  # noqa: PLC0415
     out = []
@@ -503,8 +538,10 @@ def plot(reports, kind="grad-by-depth", ax=None, param=None, metric=None, matrix
     report: the heads' mean per group).
     claims: a panel per claim report (examples/claims/), the claim's metric or paired ratio, the article's value
     dashed.
-    loss-curves: train (dashed) and eval (solid) loss against step of train reports.
-    grad-over-training: ||dL/dx_l|| against step of a train report, or of a report over a run's checkpoints."""
+    loss-curves: train (dashed) and eval (solid) loss against step of train reports; a train-sweep report: a panel
+    per (placement, depth) with each (lr, warmup) cell's mean eval curve.
+    grad-over-training: ||dL/dx_l|| against step of a train report, or of a report over a run's checkpoints; a
+    train-sweep report: a panel per (placement, depth) with every run's bottom/top gradient ratio."""
     from . import Error  # noqa: PLC0415
     if kind not in KINDS:
         raise Error(f"plot kind {kind!r} is not drawn from Python (it has {', '.join(KINDS)}); fix: use "
@@ -517,6 +554,13 @@ def plot(reports, kind="grad-by-depth", ax=None, param=None, metric=None, matrix
         axes = _axes(ax, 3)
         _token_geometry(axes, reports)
         return axes
+    train_sweep = [r for r in reports if isinstance(r, dict) and "runs" in r and "grid" in r] + \
+        [r for r in reports if hasattr(r, "to_dict") and "runs" in r.to_dict() and "grid" in r.to_dict()]
+    if kind in ("loss-curves", "grad-over-training") and train_sweep:
+        if len(reports) != 1:
+            raise Error(f"{kind} draws one train-sweep report at a time; fix: pass one")
+        d = reports[0].to_dict() if hasattr(reports[0], "to_dict") else reports[0]
+        return _train_sweep_panels(ax, d, kind)
     if kind in ("phase-diagram", "attention-entropy", "claims"):
         if kind == "phase-diagram":
             if len(reports) != 1:
