@@ -39,14 +39,8 @@ SafeTensor part_of(const SafeTensor& t, int64_t first, int64_t rows, bool transp
 
 // GPT-NeoX's fused layout from gradflow's: rows [q_0 ... q_{h-1} | k_0 ... | v_0 ...] -> per head [q_j | k_j | v_j].
 SafeTensor per_head_qkv(const SafeTensor& t, Index heads, const std::string& name) {
-  const int64_t rows = t.shape[0], cols = t.shape.size() == 2 ? t.shape[1] : 1, e = rows / (3 * heads);
-  SafeTensor out{name, "F64", t.shape, std::vector<double>(t.data.size())};
-  for (int64_t j = 0; j < heads; ++j)
-    for (int64_t part = 0; part < 3; ++part)
-      for (int64_t r = 0; r < e; ++r)
-        std::copy_n(t.data.begin() + ((part * heads + j) * e + r) * cols, cols,
-                    out.data.begin() + ((j * 3 + part) * e + r) * cols);
-  return out;
+  const int64_t rows = t.shape[0], cols = t.shape.size() == 2 ? t.shape[1] : 1;
+  return SafeTensor{name, "F64", t.shape, io_detail::regroup_qkv(t.data, rows, cols, heads, false)};
 }
 
 // The rows of each source of a rule: q, k, v of widths h·e, K·e, K·e (BERT: d each), else the whole tensor.

@@ -8,6 +8,8 @@
 // q, k, v along its output dimension) and pytorch_utils.py (Conv1D: weight (nx, nf), y = addmm(b, x, W)).
 #include "io/hf_layouts.hpp"
 
+#include <algorithm>
+
 namespace gradflow::io_detail {
 
 namespace {
@@ -118,6 +120,20 @@ Index layer_of(const std::string& name, const std::string& stem, std::string* re
   if (k == stem.size() || k >= name.size() || name[k] != '.') return -1;
   if (rest) *rest = name.substr(k + 1);
   return i;
+}
+
+std::vector<double> regroup_qkv(const std::vector<double>& data, int64_t rows, int64_t cols, Index heads,
+                                bool from_fused) {
+  const int64_t e = rows / (3 * heads);
+  std::vector<double> out(data.size());
+  for (int64_t j = 0; j < heads; ++j)
+    for (int64_t part = 0; part < 3; ++part)  // q, k, v of head j
+      for (int64_t r = 0; r < e; ++r) {
+        const int64_t fused = (j * 3 + part) * e + r, ours = (part * heads + j) * e + r;
+        const int64_t from = from_fused ? fused : ours, to = from_fused ? ours : fused;
+        std::copy_n(data.begin() + from * cols, cols, out.begin() + to * cols);
+      }
+  return out;
 }
 
 std::vector<std::string> alternatives(const std::string& spec) {

@@ -67,6 +67,11 @@ const HfLayout* find_hf_layout(const std::string& format);
 
 // The names the entries spell: i for "<stem>{i}.rest" (decimal, at most 6 digits), and `rest`; -1 for any other name.
 Index layer_of(const std::string& name, const std::string& stem, std::string* rest);
+// GPT-NeoX's fused q|k|v rows (e each, `cols` wide) between its per-head order [q_0 k_0 v_0 q_1 ...] and gradflow's
+// [q_0 q_1 ... | k_0 ... | v_0 ...]: to gradflow's when `from_fused`, back to the fused order otherwise (export).
+// The caller has checked that the rows are 3·heads·e.
+std::vector<double> regroup_qkv(const std::vector<double>& data, int64_t rows, int64_t cols, Index heads,
+                                bool from_fused);
 // The spellings of a source "a|b": {"a", "b"} ({"a"} for a plain name).
 std::vector<std::string> alternatives(const std::string& spec);
 

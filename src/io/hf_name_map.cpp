@@ -19,15 +19,7 @@ void regroup_per_head(SafeTensor& t, Index heads, const std::string& where) {
     fail(where, "tensor " + in_quotes(t.name) + " has " + std::to_string(rows) + " rows, not 3 x " +
                     std::to_string(heads) + " heads x head width",
          "restore the config.json saved with the model (its num_attention_heads)");
-  const int64_t e = rows / (3 * heads);
-  std::vector<double> out(t.data.size());
-  for (int64_t j = 0; j < heads; ++j)
-    for (int64_t part = 0; part < 3; ++part)  // q, k, v of head j
-      for (int64_t r = 0; r < e; ++r) {
-        const int64_t from = (j * 3 + part) * e + r, to = (part * heads + j) * e + r;
-        std::copy_n(t.data.begin() + from * cols, cols, out.begin() + to * cols);
-      }
-  t.data = std::move(out);
+  t.data = regroup_qkv(t.data, rows, cols, heads, true);
 }
 
 // Stacks (dim 0: q, k, v of widths h·e, K·e, K·e), transposes (Conv1D) or regroups (GPT-NeoX) the source tensors

@@ -137,8 +137,7 @@ def _axes(ax, count):
     if ax is None:
         _, axes = plt.subplots(1, count, figsize=(3.5 * count, 2.6), squeeze=False)
         return list(axes[0])
-    axes = list(ax) if isinstance(ax, (list, tuple)) or hasattr(ax, "flat") else [ax]
-    axes = list(getattr(ax, "flat", axes))
+    axes = list(ax.flat) if hasattr(ax, "flat") else list(ax) if isinstance(ax, (list, tuple)) else [ax]
     if len(axes) != count:
         raise Error(f"this kind draws {count} panel(s) but ax= gives {len(axes)}; fix: pass {count} axes (e.g. "
                     f"plt.subplots(1, {count})[1]) or ax=None")
