@@ -74,7 +74,7 @@ class JacobianNorms final : public Analysis {
       Json& layer = report[fields::kLayers][static_cast<size_t>(l)];
       const double fb = o.b_frobenius;
       layer[fields::kBlockJacobian] = Json{{fields::kSpectralNorm, o.b_spectral},
-                                     {"frobenius_norm", fb},
+                                     {fields::kFrobeniusNorm, fb},
                                      {"minus_identity_spectral_norm", std::isfinite(o.b_minus_identity)
                                                                           ? Json(o.b_minus_identity) : Json(nullptr)},
                                      {"minus_identity_relative_frobenius",  // ‖B_l − I‖_F / ‖I‖_F
@@ -85,7 +85,7 @@ class JacobianNorms final : public Analysis {
       if (ctx.opts.spectrum) layer[fields::kBlockJacobian][fields::kSpectrum] = spectrum_json(o.b_spectrum);
       const SpectrumSummary s = summarize_spectrum(o.p_spectrum, o.p_frobenius);
       layer[fields::kProductJacobian] = Json{{fields::kSpectralNorm, s.spectral_norm},
-                                       {"frobenius_norm", s.frobenius_norm},
+                                       {fields::kFrobeniusNorm, s.frobenius_norm},
                                        {fields::kMinSingularValue, s.min_singular_value},
                                        {"numerical_rank", s.numerical_rank},
                                        {"size", s.size},

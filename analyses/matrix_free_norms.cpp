@@ -12,6 +12,7 @@
 #include "gradflow/run/analysis.hpp"
 #include "gradflow/matrix_free/chain_singular.hpp"
 #include "gradflow/run/engine.hpp"
+#include "gradflow/report/fields.hpp"
 #include "gradflow/report/progress.hpp"
 
 namespace gradflow {
@@ -45,7 +46,7 @@ void put_lanczos(Json& o, const ChainSingular& s, const ChainOperator& J, Index 
 }
 
 void put_hutchinson(Json& o, const FrobeniusEstimate& f, double sqrtN) {
-  o["frobenius_norm"] = number_or_null(f.value);
+  o[fields::kFrobeniusNorm] = number_or_null(f.value);
   o["frobenius_std_error"] = number_or_null(f.std_error);
   o["log10_frobenius_norm"] = f.log10_value;
   o["hutchinson_probes"] = f.probes;
@@ -57,7 +58,7 @@ void put_methods(Json& o, bool spectral, bool frobenius, bool product) {
   Json m = Json::object();
   if (spectral) m["spectral_norm"] = "lanczos";
   if (spectral && !product) m["minus_identity_spectral_norm"] = "lanczos";
-  if (frobenius) m["frobenius_norm"] = "hutchinson";
+  if (frobenius) m[fields::kFrobeniusNorm] = "hutchinson";
   if (product) {
     m["min_singular_value"] = "unavailable: needs the full spectrum (--mode explicit)";
     m["numerical_rank"] = "unavailable: needs the full spectrum (--mode explicit)";

@@ -21,7 +21,7 @@ constexpr const char* kStreamedMethod = "exact (streamed)";
 Json number_or_null(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); }
 
 Json norms_json(const ExactNorm& e) {
-  return Json{{"frobenius_norm", number_or_null(e.value)},
+  return Json{{fields::kFrobeniusNorm, number_or_null(e.value)},
               {"log10_frobenius_norm", number_or_null(e.log10_value)},
               {"rms_gain", number_or_null(e.rms_gain)},
               {"mean_squared_singular_value", number_or_null(e.mean_sq_singular)},
@@ -58,7 +58,7 @@ class StreamedNorms final : public Analysis {
         layer[fields::kBlockJacobian] = norms_json(b);
         log_gain_product += (b.log10_value - 0.5 * std::log10(static_cast<double>(N))) * std::log(10.0);
       } else {
-        layer[fields::kBlockJacobian] = Json{{"frobenius_norm", nullptr}, {"method", "not computed (--stream-blocks off)"}};
+        layer[fields::kBlockJacobian] = Json{{fields::kFrobeniusNorm, nullptr}, {"method", "not computed (--stream-blocks off)"}};
       }
       Json p = norms_json(s.product[static_cast<size_t>(l)]);
       p["size"] = P_size;

@@ -3,8 +3,8 @@
 architecture at initialization, with gradflow. Needs network access (not run in CI); nothing but the Python
 standard library (huggingface_hub and transformers are used when installed, not required).
 
-  python3 examples/hf_checkpoints.py --out-dir /tmp/hf --gradflow build/gradflow
-  python3 examples/hf_checkpoints.py --out-dir /tmp/hf --offline    # no network: the checkpoints already there
+  /usr/bin/python3 examples/hf_checkpoints.py --out-dir /tmp/hf --gradflow build/gradflow
+  /usr/bin/python3 examples/hf_checkpoints.py --out-dir /tmp/hf --offline    # no network: the checkpoints already there
 
 Downloads config.json and model.safetensors of each model (about 440 MB + 550 MB), then per model:
   analyze --weights DIR --token-ids <the sentence's ids>             trained, on its own input distribution
@@ -44,17 +44,23 @@ def fetch(repo, folder, offline):
         return
     os.makedirs(folder, exist_ok=True)
     try:
-        from huggingface_hub import hf_hub_download
+        try:
+            from huggingface_hub import hf_hub_download
+        except ImportError:
+            hf_hub_download = None
         for f in ("config.json", "model.safetensors"):
-            hf_hub_download(repo, f, local_dir=folder)
-        return
-    except ImportError:
-        pass
-    for f in ("config.json", "model.safetensors"):
-        path = os.path.join(folder, f)
-        if not os.path.exists(path):
-            print(f"downloading {repo}/{f}")
-            urllib.request.urlretrieve(f"https://huggingface.co/{repo}/resolve/main/{f}", path)
+            path = os.path.join(folder, f)
+            if hf_hub_download is not None:
+                hf_hub_download(repo, f, local_dir=folder)
+            elif not os.path.exists(path):
+                print(f"downloading {repo}/{f}")
+                # into a temporary name, renamed once whole: an interrupted download is not taken for the file
+                urllib.request.urlretrieve(f"https://huggingface.co/{repo}/resolve/main/{f}", path + ".part")
+                os.replace(path + ".part", path)
+    except Exception as e:  # no network (URLError, OSError) or the hub's own errors: one line, not a traceback
+        sys.exit(f"hf_checkpoints.py: cannot download {repo} ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else 'no detail'}); "
+                 f"fix: connect to the network, or put config.json and model.safetensors into {folder} and rerun "
+                 f"with --offline")
 
 
 def token_ids(repo):
@@ -67,7 +73,9 @@ def token_ids(repo):
 
 def run(cmd):
     print("$ " + " ".join(cmd))
-    subprocess.run(cmd, check=True)
+    rc = subprocess.run(cmd).returncode
+    if rc != 0:  # gradflow has said why on stderr
+        sys.exit(f"hf_checkpoints.py: `{' '.join(cmd)}` exited {rc} (its error is above)")
 
 
 def main():

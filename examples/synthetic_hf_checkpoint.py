@@ -5,8 +5,8 @@ of docs/formats.md and examples/hf_checkpoints.py (--offline) without network ac
 like the families' initialization (matrices N(0, 0.02), biases 0, LayerNorm 1 and 0): it is NOT a trained model,
 and nothing measured on it says anything about the trained one.
 
-  python3 examples/synthetic_hf_checkpoint.py --family gpt2 --out /tmp/hf/gpt2
-  python3 examples/synthetic_hf_checkpoint.py --family bert --out /tmp/hf/bert-base-uncased
+  /usr/bin/python3 examples/synthetic_hf_checkpoint.py --family gpt2 --out /tmp/hf/gpt2
+  /usr/bin/python3 examples/synthetic_hf_checkpoint.py --family bert --out /tmp/hf/bert-base-uncased
 
 Needs numpy only; tensors are generated and written one at a time (memory stays at one tensor).
 """

@@ -27,7 +27,7 @@ M="--d-model 256 --heads 4 --d-ff 1024 --seq-len 8 --layers 2"
   timeout 30 "$G" analyze $M --arch llama --mode streamed --device cuda -q
   echo "=== llama streamed on cuda (a refusal naming RoPE, exit 2, is expected): exit $?"
   for pair in parallel llama; do
-    python3 - "$OUT/${pair}_cpu.json" "$OUT/${pair}_cuda.json" "$pair" << 'PY'
+    /usr/bin/python3 - "$OUT/${pair}_cpu.json" "$OUT/${pair}_cuda.json" "$pair" << 'PY'
 import json, sys
 a, b = (json.load(open(p)) for p in sys.argv[1:3])
 worst = 0.0

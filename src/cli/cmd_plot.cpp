@@ -1,5 +1,5 @@
 // cmd_plot.cpp — `gradflow plot REPORT.json [...] --kind KIND -o FIGURE.{pdf,svg,png}`: a paper-ready figure
-// through gnuplot; the script FIGURE.gp and data FIGURE.dat stay beside it (docs/plotting.md).
+// through gnuplot; the script FIGURE.pdf.gp and data FIGURE.pdf.dat stay beside it (docs/plotting.md).
 #include <iostream>
 
 #include "cli/commands.hpp"
@@ -34,7 +34,8 @@ void setup_plot(CLI::App& app) {
   sub->add_option("--dpi", opts->dpi, "PNG resolution (pixels = inches x dpi)")->capture_default_str()->check(CLI::Range(30, 2400));
   sub->add_option("--param", opts->param, "grad-by-depth: a parameter's gradient norm, e.g. linear2.weight");
   sub->add_option("--metric", opts->metric, "sensitivity/claims/phase-diagram: scalar metric (default "
-                                            "summary.bottom_to_top_grad_ratio; train-sweep: converged_fraction)");
+                                            "summary.bottom_to_top_grad_ratio; train-sweep: converged_fraction); "
+                                            "list: print the inputs' metrics");
   sub->add_option("--levels", opts->levels, "phase-diagram: contour levels, e.g. 0.5,0.9 (default: round values)")
       ->delimiter(',');
   sub->add_option("--matrix", opts->matrix, "spectrum: P (product P_l) or B (block B_l)")->capture_default_str();
@@ -47,6 +48,13 @@ void setup_plot(CLI::App& app) {
   sub->add_option("--logx", opts->logx, "loss-curves, grad-over-training: log step axis (on | off | auto)")->capture_default_str();
   sub->add_flag("--no-render", [opts](int64_t) { opts->render = false; }, "write the script and data, do not run gnuplot");
   sub->callback([opts] {
+    if (opts->metric == "list") {  // the metrics each input holds, one per line; nothing drawn
+      for (const PlotInput& in : load_inputs(opts->inputs)) {
+        if (opts->inputs.size() > 1) std::cout << in.path << ":\n";
+        for (const auto& name : metric_names(in)) std::cout << name << "\n";
+      }
+      return;
+    }
     std::string cl = "gradflow plot";  // recorded in the script's header
     for (const auto& in : opts->inputs) cl += " " + in;
     cl += " --kind " + opts->kind + " -o " + opts->output;

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "cli/commands.hpp"
+#include "cli/option_suggestion.hpp"
 #include "process/interrupt.hpp"
 #include "process/runtime_env.hpp"
 #include "gradflow/core/error.hpp"
@@ -54,9 +55,10 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     // (an open progress line was ended by its destructor while the exception left its scope)
-    const std::string msg = e.what();
-    std::cerr << "gradflow: error: " << one_line(msg.find("fix:") != std::string::npos ? msg : msg +
-                 "; fix: see `gradflow " + (argc > 1 ? argv[1] : "") + " --help`") << "\n";
+    const std::string msg = e.what(), suggestion = gradflow::cli::option_suggestion(app, argc, argv);
+    std::cerr << "gradflow: error: " << one_line(msg.find("fix:") != std::string::npos ? msg : msg + "; fix: " +
+                 (suggestion.empty() ? "" : suggestion + " (") + "see `gradflow " + (argc > 1 ? argv[1] : "") +
+                 " --help`" + (suggestion.empty() ? "" : ")")) << "\n";
     return 2;
   } catch (const gradflow::Error& e) {
     std::cerr << "gradflow: error: " << one_line(e.what()) << "\n";

@@ -64,7 +64,8 @@ void add_analyze_options(CLI::App& sub, AnalyzeRequest& r) {
       ->capture_default_str();
   sub.add_option_function<std::string>(
          "--stream-blocks", [&an](const std::string& v) { an.stream_blocks = v == "on"; },
-         "streamed: on (default) | off: also the exact ||B_l||_F of every layer (as much work again as the ||P_l||_F)")
+         "streamed: also the exact ||B_l||_F of every layer: on (default; as much work again as the ||P_l||_F) | "
+         "off (the ||P_l||_F alone)")
       ->check(CLI::IsMember({"on", "off"}))->type_name("on|off");
   add_sensitivity_options(sub, an);
   sub.add_option("--device", r.device, "where explicit mode's products, norms and SVDs, streamed mode's VJP "

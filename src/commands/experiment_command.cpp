@@ -195,11 +195,14 @@ ExperimentRun add_compare_sweep(CLI::App& sub, const std::string& kind) {
   if (kind == "compare") {  // compare takes lists where analyze takes one placement and one depth
     sub.remove_option(sub.get_option("--placement"));
     sub.remove_option(sub.get_option("--layers"));
-    sub.add_option("--placements", opts->placements, "comma-separated placements (see `gradflow placements`)")
+    sub.add_option("--placements,--placement", opts->placements,
+                   "comma-separated placements (see `gradflow placements`)")
         ->capture_default_str();
     sub.add_option("--layers", opts->layers, "comma-separated depths L")->capture_default_str();
   } else {
-    sub.get_option("--placement")->description("placement, or several comma-separated (ratios between them)");
+    // one spelling for a list in every experiment command: --placements means what --placement does here
+    alias_model_option(sub, opts->exp.model, "placement", "--placements")
+        ->description("placement, or several comma-separated (ratios between them); --placements: the same");
     std::vector<std::string> sweepable;
     for (const ModelOption& m : model_options())
       if (m.name != "placement" && m.name != "seed" && m.name != "max-memory") sweepable.push_back(m.name);
@@ -291,7 +294,7 @@ SpecOutcome run_train_sweep(const CLI::App& sub, TrainSweepCommand o, const Spec
 
 ExperimentRun add_train_sweep(CLI::App& sub) {
   auto opts = std::make_shared<TrainSweepCommand>();
-  sub.add_option("--placements", opts->placements, "comma-separated placements")->capture_default_str();
+  sub.add_option("--placements,--placement", opts->placements, "comma-separated placements")->capture_default_str();
   sub.add_option("--layers", opts->layers, "comma-separated depths")->capture_default_str();
   sub.add_option("--warmup", opts->warmup, "comma-separated warmup lengths")->capture_default_str();
   sub.add_option("--lr", opts->lr, "comma-separated peak learning rates")->capture_default_str();

@@ -1,5 +1,6 @@
 // experiment_table.cpp — the comparison table of a compare/sweep report on stdout (experiment.hpp:
 // print_experiment_table): the key scalar metrics per group and per ratio, then the fitted exponents.
+#include <algorithm>
 #include <cstdio>
 
 #include "gradflow/experiments/experiment.hpp"
@@ -22,6 +23,14 @@ struct Column {
   const char* label;
 };
 
+// `s` padded with spaces to `width` characters as a terminal shows them (UTF-8: "±" is one character, two bytes),
+// then one space.
+std::string cell(const std::string& s, size_t width) {
+  size_t shown = 0;
+  for (unsigned char c : s) shown += (c & 0xC0) != 0x80;
+  return s + std::string(width > shown ? width - shown : 0, ' ') + " ";
+}
+
 std::string pm(const Json& s) {
   if (!s.is_object() || !s[kMean].is_number()) return "-";
   char buf[64];
@@ -29,22 +38,19 @@ std::string pm(const Json& s) {
   return buf;
 }
 
+// The widths of the name column (placements and ratio names) and of the swept values' columns.
+struct Widths {
+  size_t name = 9, value = 0, value2 = 0;
+};
+
 // One row: name, depth, [swept value, [second swept value,]] then each column's mean ± std from `stats` ("-" where
 // absent).
-void print_row(std::ostream& os, const std::string& name, const Json& layers, const std::string* value,
+void print_row(std::ostream& os, const Widths& w, const std::string& name, const Json& layers, const std::string* value,
                const std::string* value2, const Json& stats, const std::vector<Column>& columns) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%-10s %4d ", name.c_str(), layers.get<int>());
-  os << buf;
-  for (const std::string* v : {value, value2}) {
-    if (!v) continue;
-    std::snprintf(buf, sizeof buf, "%-14s ", v->c_str());
-    os << buf;
-  }
-  for (const Column& c : columns) {
-    std::snprintf(buf, sizeof buf, "%-17s ", pm(stats.contains(c.metric) ? stats[c.metric] : Json()).c_str());
-    os << buf;
-  }
+  os << cell(name, w.name) << cell(std::to_string(layers.get<int>()), 4);
+  if (value) os << cell(*value, w.value);
+  if (value2) os << cell(*value2, w.value2);
+  for (const Column& c : columns) os << cell(pm(stats.contains(c.metric) ? stats[c.metric] : Json()), 17);
   os << "\n";
 }
 
@@ -61,39 +67,43 @@ void print_experiment_table(std::ostream& os, const Json& report) {
   for (const Metric* m : kColumns)
     if (report[kGroups].front()[kScalars].contains(metric_name(*m))) columns.push_back({metric_name(*m), m->text});
   const bool sweep = report.contains(kParam), two_d = report.contains(kParam2);
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%-10s %4s ", "placement", "L");
-  os << buf;
-  for (const char* key : {kParam, kParam2}) {
-    if (!report.contains(key)) continue;
-    std::snprintf(buf, sizeof buf, "%-14s ", report[key].get<std::string>().c_str());
-    os << buf;
+  const auto ratio_name = [](const Json& r) {
+    return r[kNumerator].get<std::string>() + "/" + r[kDenominator].get<std::string>();
+  };
+  Widths w;
+  if (sweep) w.value = report[kParam].get<std::string>().size();
+  if (two_d) w.value2 = report[kParam2].get<std::string>().size();
+  for (const auto& g : report[kGroups]) {
+    w.name = std::max(w.name, g[kPlacement].get<std::string>().size());
+    if (sweep) w.value = std::max(w.value, g[kValue].get<std::string>().size());
+    if (two_d) w.value2 = std::max(w.value2, g[kValue2].get<std::string>().size());
   }
-  for (const Column& c : columns) {
-    std::snprintf(buf, sizeof buf, "%-17s ", c.label);
-    os << buf;
-  }
+  for (const auto& r : report[kRatios]) w.name = std::max(w.name, ratio_name(r).size());
+  os << cell("placement", w.name) << cell("L", 4);
+  if (sweep) os << cell(report[kParam].get<std::string>(), w.value);
+  if (two_d) os << cell(report[kParam2].get<std::string>(), w.value2);
+  for (const Column& c : columns) os << cell(c.label, 17);
   os << "\n";
   for (const auto& g : report[kGroups]) {
     const std::string value = sweep ? g[kValue].get<std::string>() : std::string();
     const std::string value2 = two_d ? g[kValue2].get<std::string>() : std::string();
-    print_row(os, g[kPlacement].get<std::string>(), g[kLayers], sweep ? &value : nullptr, two_d ? &value2 : nullptr,
-              g[kScalars], columns);
+    print_row(os, w, g[kPlacement].get<std::string>(), g[kLayers], sweep ? &value : nullptr,
+              two_d ? &value2 : nullptr, g[kScalars], columns);
   }
   if (!report[kRatios].empty()) {
     os << "ratios at equal depth" << (two_d ? " and values" : sweep ? " and value" : "")
        << " (mean ± std of the per-seed ratio):\n";
     for (const auto& r : report[kRatios]) {
       const std::string value = r.value(kValue, std::string()), value2 = r.value(kValue2, std::string());
-      print_row(os, r[kNumerator].get<std::string>() + "/" + r[kDenominator].get<std::string>(), r[kLayers],
-                sweep ? &value : nullptr, two_d ? &value2 : nullptr, r[kMetrics], columns);
+      print_row(os, w, ratio_name(r), r[kLayers], sweep ? &value : nullptr, two_d ? &value2 : nullptr, r[kMetrics],
+                columns);
     }
   }
   if (!report[kFits].empty()) {
     os << "power-law exponent k of y ~ x^k (per-seed fit, mean ± std):\n";
     for (const auto& f : report[kFits]) {
-      std::snprintf(buf, sizeof buf, "%-10s %4s ", f[kPlacement].get<std::string>().c_str(), "");
-      os << buf << "x = " << f[kX].get<std::string>();
+    char buf[96];
+      os << cell(f[kPlacement].get<std::string>(), w.name) << cell("", 4) << "x = " << f[kX].get<std::string>();
       if (f.contains(kAt))
         for (const auto& [k, v] : f[kAt].items()) os << " at " << k << " = " << v.get<std::string>();
       os << ":";

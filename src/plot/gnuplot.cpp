@@ -28,6 +28,10 @@ namespace gradflow {
 namespace {
 
 constexpr double kMaxFigureInches = 100;  // a figure's largest side (a poster is about 48 in)
+// pdfcairo and pngcairo draw a font of N points at 4/3 N (cairo's 96 dpi against the page's 72; pdfcairo's own
+// default fontscale, 0.5, halves that again: 8 pt came out at 5.3 pt), and the SVG terminal at N: this scale makes
+// kFontPt the size printed in every format (tests/plot/test_figure_layout.py reads it back from the PDF)
+constexpr double kCairoFontScale = 0.75;
 
 std::string lower_extension(const std::string& path) {
   std::string e = std::filesystem::path(path).extension().string();
@@ -161,17 +165,19 @@ std::string terminal_line(const std::string& output, double w, double h, int dpi
   const std::string ext = lower_extension(output);
   char line[320];
   if (ext == ".pdf") {
-    std::snprintf(line, sizeof line, "set terminal pdfcairo enhanced color size %.3fin,%.3fin font 'serif,8' rounded", w, h);
+    std::snprintf(line, sizeof line,
+                  "set terminal pdfcairo enhanced color size %.3fin,%.3fin font 'serif,%g' fontscale %g rounded", w, h,
+                  kFontPt, kCairoFontScale);
   } else if (ext == ".svg") {  // svg sizes are in points (72 per inch)
-    std::snprintf(line, sizeof line, "set terminal svg enhanced size %ld,%ld font 'serif,8' rounded background '#ffffff'",
-                  std::lround(w * 72), std::lround(h * 72));
+    std::snprintf(line, sizeof line, "set terminal svg enhanced size %ld,%ld font 'serif,%g' rounded background '#ffffff'",
+                  std::lround(w * 72), std::lround(h * 72), kFontPt);
   } else if (ext == ".png") {  // pngcairo draws fonts and lines at 72 dpi: scale them to --dpi
     require(dpi >= 30 && dpi <= 2400, "--dpi " + std::to_string(dpi) + " is out of range; fix: use 72..600, e.g. --dpi 300");
     const double s = dpi / 72.0;
     std::snprintf(line, sizeof line,
-                  "set terminal pngcairo enhanced size %ld,%ld font 'serif,8' fontscale %.4g linewidth %.4g "
+                  "set terminal pngcairo enhanced size %ld,%ld font 'serif,%g' fontscale %.4g linewidth %.4g "
                   "pointscale %.4g rounded background '#ffffff'",
-                  std::lround(w * dpi), std::lround(h * dpi), s, s, s);
+                  std::lround(w * dpi), std::lround(h * dpi), kFontPt, kCairoFontScale * s, s, s);
   } else {
     throw Error("-o '" + output + "' has no known figure extension; fix: end it in .pdf, .svg or .png");
   }
@@ -199,8 +205,10 @@ RenderedFiles render_figure(const Figure& fig, const PlotOptions& o, const std::
           "can name safely; fix: choose a figure path without one");
   const fs::path out(o.output);
   const std::string dir = out.parent_path().empty() ? "." : out.parent_path().string();
-  const std::string name = out.filename().string(), stem = out.stem().string();
-  RenderedFiles files{(fs::path(dir) / (stem + ".gp")).string(), (fs::path(dir) / (stem + ".dat")).string(), {}};
+  // the script and data are named after the whole figure name (fig.pdf: fig.pdf.gp, fig.pdf.dat), so fig.pdf and
+  // fig.png drawn side by side keep a script each
+  const std::string name = out.filename().string();
+  RenderedFiles files{(fs::path(dir) / (name + ".gp")).string(), (fs::path(dir) / (name + ".dat")).string(), {}};
   // the figure, its script and its data are outputs like any other: never an input (a report named fig.pdf, a
   // kept fig.dat plotted again, a .dat linked to a report), never each other (checked as files, links followed)
   std::vector<NamedPath> inputs;
@@ -208,12 +216,12 @@ RenderedFiles render_figure(const Figure& fig, const PlotOptions& o, const std::
   check_outputs({{"-o", o.output}, {"-o's script", files.script}, {"-o's data", files.data}}, inputs);
 
   std::string s;
-  s += "# " + stem + ".gp — written by gradflow " GRADFLOW_VERSION " (the command: gradflow_command below).\n";
-  s += "# Edit freely, then redraw from this script's folder with:  gnuplot " + stem + ".gp\n";
+  s += "# " + name + ".gp — written by gradflow " GRADFLOW_VERSION " (the command: gradflow_command below).\n";
+  s += "# Edit freely, then redraw from this script's folder with:  gnuplot " + name + ".gp\n";
   s += "gradflow_command = " + gp_quote(escape_controls(command_line)) + "\n";
-  s += "# Data: " + stem + ".dat (blocks separated by two blank lines; `index i` selects block i).\n";
+  s += "# Data: " + name + ".dat (blocks separated by two blank lines; `index i` selects block i).\n";
   s += "if (!exists(\"outfile\")) outfile = " + gp_quote(name) + "\n";
-  s += "if (!exists(\"data\")) data = " + gp_quote(stem + ".dat") + "\n";
+  s += "if (!exists(\"data\")) data = " + gp_quote(name + ".dat") + "\n";
   s += terminal + "\nset output outfile\nset encoding utf8\n";
   s += palette_commands();
   s += base_style();
@@ -233,7 +241,7 @@ RenderedFiles render_figure(const Figure& fig, const PlotOptions& o, const std::
   // this returns or an interrupt strikes (io/pending_temp_files.hpp; the interrupt also stops gnuplot); the three
   // outputs are written only once the figure is whole, so an interrupted plot leaves nothing behind
   const std::string pid = std::to_string(::getpid());
-  const std::string tmp = name + ".tmp." + pid, tmp_gp = stem + ".gp.tmp." + pid, tmp_dat = stem + ".dat.tmp." + pid;
+  const std::string tmp = name + ".tmp." + pid, tmp_gp = name + ".gp.tmp." + pid, tmp_dat = name + ".dat.tmp." + pid;
   const std::string tmp_path = (fs::path(dir) / tmp).string();
   const HeldTemps held({tmp_path, (fs::path(dir) / tmp_gp).string(), (fs::path(dir) / tmp_dat).string()});
   write_file_atomic((fs::path(dir) / tmp_dat).string(), fig.data);
@@ -241,7 +249,7 @@ RenderedFiles render_figure(const Figure& fig, const PlotOptions& o, const std::
   const std::string prog = gnuplot_program();
   const Run r = run_in(dir, {prog, "-e", "outfile=" + gp_quote(tmp) + "; data=" + gp_quote(tmp_dat), tmp_gp});
   const std::string rerun = "script " + files.script + " and data " + files.data + " are written: redraw with `cd " +
-                            dir + " && gnuplot " + stem + ".gp`";
+                            dir + " && gnuplot " + name + ".gp`";
   if (r.start_errno != 0) {
     write_script_and_data();
     const bool set = std::getenv("GRADFLOW_GNUPLOT") && *std::getenv("GRADFLOW_GNUPLOT");
@@ -254,7 +262,7 @@ RenderedFiles render_figure(const Figure& fig, const PlotOptions& o, const std::
   if (!ok) {
     write_script_and_data();
     std::string why = first_error(r.output);
-    for (size_t k; (k = why.find(tmp_gp)) != std::string::npos;) why.replace(k, tmp_gp.size(), stem + ".gp");
+    for (size_t k; (k = why.find(tmp_gp)) != std::string::npos;) why.replace(k, tmp_gp.size(), name + ".gp");
     throw Error("gnuplot failed on " + files.script + ": " + why +
                 "; fix: edit the script and rerun it, or report the command that wrote it");
   }

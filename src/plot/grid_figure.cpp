@@ -134,7 +134,7 @@ Figure grid_figure(const GridAxis& ax, const GridAxis& ay, const std::vector<Gri
   // the left margin holds the y tics' names and the rotated y label (about 0.1 in a character of a tic name)
   size_t ytic_chars = 0;
   for (const auto& v : ay.values) ytic_chars = std::max(ytic_chars, tic_name(v).size());
-  const double W = o.width, cbw = 1.05, right = 0.12, top = 0.24, bottom = 0.5;
+  const double W = o.width, cbw = 1.05, right = 0.12, top = 0.24, bottom = 0.56;
   const double left = std::max(0.6, 0.1 * static_cast<double>(ytic_chars) + 0.38);
   const int n = static_cast<int>(panels.size());
   require(n > 0, "nothing to plot: no panel; fix: check the report files");
@@ -235,7 +235,7 @@ Figure grid_figure(const GridAxis& ax, const GridAxis& ay, const std::vector<Gri
     if (line_block >= 0) {
       b += ", \\\n  data index " + std::to_string(line_block) + " using 1:2 with lines lc rgb '#ffffff' lw 2.2 dt 1 notitle";
       b += ", \\\n  data index " + std::to_string(line_block) + " using 1:2 with lines lc rgb '#000000' lw 0.9 dt 1 notitle";
-      b += ", \\\n  data index " + std::to_string(label_block) + " using 1:2:3 with labels boxed font ',6' notitle";
+      b += ", \\\n  data index " + std::to_string(label_block) + " using 1:2:3 with labels boxed font '," + number_text(kMinLabelPt) + "' notitle";
     }
     b += "\n";
   }

@@ -1,12 +1,14 @@
 // inputs.cpp — see inputs.hpp.
 #include "gradflow/plot/inputs.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "gradflow/core/error.hpp"
+#include "gradflow/core/nearest_names.hpp"
 #include "gradflow/report/fields.hpp"
 
 namespace gradflow {
@@ -208,6 +210,40 @@ double json_number(const PlotJson& j, const std::string& key, const std::string&
 std::pair<double, double> json_stat(const PlotJson& j, const std::string& key) {
   if (!j.is_object() || !j.contains(key)) return {NAN, NAN};
   return {json_number(j[key], kMean), json_number(j[key], kStd)};
+}
+
+std::vector<std::string> metric_names(const PlotInput& in) {
+  std::vector<std::string> names;
+  const auto add = [&names](const std::string& n) {
+    if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
+  };
+  const PlotJson& r = in.json;
+  if (!r.is_object() || !r.contains(kGroups) || !r[kGroups].is_array()) return names;
+  const bool train_sweep = in.kind == InputKind::Train;
+  if (train_sweep) add(kConvergedFraction);
+  for (const auto& g : r[kGroups]) {
+    if (!g.is_object()) continue;
+    if (!train_sweep) {
+      if (g.contains(kScalars) && g[kScalars].is_object())
+        for (const auto& [k, v] : g[kScalars].items()) add(k);
+      continue;
+    }
+    if (!g.contains(kCells) || !g[kCells].is_array()) continue;
+    for (const auto& c : g[kCells])
+      if (c.is_object())
+        for (const auto& [k, v] : c.items())
+          if (v.is_number()) add(k);
+  }
+  return names;
+}
+
+std::string unknown_metric(const std::string& metric, const PlotInput& in) {
+  const std::vector<std::string> names = metric_names(in);
+  std::string near;
+  for (const auto& n : nearest_names(metric, names, 3)) near += (near.empty() ? "" : ", ") + n;
+  return "metric '" + metric + "' is not in " + in.path + "; fix: pick --metric from its " +
+         std::to_string(names.size()) + " metrics" + (near.empty() ? "" : " (nearest: " + near + ")") +
+         "; `--metric list` prints them all";
 }
 
 }  // namespace gradflow

@@ -101,14 +101,14 @@ Figure plot_jacobian_norms(const std::vector<PlotInput>& in, const PlotOptions& 
         ++curves;
       }
     require(curves > 0, "no Jacobian norms in the inputs; fix: rerun gradflow analyze without --gradients-only");
-    if (!single) {  // legend: a coloured line per report, then a black marker and dash per quantity
+    if (!single) {  // legend: a coloured line per report, then a grey marker and dash per quantity
       std::vector<std::string> quantities;
       for (const auto& qu : kQuantities) quantities.push_back(qu.metric->plot);
       std::vector<Series> key = two_way_legend({lines[0].label, lines[1].label}, quantities);
       const size_t t_rows = quantities.size();
       for (auto& k : key) {
         for (size_t q = 0; q < 3; ++q)  // the quantities' own markers (kQuantities), enhanced titles
-          if (k.title == kQuantities[q].metric->plot) k.style_spec = std::string("lt 7 ") + kQuantities[q].marker, k.enhanced = true;
+          if (k.title == kQuantities[q].metric->plot) k.style_spec = std::string(kNeutralColour) + " " + kQuantities[q].marker, k.enhanced = true;
         f.series.push_back(std::move(k));
       }
       f.key = "below";

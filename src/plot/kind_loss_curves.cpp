@@ -65,12 +65,13 @@ Figure plot_loss_curves(const std::vector<PlotInput>& in, const PlotOptions& o) 
     ++r;
   }
   require(!f.series.empty(), "no loss curve in the inputs; fix: pass gradflow train or train-sweep --json reports");
-  if (!one) {  // a colour per run, then the two line styles in black
+  if (!one) {  // a colour per run, then the two line styles in grey
     std::vector<Series> key = two_way_legend(labels, {"eval", "train"});
     const size_t t_rows = std::max(labels.size(), size_t{2});
     for (auto& k : key) {
-      if (k.title == "eval" && k.style_spec.rfind("lt 7", 0) == 0) k.style_spec = "lt 7 pt 7 dt 1";
-      if (k.title == "train" && k.style_spec.rfind("lt 7", 0) == 0) k.style_spec = "lt 7 dt 2", k.with = "lines";
+      const bool mark = k.style_spec.rfind(kNeutralColour, 0) == 0;  // the second column's samples
+      if (k.title == "eval" && mark) k.style_spec = std::string(kNeutralColour) + " pt 7 dt 1";
+      if (k.title == "train" && mark) k.style_spec = std::string(kNeutralColour) + " dt 2", k.with = "lines";
       f.series.push_back(std::move(k));
     }
     f.key = "below";

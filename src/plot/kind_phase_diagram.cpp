@@ -23,7 +23,6 @@ using namespace fields;
 namespace {
 
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
-const char* const kConvergedFraction = "converged_fraction";  // train-sweep: converged / runs of a cell
 
 // One grid cell: its panel, its values on both axes (as given, and as numbers: NaN when not numeric) and the metric.
 struct Cell {
@@ -65,8 +64,7 @@ Grid sweep_grid(const PlotInput& in, const std::string& metric) {
     any |= std::isfinite(c.value);
     g.cells.push_back(std::move(c));
   }
-  require(any, "metric '" + metric + "' is not in " + in.path + "; fix: pick --metric from the report's " +
-                   "groups[].scalars (e.g. " + kDefaultMetric + " or top.token_geometry.mean_cosine)");
+  require(any, unknown_metric(metric, in));
   return g;
 }
 
@@ -97,8 +95,7 @@ Grid train_sweep_grid(const PlotInput& in, const std::string& metric) {
       any |= std::isfinite(c.value);
       g.cells.push_back(std::move(c));
     }
-  require(any, "metric '" + metric + "' is not a number in the cells of " + in.path + "; fix: pick --metric from " +
-                   kConvergedFraction + " (converged / runs), divergence_rate, final_eval_loss_mean, converged, runs");
+  require(any, unknown_metric(metric, in));
   return g;
 }
 

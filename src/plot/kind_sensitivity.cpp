@@ -82,7 +82,7 @@ LineFigure sensitivity_figure(const PlotInput& in, const std::string& metric, co
     any |= std::any_of(s.y.begin(), s.y.end(), [](double v) { return !std::isnan(v); });
     f.series.push_back(std::move(s));
   }
-  require(any, "metric '" + metric + "' is not in " + in.path + "; fix: pick --metric from the report's groups[].scalars (e.g. " + kDefaultMetric + ")");
+  require(any, unknown_metric(metric, in));
   return f;
 }
 

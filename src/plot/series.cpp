@@ -92,8 +92,11 @@ size_t drawn_length(const std::string& t) {
   return n;
 }
 
-constexpr double kCharWidth = 0.07;   // inches per character of the 8 pt serif font (cairo's DejaVu Serif, wide letters)
-constexpr double kKeyRowHeight = 0.17;  // inches per legend row (8 pt, spacing 1.1, with the sample's marker)
+// inches per character of the kFontPt serif font (cairo's DejaVu Serif, wide letters), and per legend row
+// (spacing 1.1, with the sample's marker), as gnuplot's SVG terminal reckons them (its estimates are the largest
+// of the three formats'; measured at 8 pt: 0.07 in and 0.17 in)
+constexpr double kCharWidth = 0.07 * kFontPt / 8;
+constexpr double kKeyRowHeight = 0.17 * kFontPt / 8;
 
 // Whether labelled x tics would touch: their centres closer than half their widths plus a gap, on an axis
 // axis_w inches wide spanning the data's x range (padded as line_figure pads it).
@@ -168,7 +171,7 @@ std::vector<Series> two_way_legend(const std::vector<std::string>& colours, cons
       } else if (col == 0) {
         k.title = names[i], k.with = "lines", k.style_spec = colour_style(static_cast<int>(i)) + " dt 1";
       } else {
-        k.title = names[i], k.style_spec = "lt 7 " + mark_style(static_cast<int>(i));
+        k.title = names[i], k.style_spec = std::string(kNeutralColour) + " " + mark_style(static_cast<int>(i));
       }
       out.push_back(std::move(k));
     }
@@ -242,8 +245,15 @@ Figure line_figure(const LineFigure& f, int first_block) {
   // the axes' size in inches (margins of about 0.75 in across, 0.6 in up): how many tics fit without touching
   const double axis_w = std::max(f.width - 0.93, 0.5);
   const double axis_h = f.height > 0 ? f.height : std::max(f.width * f.aspect - 0.6, 0.5);
-  if (logy) b += log_axis("y", ry.pos_lo, ry.hi, std::max(3, static_cast<int>(axis_h / 0.22)));
-  else if (ry.lo >= 0 && ry.lo < 0.2 * ry.hi) b += "set yrange [0:*]\n";
+  // at most a tic label per 0.22 in of axis: the labels stay a line apart on a short panel
+  const int max_ytics = std::max(3, static_cast<int>(axis_h / 0.22));
+  if (logy) {
+    b += log_axis("y", ry.pos_lo, ry.hi, max_ytics);
+  } else {
+    const bool from_zero = ry.lo >= 0 && ry.lo < 0.2 * ry.hi;
+    if (from_zero) b += "set yrange [0:*]\n";
+    b += linear_tics_step("y", from_zero ? 0.0 : ry.lo, ry.hi, max_ytics - 1);
+  }
   if (logx) b += log_axis("x", rx.pos_lo, rx.hi, std::max(3, static_cast<int>(axis_w / 0.4)));
   if (!f.xtics.empty()) {
     b += "set xtics (";

@@ -13,12 +13,15 @@ namespace {
 
 struct Style {
   const char* colour;
-  int point;  // gnuplot point type: 7 ● 5 ■ 9 ▲ 13 ◆ 6 ○ 4 □ 8 △ 12 ◇
-  int dash;   // gnuplot dash type: 1 solid, 2 dashed, 3 dotted, 4 dash-dot
+  int point;         // gnuplot point type: 7 ● 5 ■ 9 ▲ 13 ◆ 6 ○ 4 □ 8 △ 12 ◇
+  const char* dash;  // gnuplot dash type: 1 solid, 2 dashed, 4 dash-dot, 3 dotted, then patterns of their own
 };
+// eight colours, eight markers and eight dash patterns: no two entries share any of the three, so series 5-8 are
+// not series 1-4 with open markers (in grey print the dash alone tells them apart)
 constexpr Style kPalette[kStyles] = {
-    {"#0072B2", 7, 1},  {"#D55E00", 5, 2},  {"#009E73", 9, 4},  {"#CC79A7", 13, 3},
-    {"#E69F00", 6, 1},  {"#56B4E9", 4, 2},  {"#000000", 8, 4},  {"#B8A000", 12, 3},  // Okabe–Ito yellow, darkened
+    {"#0072B2", 7, "1"},  {"#D55E00", 5, "2"},         {"#009E73", 9, "4"},     {"#CC79A7", 13, "3"},
+    {"#E69F00", 6, "(10,4)"},  {"#56B4E9", 4, "(6,3,1.5,3,1.5,3)"},  {"#000000", 8, "(1.5,2.5)"},
+    {"#B8A000", 12, "(10,3,3,3)"},  // Okabe–Ito yellow, darkened
 };
 
 // Tic values in [lo, hi] at mantissas m·10^k.
@@ -49,7 +52,7 @@ std::string palette_commands() {
   std::string s;
   char line[160];
   for (int k = 0; k < kStyles; ++k) {
-    std::snprintf(line, sizeof line, "set linetype %d lc rgb '%s' lw 1.5 pt %d ps 0.55 dt %d\n", k + 1,
+    std::snprintf(line, sizeof line, "set linetype %d lc rgb '%s' lw 1.5 pt %d ps 0.55 dt %s\n", k + 1,
                   kPalette[k].colour, kPalette[k].point, kPalette[k].dash);
     s += line;
   }
@@ -61,13 +64,13 @@ std::string series_style(int k) {
   if (k < kStyles) return "lt " + std::to_string(k + 1);
   const int c = k % kStyles, round = k / kStyles % kStyles;  // round >= 1: shift marker and dash away from c's own
   return colour_style(c) + " pt " + std::to_string(kPalette[(c + round) % kStyles].point) + " dt " +
-         std::to_string(kPalette[(c + 3 * round) % kStyles].dash);
+         kPalette[(c + 3 * round) % kStyles].dash;
 }
 
 std::string colour_style(int k) { return "lt " + std::to_string(k % kStyles + 1); }
 
 std::string mark_style(int k) {
-  return "pt " + std::to_string(kPalette[k % kStyles].point) + " dt " + std::to_string(kPalette[k % kStyles].dash);
+  return "pt " + std::to_string(kPalette[k % kStyles].point) + " dt " + kPalette[k % kStyles].dash;
 }
 
 std::string base_style() {
@@ -137,6 +140,15 @@ std::string log_axis(const std::string& axis, double lo, double hi, int max_tics
   s += "set " + axis + "tics (";
   for (size_t i = 0; i < tics.size(); ++i) s += (i ? ", " : "") + gp_quote(number_text(tics[i])) + " " + gp_num(tics[i]);
   return s + ")\nunset m" + axis + "tics\n";
+}
+
+std::string linear_tics_step(const std::string& axis, double lo, double hi, int max_tics) {
+  if (!(hi > lo) || !std::isfinite(lo) || !std::isfinite(hi) || max_tics < 1) return "";
+  const double raw = (hi - lo) / max_tics, p = std::pow(10.0, std::floor(std::log10(raw)));
+  double step = 10 * p;
+  for (double m : {1.0, 2.0, 5.0})  // (not 2.5: its labels take a digit more, 0.975)
+    if (m * p >= raw * (1 - 1e-12)) { step = m * p; break; }
+  return "set " + axis + "tics " + gp_num(step) + "\n";
 }
 
 }  // namespace gradflow

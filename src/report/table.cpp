@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "gradflow/report/fields.hpp"
 
@@ -55,10 +56,24 @@ void print_report_table(std::ostream& os, const nlohmann::ordered_json& report, 
   const double top = layers.back()[kGradNorm].get<double>();
   double hi = -1e300;  // the bars' fixed scale: kBarPerDecade '#' per decade of ||dL/dx_l||, the largest the longest
   for (const auto& l : layers) hi = std::max(hi, std::log10(l[kGradNorm].get<double>()));
+  // the Jacobian columns the report holds: spectral norms and σ_min (explicit, matrix-free), else the exact Frobenius
+  // norms (streamed), else none (gradients only)
+  const auto holds = [&layers](const Metric& m) {
+    return std::any_of(layers.begin(), layers.end(), [&m](const auto& l) { return num(l, m) != "-"; });
+  };
+  std::vector<const Metric*> columns;
+  if (holds(metrics::kBlockSpectralNorm) || holds(metrics::kProductSpectralNorm))
+    columns = {&metrics::kBlockSpectralNorm, &metrics::kProductSpectralNorm, &metrics::kProductMinSingularValue};
+  else if (holds(metrics::kBlockFrobeniusNorm) || holds(metrics::kProductFrobeniusNorm))
+    columns = {&metrics::kBlockFrobeniusNorm, &metrics::kProductFrobeniusNorm};
   char line[512];
-  std::snprintf(line, sizeof line, "%5s  %11s  %11s  %11s  %11s  %11s  %11s  %-26s\n", "layer",
-                metrics::kLayerGradNorm.text, "/top", metrics::kBlockSpectralNorm.text, metrics::kProductSpectralNorm.text,
-                metrics::kProductMinSingularValue.text, "max ||dL/dW||", "(parameter)");
+  std::snprintf(line, sizeof line, "%5s  %11s  %11s  ", "layer", metrics::kLayerGradNorm.text, "/top");
+  os << line;
+  for (const Metric* m : columns) {
+    std::snprintf(line, sizeof line, "%11s  ", m->text);
+    os << line;
+  }
+  std::snprintf(line, sizeof line, "%11s  %-26s\n", "max ||dL/dW||", "(parameter)");
   os << line;
   for (const auto& l : layers) {
     const double g = l[kGradNorm].get<double>();
@@ -67,9 +82,13 @@ void print_report_table(std::ostream& os, const nlohmann::ordered_json& report, 
     for (const auto& [k, v] : l[kParamGradNorms].items())
       if (v.get<double>() > bestv) { bestv = v.get<double>(); best = k; }
     // every number in one scientific format: a ratio near 1e300 would print 300 digits in a fixed one
-    std::snprintf(line, sizeof line, "%5d  %11.4e  %11.4e  %11s  %11s  %11s  %11.4e  %-26s", l[kIndex].get<int>(), g,
-                  g / top, num(l, metrics::kBlockSpectralNorm).c_str(), num(l, metrics::kProductSpectralNorm).c_str(),
-                  num(l, metrics::kProductMinSingularValue).c_str(), bestv, best.c_str());
+    std::snprintf(line, sizeof line, "%5d  %11.4e  %11.4e  ", l[kIndex].get<int>(), g, g / top);
+    os << line;
+    for (const Metric* m : columns) {
+      std::snprintf(line, sizeof line, "%11s  ", num(l, *m).c_str());
+      os << line;
+    }
+    std::snprintf(line, sizeof line, "%11.4e  %-26s", bestv, best.c_str());
     os << line;
     if (bars) os << " " << log_bar(g, hi);
     os << "\n";

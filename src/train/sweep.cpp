@@ -248,6 +248,19 @@ std::string train_sweep_csv(const Json& rep) {
   return out.str();
 }
 
+namespace {
+
+// A summary map {key: value or null} as one readable line: "lr 0.001: 100, lr 0.01: none" (the report's JSON keeps
+// null; `none` says what it means there).
+std::string keyed_text(const Json& m, const std::string& key, const std::string& none) {
+  std::string s;
+  for (const auto& [k, v] : m.items())
+    s += (s.empty() ? "" : ", ") + key + " " + k + ": " + (v.is_number() ? number_text(v.get<double>()) : none);
+  return s.empty() ? "-" : s;
+}
+
+}  // namespace
+
 void print_train_sweep_table(std::ostream& os, const Json& rep) {
   char buf[256];
   for (const auto& g : rep[kGroups]) {
@@ -262,13 +275,16 @@ void print_train_sweep_table(std::ostream& os, const Json& rep) {
                     c[kFinalEvalLossStd].is_number() ? c[kFinalEvalLossStd].get<double>() : NAN);
       os << buf;
     }
-    os << "  smallest converging warmup per lr: " << g[kSmallestConvergingWarmup].dump() << "\n";
-    os << "  largest stable lr per warmup:      " << g[kLargestStableLr].dump() << "\n";
+    os << "  smallest converging warmup: " << keyed_text(g[kSmallestConvergingWarmup], "lr", "none converges") << "\n";
+    os << "  largest stable lr:          " << keyed_text(g[kLargestStableLr], "warmup", "none converges") << "\n";
   }
-  for (const auto& r : rep[kRatios])
-    os << r[kPair].get<std::string>() << " L=" << r[kLayers] << ": warmup ratio per lr "
-       << r[kSmallestConvergingWarmupRatio].dump() << ", stable-lr ratio per warmup " << r[kLargestStableLrRatio].dump()
-       << "\n";
+  for (const auto& r : rep[kRatios]) {
+    os << r[kPair].get<std::string>() << " L=" << r[kLayers] << ": warmup ratio "
+       << keyed_text(r[kSmallestConvergingWarmupRatio], "lr", "n/a") << "; stable-lr ratio "
+       << keyed_text(r[kLargestStableLrRatio], "warmup", "n/a") << "\n";
+  }
+  if (!rep[kRatios].empty())
+    os << "(n/a: a placement has no converging cell there, or its warmup is 0)\n";
 }
 
 }  // namespace gradflow

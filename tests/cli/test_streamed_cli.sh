@@ -19,7 +19,7 @@ n=$(grep -c '"method": "exact (streamed)"' "$tmp/s.json")
 [ "$n" -eq 6 ] || fail "expected 6 'method: exact (streamed)' (3 layers x B_l, P_l), found $n"
 grep -q '"mode": "streamed"' "$tmp/s.json" || fail "config.mode is not streamed"
 # every frobenius_norm equal to explicit's to cross_tol relative
-python3 - "$tmp/s.json" "$tmp/e.json" "$cross_tol" <<'PY' || fail "streamed and explicit Frobenius norms differ"
+/usr/bin/python3 - "$tmp/s.json" "$tmp/e.json" "$cross_tol" <<'PY' || fail "streamed and explicit Frobenius norms differ"
 import json, sys
 s, e = (json.load(open(p)) for p in sys.argv[1:3])
 tol = float(sys.argv[3])
@@ -30,7 +30,7 @@ for a, b in zip(s["layers"], e["layers"]):
 PY
 # --stream-blocks off: the same ‖P_l‖_F bit for bit, ‖B_l‖_F not computed (null, and the method says why)
 "$gf" analyze $args --mode streamed --stream-rows 5 --stream-blocks off --json "$tmp/p.json" || fail "P-only exit $?"
-python3 - "$tmp/p.json" "$tmp/s.json" <<'PY' || fail "--stream-blocks off: P_l differs or B_l was computed"
+/usr/bin/python3 - "$tmp/p.json" "$tmp/s.json" <<'PY' || fail "--stream-blocks off: P_l differs or B_l was computed"
 import json, sys
 p, s = (json.load(open(f)) for f in sys.argv[1:3])
 assert p["config"]["stream_blocks"] is False and s["config"]["stream_blocks"] is True
@@ -51,7 +51,7 @@ grep -q "stream-rows unused: --mode auto chose explicit" "$tmp/note0" || fail "n
 grep -q '"mode": "streamed"' "$tmp/a1.json" || fail "auto with --max-time 1h did not choose streamed"
 grep -q '"time_estimate"' "$tmp/a1.json" || fail "auto streamed: no config.time_estimate"
 grep -q "estimated at .*within --max-time.*so streamed" "$tmp/note1" || fail "auto streamed: no estimate note: $(cat "$tmp/note1")"
-python3 - "$tmp/a1.json" "$tmp/e8.json" "$cross_tol" <<'PY' || fail "auto's streamed norms differ from explicit"
+/usr/bin/python3 - "$tmp/a1.json" "$tmp/e8.json" "$cross_tol" <<'PY' || fail "auto's streamed norms differ from explicit"
 import json, sys
 s, e = (json.load(open(p)) for p in sys.argv[1:3])
 tol = float(sys.argv[3])

@@ -24,9 +24,9 @@ case $case_ in
     rep="$tmp/rep${nl}system(\"touch pwned\")${nl}#.json"  # gnuplot runs in $tmp
     "$gf" analyze $model --json "$rep" || fail "analyze --json exited $?"
     "$gf" plot "$rep" --kind grad-by-depth -o "$tmp/fig.svg" --no-render 2> "$tmp/err" || fail "plot exited $?: $(cat "$tmp/err")"
-    grep -q '^system(' "$tmp/fig.gp" && fail "the report's name wrote a command line into the script: $(grep -n '^system' "$tmp/fig.gp")"
+    grep -q '^system(' "$tmp/fig.svg.gp" && fail "the report's name wrote a command line into the script: $(grep -n '^system' "$tmp/fig.svg.gp")"
     if command -v gnuplot > /dev/null; then
-      (cd "$tmp" && gnuplot fig.gp > /dev/null 2>&1) || fail "gnuplot failed on the script"
+      (cd "$tmp" && gnuplot fig.svg.gp > /dev/null 2>&1) || fail "gnuplot failed on the script"
       [ -e "$tmp/pwned" ] && fail "gnuplot ran a command from the report's name"
     fi
     echo "ok: the report's name stays inside a quoted string of the script" ;;
@@ -81,11 +81,11 @@ case $case_ in
     "$gf" plot "$tmp/rep.pdf" --kind grad-by-depth -o "$tmp/rep.pdf" 2> "$tmp/err"
     [ $? -eq 2 ] || fail "plot rep.pdf -o rep.pdf was not refused: $(cat "$tmp/err")"
     cmp -s "$tmp/rep.pdf" "$tmp/keep.json" || fail "plot -o INPUT changed the input"
-    cp "$tmp/keep.json" "$tmp/fig.dat"
-    "$gf" plot "$tmp/fig.dat" --kind grad-by-depth -o "$tmp/fig.svg" --no-render 2> "$tmp/err"
-    [ $? -eq 2 ] || fail "plot fig.dat -o fig.svg (the data file is the input) was not refused: $(cat "$tmp/err")"
-    cmp -s "$tmp/fig.dat" "$tmp/keep.json" || fail "the input fig.dat was overwritten"
-    ln -s keep.json "$tmp/other.dat"
+    cp "$tmp/keep.json" "$tmp/fig.svg.dat"
+    "$gf" plot "$tmp/fig.svg.dat" --kind grad-by-depth -o "$tmp/fig.svg" --no-render 2> "$tmp/err"
+    [ $? -eq 2 ] || fail "plot fig.svg.dat -o fig.svg (the data file is the input) was not refused: $(cat "$tmp/err")"
+    cmp -s "$tmp/fig.svg.dat" "$tmp/keep.json" || fail "the input fig.svg.dat was overwritten"
+    ln -s keep.json "$tmp/other.svg.dat"
     "$gf" plot "$tmp/keep.json" --kind grad-by-depth -o "$tmp/other.svg" --no-render 2> "$tmp/err"
     [ $? -eq 2 ] || fail "a .dat linked to the input was not refused: $(cat "$tmp/err")"
     one_line "$tmp/err"

@@ -31,8 +31,8 @@ Written figure(const TempDir& dir, const std::string& kind, const std::vector<st
   o.render = false;
   Written w;
   w.files = make_plot(o, "test");
-  w.script = read_bytes(dir.file(kind + ".gp"));
-  w.data = read_bytes(dir.file(kind + ".dat"));
+  w.script = read_bytes(dir.file(kind + ".svg.gp"));
+  w.data = read_bytes(dir.file(kind + ".svg.dat"));
   return w;
 }
 
@@ -125,8 +125,8 @@ TEST_CASE("loss-curves: eval solid with markers and train dashed for every repor
   // the second report's eval curve is solid (it was dashed: style 2's own dash), its train curve dashed
   REQUIRE(lines[2].find("with linespoints lt 2 pt 7 dt 1") != std::string::npos);
   REQUIRE(lines[3].find("with lines lt 2 dt 2") != std::string::npos);
-  REQUIRE(w.script.find("keyentry with lines lt 7 dt 2 title 'train'") != std::string::npos);
-  REQUIRE(w.script.find("keyentry with linespoints lt 7 pt 7 dt 1 title 'eval'") != std::string::npos);
+  REQUIRE(w.script.find("keyentry with lines lc rgb '#707070' dt 2 title 'train'") != std::string::npos);
+  REQUIRE(w.script.find("keyentry with linespoints lc rgb '#707070' pt 7 dt 1 title 'eval'") != std::string::npos);
   REQUIRE(w.script.find("samplen 3.5") != std::string::npos);  // long enough for the dash to show
 }
 

@@ -62,8 +62,8 @@ TEST_CASE("gnuplot missing: one clean line naming the package, script and data s
     REQUIRE(e.find("cannot run gnuplot ('/nonexistent/gnuplot' from GRADFLOW_GNUPLOT") == 0);
     REQUIRE(e.find("fix: install it (apt-get install gnuplot-nox)") != std::string::npos);
     REQUIRE(e.find('\n') == std::string::npos);
-    REQUIRE(std::filesystem::exists(dir.file("g.gp")));
-    REQUIRE(std::filesystem::exists(dir.file("g.dat")));
+    REQUIRE(std::filesystem::exists(dir.file("g.pdf.gp")));
+    REQUIRE(std::filesystem::exists(dir.file("g.pdf.dat")));
     REQUIRE_FALSE(std::filesystem::exists(dir.file("g.pdf")));
   }
   SECTION("gnuplot not on an empty PATH") {
@@ -73,7 +73,7 @@ TEST_CASE("gnuplot missing: one clean line naming the package, script and data s
     const std::string e = error_of([&] { make_plot(o, "test"); });
     REQUIRE(e.find("cannot run gnuplot ('gnuplot' on PATH") == 0);
     REQUIRE(e.find("apt-get install gnuplot-nox") != std::string::npos);
-    REQUIRE(std::filesystem::exists(dir.file("g.gp")));
+    REQUIRE(std::filesystem::exists(dir.file("g.svg.gp")));
     REQUIRE_FALSE(std::filesystem::exists(dir.file("g.svg")));
   }
 }
@@ -90,13 +90,13 @@ TEST_CASE("a failing gnuplot script: an error with gnuplot's message, no figure,
   f.data = "0 1\n1 2\n";
   const std::string e = error_of([&] { render_figure(f, o, "test"); });
   INFO("message: " << e);
-  REQUIRE(e.find("gnuplot failed on " + dir.file("bad.gp") + ": ") == 0);
+  REQUIRE(e.find("gnuplot failed on " + dir.file("bad.png.gp") + ": ") == 0);
   REQUIRE(e.find("unrecognized plot type") != std::string::npos);  // gnuplot's own words
   REQUIRE(e.find('\n') == std::string::npos);
   std::vector<std::string> files;
   for (const auto& x : std::filesystem::directory_iterator(dir.path())) files.push_back(x.path().filename().string());
   std::sort(files.begin(), files.end());
-  REQUIRE(files == std::vector<std::string>{"bad.dat", "bad.gp"});
+  REQUIRE(files == std::vector<std::string>{"bad.png.dat", "bad.png.gp"});
 }
 
 TEST_CASE("the script redraws the figure by itself, from its own folder", "[gnuplot]") {
@@ -106,7 +106,7 @@ TEST_CASE("the script redraws the figure by itself, from its own folder", "[gnup
   o.render = false;
   make_plot(o, "test");
   REQUIRE_FALSE(std::filesystem::exists(o.output));
-  REQUIRE(std::system(("cd '" + dir.path() + "' && gnuplot again.gp 2>/dev/null").c_str()) == 0);
+  REQUIRE(std::system(("cd '" + dir.path() + "' && gnuplot again.svg.gp 2>/dev/null").c_str()) == 0);
   REQUIRE(xml_problem(read_bytes(o.output)) == "");
 }
 
@@ -125,7 +125,7 @@ TEST_CASE("no code runs from a file name: the command line only as a quoted stri
   o.render = false;
   const std::string marker = dir.file("pwned");
   make_plot(o, hostile_command(marker));
-  const std::string script = read_bytes(dir.file("fig.gp"));
+  const std::string script = read_bytes(dir.file("fig.svg.gp"));
   REQUIRE(script.find("\nsystem(") == std::string::npos);
   REQUIRE_THAT(script, Catch::Contains("gradflow_command = 'gradflow plot rep\\x0Asystem(\"touch "));
   for (const std::string out : {"fig\nsystem(\"touch " + marker + "\")\n#.svg", std::string("sub\ndir/fig.svg")}) {
@@ -148,7 +148,7 @@ TEST_CASE("no code runs from a file name: gnuplot reads the script and runs noth
   o.render = false;
   const std::string marker = dir.file("pwned");
   make_plot(o, hostile_command(marker));
-  REQUIRE(std::system(("cd '" + dir.path() + "' && gnuplot fig.gp 2>/dev/null").c_str()) == 0);
+  REQUIRE(std::system(("cd '" + dir.path() + "' && gnuplot fig.svg.gp 2>/dev/null").c_str()) == 0);
   REQUIRE(xml_problem(read_bytes(o.output)) == "");
   REQUIRE_FALSE(std::filesystem::exists(marker));
 }

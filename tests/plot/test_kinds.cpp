@@ -33,7 +33,7 @@ void check_outputs(const Case& c, const TempDir& dir) {
     const RenderedFiles f = make_plot(o, "test");
     REQUIRE(std::filesystem::exists(f.script));
     REQUIRE(std::filesystem::exists(f.data));
-    REQUIRE(f.script == dir.file(c.kind + ".gp"));
+    REQUIRE(f.script == o.output + ".gp");  // named after the whole figure name: one per format
     const std::string bytes = read_bytes(o.output);
     if (ext == "pdf") {
       REQUIRE(bytes.rfind("%PDF-", 0) == 0);
@@ -106,7 +106,7 @@ TEST_CASE("the data file holds each series as a block, the script reads it by in
   o.render = false;
   make_plot(o, "test");
   REQUIRE_FALSE(std::filesystem::exists(o.output));
-  const std::string data = read_bytes(dir.file("fig.dat")), script = read_bytes(dir.file("fig.gp"));
+  const std::string data = read_bytes(dir.file("fig.svg.dat")), script = read_bytes(dir.file("fig.svg.gp"));
   REQUIRE(data.find("# post\n# x y\n0 0.25\n1 0.5\n2 1\n\n\n# pre\n") == 0);
   REQUIRE(script.find("data index 0 using 1:2") != std::string::npos);
   REQUIRE(script.find("data index 1 using 1:2") != std::string::npos);
@@ -129,7 +129,7 @@ TEST_CASE("grad-by-depth of a two-stream report (resi-dual) draws the pair and e
   o.output = dir.file("fig.svg");
   o.render = false;
   make_plot(o, "test");
-  const std::string data = read_bytes(dir.file("fig.dat"));
+  const std::string data = read_bytes(dir.file("fig.svg.dat"));
   INFO(data);
   REQUIRE(data.find("# resi-dual (pair)\n# x y\n0 0.25\n") == 0);
   REQUIRE(data.find("# resi-dual (x_a)\n") != std::string::npos);
@@ -145,7 +145,7 @@ TEST_CASE("grad-by-depth: a deep model's line keeps about 8 markers, a shallow o
   o.output = dir.file("fig.svg");
   o.render = false;
   make_plot(o, "test");
-  const std::string script = read_bytes(dir.file("fig.gp"));
+  const std::string script = read_bytes(dir.file("fig.svg.gp"));
   const size_t deep = script.find("data index 0 using 1:2"), shallow = script.find("data index 1 using 1:2");
   REQUIRE(deep != std::string::npos);
   REQUIRE(shallow != std::string::npos);
@@ -184,7 +184,7 @@ TEST_CASE("inputs the kinds cannot use give one-line errors naming the fix") {
   o.output = dir.file("fig.jpg");
   o.tokens = 3;
   REQUIRE(error_of([&] { make_plot(o, ""); }).find("-o '") == 0);
-  REQUIRE_FALSE(std::filesystem::exists(dir.file("fig.gp")));  // nothing written before the options are checked
+  REQUIRE_FALSE(std::filesystem::exists(dir.file("fig.jpg.gp")));  // nothing written before the options are checked
 }
 
 TEST_CASE("legend entries name what differs between reports") {

@@ -76,7 +76,7 @@ TEST_CASE("token-geometry: a panel per quantity, a line per report, the quantiti
   o.output = dir.file("tg.svg");
   o.render = false;
   make_plot(o, "test");
-  const std::string data = read_bytes(dir.file("tg.dat")), script = read_bytes(dir.file("tg.gp"));
+  const std::string data = read_bytes(dir.file("tg.svg.dat")), script = read_bytes(dir.file("tg.svg.gp"));
   // short panel labels (the metric's own "distance of x_l to rank one" was cut off in a one-column figure)
   REQUIRE(script.find("set ylabel 'mean token cosine'") != std::string::npos);
   REQUIRE(script.find("set ylabel 'rank-one distance'") != std::string::npos);
@@ -98,7 +98,7 @@ TEST_CASE("attention-entropy: H/H_max per layer and head in [0, 1], a panel per 
   o.output = dir.file("ae.svg");
   o.render = false;
   make_plot(o, "test");
-  const std::string data = read_bytes(dir.file("ae.dat")), script = read_bytes(dir.file("ae.gp"));
+  const std::string data = read_bytes(dir.file("ae.svg.dat")), script = read_bytes(dir.file("ae.svg.gp"));
   REQUIRE(script.find("set cbrange [0:1]") != std::string::npos);
   REQUIRE(script.find("set logscale cb") == std::string::npos);
   REQUIRE(script.find("contour") == std::string::npos);
@@ -108,7 +108,7 @@ TEST_CASE("attention-entropy: H/H_max per layer and head in [0, 1], a panel per 
   // a compare report: layer x group of the mean over heads
   o.inputs = {write_json(dir, "cmp.json", compare_with_geometry())};
   make_plot(o, "test");
-  REQUIRE(read_bytes(dir.file("ae.dat")).find("mean over heads and seeds") != std::string::npos);
+  REQUIRE(read_bytes(dir.file("ae.svg.dat")).find("mean over heads and seeds") != std::string::npos);
   o.inputs = {write_json(dir, "old.json", analyze_report("post", 3, 1, 0.8))};
   const std::string e = error_of([&] { make_plot(o, ""); });
   REQUIRE(e.find("no attention heads") == 0);

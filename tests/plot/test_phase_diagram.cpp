@@ -77,7 +77,7 @@ TEST_CASE("phase-diagram: scales on log axes named by their values, cells and co
   o.metric = "top.token_geometry.mean_cosine";
   o.render = false;
   make_plot(o, "test");
-  const std::string data = read_bytes(dir.file("pd.dat")), script = read_bytes(dir.file("pd.gp"));
+  const std::string data = read_bytes(dir.file("pd.svg.dat")), script = read_bytes(dir.file("pd.svg.gp"));
   // post: cells, contour lines, labels; then pre's three blocks
   const auto b = blocks(data);
   REQUIRE(b.size() == 6);
@@ -104,16 +104,16 @@ TEST_CASE("phase-diagram: scales on log axes named by their values, cells and co
   // --levels chooses the lines; a metric spanning decades gets a log colour scale and decade contours
   o.levels = {0.55, 0.9};
   make_plot(o, "test");
-  const auto chosen = blocks(read_bytes(dir.file("pd.dat")));
+  const auto chosen = blocks(read_bytes(dir.file("pd.svg.dat")));
   REQUIRE(chosen[2].size() == 1);  // post's cosine spans 0.558 to 1: only 0.9 crosses it
   REQUIRE(chosen[2][0].find("\"0.9\"") != std::string::npos);
   REQUIRE(chosen[5].size() == 2);  // pre's spans 0.515 to 0.932: both
   o.levels.clear();
   o.metric = "summary.bottom_to_top_grad_ratio";
   make_plot(o, "test");
-  const std::string log_script = read_bytes(dir.file("pd.gp"));
+  const std::string log_script = read_bytes(dir.file("pd.svg.gp"));
   REQUIRE(log_script.find("set logscale cb") != std::string::npos);
-  REQUIRE(read_bytes(dir.file("pd.dat")).find("contour lines at log10 of the levels") != std::string::npos);
+  REQUIRE(read_bytes(dir.file("pd.svg.dat")).find("contour lines at log10 of the levels") != std::string::npos);
 }
 
 TEST_CASE("phase-diagram of a train-sweep: lr on a log axis, warmup in cells, converged_fraction by default", "[quick]") {
@@ -122,7 +122,7 @@ TEST_CASE("phase-diagram of a train-sweep: lr on a log axis, warmup in cells, co
                           dir.file("pd.svg"));
   o.render = false;
   make_plot(o, "test");
-  const std::string data = read_bytes(dir.file("pd.dat"));
+  const std::string data = read_bytes(dir.file("pd.svg.dat"));
   REQUIRE(data.find("converged_fraction") != std::string::npos);
   REQUIRE(data.find("x = log10 lr, y = warmup (index)") != std::string::npos);  // 0, 10, 100: not geometric, not even
   const auto b = blocks(data);

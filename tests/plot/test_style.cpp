@@ -1,6 +1,10 @@
 // test_style.cpp — quoting, readable log-axis tics and legend placement.
 #include <catch2/catch.hpp>
 
+#include <regex>
+#include <set>
+#include <sstream>
+
 #include "gradflow/plot/series.hpp"
 #include "gradflow/plot/style.hpp"
 
@@ -42,4 +46,24 @@ TEST_CASE("the legend goes where the data are not") {
   REQUIRE(emptiest_corner({line({0, 1, 2, 3}, {4, 4, 4, 4}), line({0, 1, 2, 3}, {1, 1, 1, 1})}, false, false) == "below");
   // on a log axis 1, 10, 100, 1000 is a straight rising line
   REQUIRE(emptiest_corner({line({0, 1, 2, 3}, {1, 10, 100, 1000})}, false, true) == "top left");
+}
+
+TEST_CASE("the palette: eight colours, eight markers, eight dash patterns (issue 38: no series 5-8 repeating 1-4's "
+          "dashes)") {
+  std::set<std::string> colours, points, dashes;
+  std::istringstream lines(palette_commands());
+  int entries = 0;
+  for (std::string line; std::getline(lines, line);) {
+    const std::regex entry("set linetype \\d+ lc rgb '(#[0-9A-F]{6})' lw [\\d.]+ pt (\\d+) ps [\\d.]+ dt (\\S+)");
+    std::smatch m;
+    if (!std::regex_match(line, m, entry)) continue;
+    ++entries;
+    colours.insert(m[1]), points.insert(m[2]), dashes.insert(m[3]);
+  }
+  REQUIRE(entries == kStyles);
+  REQUIRE(colours.size() == kStyles);
+  REQUIRE(points.size() == kStyles);
+  REQUIRE(dashes.size() == kStyles);
+  REQUIRE(std::string(kNeutralColour).find("lc rgb '#") == 0);
+  REQUIRE(colours.count(std::string(kNeutralColour).substr(8, 7)) == 0);  // the neutral grey is no series' colour
 }

@@ -3,7 +3,7 @@
 the gradflow binary); reading gradflow's JSON output; float64 random tensors (every compared computation is float64,
 so no script changes torch's default dtype). Import it before anything that imports torch:
     from preamble import np, torch, gradflow_binary, load_json, randn64
-(run as `python3 tests/pytorch/test_x.py`, the script's folder is first on sys.path, so the sibling modules,
+(run as `/usr/bin/python3 tests/pytorch/test_x.py`, the script's folder is first on sys.path, so the sibling modules,
 preamble, tolerances, torch_reference and hf_reference, import by name)."""
 import json
 import os

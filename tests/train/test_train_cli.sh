@@ -45,9 +45,9 @@ SW2="--placements post,pre --layers 2 --seeds 1 --steps 10 --log-every 5 $S -q"
 cmp -s "$T/p1.json" "$T/p4.json" || fail "train-sweep report differs between 1 thread and two runs on 2 threads each"
 # figures (script and data only: no gnuplot needed)
 "$G" plot "$T/t.json" --kind loss-curves -o "$T/loss.pdf" --no-render >/dev/null 2>&1 || fail "plot loss-curves"
-[ -s "$T/loss.gp" ] && [ -s "$T/loss.dat" ] || fail "loss-curves wrote no script/data"
+[ -s "$T/loss.pdf.gp" ] && [ -s "$T/loss.pdf.dat" ] || fail "loss-curves wrote no script/data"
 "$G" plot "$T/s1.json" --kind grad-over-training -o "$T/grad.pdf" --logx on --no-render >/dev/null 2>&1 || fail "plot grad-over-training"
-[ -s "$T/grad.dat" ] || fail "grad-over-training wrote no data"
+[ -s "$T/grad.pdf.dat" ] || fail "grad-over-training wrote no data"
 "$G" plot "$T/t.json" --kind grad-by-depth -o "$T/x.pdf" --no-render >/dev/null 2>&1
 [ $? -eq 2 ] || fail "grad-by-depth should refuse a train report with exit 2"
 echo "ok: bad options, train JSON/CSV, train-sweep thread-count independence and --resume, loss-curves and grad-over-training figures"

@@ -1,6 +1,7 @@
 // gnuplot.hpp — a figure as a gnuplot script plus one data file, written next to the output and rendered by
-// running gnuplot (Debian's gnuplot-nox, cairo terminals). For FIG.svg: FIG.gp and FIG.dat beside it, so an
-// author can edit the script and rerun `cd DIR && gnuplot FIG.gp`.
+// running gnuplot (Debian's gnuplot-nox, cairo terminals). For FIG.svg: FIG.svg.gp and FIG.svg.dat beside it (named
+// after the whole figure name, so FIG.pdf and FIG.png keep one each), so an author can edit the script and rerun
+// `cd DIR && gnuplot FIG.svg.gp`.
 #pragma once
 #include <string>
 #include <vector>
@@ -25,11 +26,11 @@ std::string terminal_line(const std::string& output, double width_in, double hei
 std::string gnuplot_program();
 
 struct RenderedFiles {
-  std::string script, data;          // paths of FIG.gp and FIG.dat
+  std::string script, data;          // paths of FIG.svg.gp and FIG.svg.dat (for FIG.svg)
   std::vector<std::string> skipped;  // inputs the kind leaves out, each "PATH (why)" (claims: train reports)
 };
 
-// Writes FIG.gp and FIG.dat (atomically) next to o.output, then, when o.render, runs gnuplot in that directory
+// Writes FIG.svg.gp and FIG.svg.dat (atomically) next to o.output, then, when o.render, runs gnuplot in that directory
 // with outfile set to a temporary name and renames it to o.output on success (so no half-written figure is
 // left). Throws Error: gnuplot missing (naming `apt-get install gnuplot-nox`, script and data still written),
 // or gnuplot failing (its first error line).

@@ -47,6 +47,15 @@ std::vector<std::vector<std::string>> group_factors(const PlotJson& experiment);
 double json_number(const PlotJson& j, const std::string& key);
 double json_number(const PlotJson& j, const std::string& key, const std::string& sub);
 
+// A train-sweep cell's share of converged runs (converged / runs): phase-diagram's default metric there.
+inline constexpr const char* kConvergedFraction = "converged_fraction";
+
+// The scalar metrics --metric can name in `in`: a compare/sweep report's groups[].scalars, a train-sweep's cell
+// numbers and kConvergedFraction; in the report's order, each once.
+std::vector<std::string> metric_names(const PlotInput& in);
+// The error text of a --metric that `in` lacks: how many there are, the nearest names, and `--metric list`.
+std::string unknown_metric(const std::string& metric, const PlotInput& in);
+
 // A compare/sweep statistic {mean, std, n} as (mean, std); NaNs when absent.
 std::pair<double, double> json_stat(const PlotJson& j, const std::string& key);
 

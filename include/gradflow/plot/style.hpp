@@ -8,6 +8,14 @@
 namespace gradflow {
 
 inline constexpr int kStyles = 8;  // palette entries: linetypes 1..8 (colour, marker, dash)
+// The figures' text size in points, in every format. Enhanced-text sub- and superscripts are 0.8 of it (gnuplot's
+// fixed ratio), so 9 pt keeps them at 7.2 pt, above the 7 pt a journal's figure text needs.
+inline constexpr double kFontPt = 9;
+// The smallest text a figure prints on purpose (contour labels): the 7 pt floor.
+inline constexpr double kMinLabelPt = 7;
+// A legend sample that shows only a marker and dash (the second factor of a two-way legend, "eval"/"train"): a
+// grey no palette colour is, so it is never read as one of the series' colours.
+inline constexpr const char* kNeutralColour = "lc rgb '#707070'";
 
 // `set linetype k ...` for k = 1..kStyles: colour, marker, dash.
 std::string palette_commands();
@@ -36,5 +44,9 @@ bool spans_decades(double lo, double hi);
 // gnuplot's decade tics otherwise; sets the range padded by a few percent in log space. At most `max_tics`
 // explicit tics (fewer, coarser ones when finer would crowd a short axis).
 std::string log_axis(const std::string& axis, double lo, double hi, int max_tics = 8);
+
+// `set AXIStics STEP` for a linear axis over [lo, hi]: the smallest step of 1, 2 or 5 times a power of ten that
+// gives at most `max_tics` intervals (gnuplot's own choice ignores how short the axis is: 11 tics on an inch).
+std::string linear_tics_step(const std::string& axis, double lo, double hi, int max_tics);
 
 }  // namespace gradflow

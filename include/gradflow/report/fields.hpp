@@ -28,6 +28,7 @@ inline constexpr const char* kBlockJacobian = "block_jacobian";
 inline constexpr const char* kProductJacobian = "product_jacobian";
 inline constexpr const char* kSpectralNorm = "spectral_norm";
 inline constexpr const char* kMinSingularValue = "min_singular_value";
+inline constexpr const char* kFrobeniusNorm = "frobenius_norm";  // exact (explicit, streamed) or a string (matrix-free)
 inline constexpr const char* kSpectrum = "spectrum";
 inline constexpr const char* kSingularValues = "singular_values";
 
@@ -197,6 +198,8 @@ inline constexpr Metric kBlockSpectralNorm{"", kBlockJacobian, kSpectralNorm, "|
 inline constexpr Metric kProductSpectralNorm{"", kProductJacobian, kSpectralNorm, "||P_l||_2", "‖{/:Italic P_l}‖_2"};
 inline constexpr Metric kBlockMinusIdentity{"", kBlockJacobian, kMinusIdentityRelativeFrobenius, "||B_l - I||_F/sqrt(N)",
                                             "‖{/:Italic B_l} − {/:Italic I}‖_F / √{/:Italic N}"};
+inline constexpr Metric kBlockFrobeniusNorm{"", kBlockJacobian, kFrobeniusNorm, "||B_l||_F", "‖{/:Italic B_l}‖_F"};
+inline constexpr Metric kProductFrobeniusNorm{"", kProductJacobian, kFrobeniusNorm, "||P_l||_F", "‖{/:Italic P_l}‖_F"};
 inline constexpr Metric kProductMinSingularValue{"", kProductJacobian, kMinSingularValue, "smin(P_l)",
                                                  "σ_{min}({/:Italic P_l})"};
 // Scalar metrics of compare/sweep reports (the comparison table and the sensitivity and claims figures).

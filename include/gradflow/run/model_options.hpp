@@ -13,5 +13,8 @@ namespace gradflow {
 void add_model_options(CLI::App& app, ModelSettings& s, bool training = false);
 // Adds the one model option `name` (without dashes) to `app` (e.g. train's --weights); returns it.
 CLI::Option* add_model_option(CLI::App& app, ModelSettings& s, const std::string& name);
+// Registers the model option `name` of `app` again with a second spelling `alias` (e.g. "--placements" beside
+// "--placement"), the same meaning; the own name stays first, the one a spec records. Returns it.
+CLI::Option* alias_model_option(CLI::App& app, ModelSettings& s, const std::string& name, const std::string& alias);
 
 }  // namespace gradflow

@@ -1,0 +1,234 @@
+"""figure_check.py — what a reviewer checks by eye on a figure, checked by machine (issue 38, part 2).
+
+For a rendered figure (PDF; SVG through rsvg-convert to PDF, both drawn by cairo) and the gnuplot script beside it:
+  text_sizes      every text run's size in points, from the PDF's text operators (Tf size x Tm scale), not
+                  from word boxes (a box is about 1.55 x the size, and rotated text swaps its sides)
+  text_lines      the text lines and their boxes (`pdftotext -bbox-layout`, poppler-utils): one per label, an
+                  enhanced-text subscript inside its label's line
+  problems(...)   the list of what is wrong: text under MIN_TEXT_PT, a label outside the canvas, two labels
+                  overlapping, two series of one panel drawn alike, one legend title drawn two ways
+Each check returns readable lines ("text 5.3 pt < 7 pt: '10'"); an empty list is a pass.
+"""
+import re
+import subprocess
+import tempfile
+import xml.etree.ElementTree as ET
+import zlib
+from pathlib import Path
+
+MIN_TEXT_PT = 7.0      # the issue's floor: no text in a vector figure smaller than 7 pt
+CANVAS_SLACK_PT = 0.5  # a box may touch the canvas edge by rounding
+OVERLAP_PT = 0.6       # two labels' boxes may share a sliver this thick (glyph boxes include side bearings)
+
+
+def pdf_of(figure: Path, workdir: Path) -> Path:
+    """The figure as a PDF: itself, or an SVG converted by rsvg-convert (librsvg2-bin)."""
+    if figure.suffix == ".pdf":
+        return figure
+    out = workdir / (figure.name + ".pdf")
+    # at 72 dpi one SVG unit (gnuplot writes the canvas in points) is one PDF point; rsvg-convert's default is 96
+    subprocess.run(["rsvg-convert", "-f", "pdf", "--dpi-x", "72", "--dpi-y", "72", "-o", str(out), str(figure)],
+                   check=True)
+    return out
+
+
+def _streams(pdf: bytes):
+    for m in re.finditer(rb"stream\r?\n(.*?)\r?\nendstream", pdf, re.S):
+        try:
+            yield zlib.decompress(m.group(1)).decode("latin1")
+        except zlib.error:
+            yield m.group(1).decode("latin1")
+
+
+_NUM = r"(-?[\d.]+)"
+_TM = re.compile(" ".join([_NUM] * 6) + r" Tm")
+_TF = re.compile(r"/\S+ " + _NUM + r" Tf")
+_CM = re.compile(" ".join([_NUM] * 6) + r" cm")
+_TJ = re.compile(r"\((.*?)\)\s*Tj|\[(.*?)\]\s*TJ")
+
+
+def text_sizes(pdf_path: Path):
+    """[(size_pt, text)] for every text object: the font size times the scale of its text matrix and of the
+    current transformation (cairo writes `BT s 0 0 -s x y Tm /f 1 Tf (text) Tj ET`, rotated text with a rotated
+    matrix; rsvg-convert scales by `cm`)."""
+    out = []
+    for s in _streams(pdf_path.read_bytes()):
+        if " Tf" not in s:
+            continue
+        ctm_scale = [1.0]  # the scale of the current transformation, per q/Q level
+        for tok in re.finditer(r"(" + " ".join([_NUM] * 6) + r" cm)|(\bq\b)|(\bQ\b)|BT(.*?)ET", s, re.S):
+            if tok.group(1):
+                a, b, c, d = (float(tok.group(i)) for i in range(2, 6))
+                ctm_scale[-1] *= abs(a * d - b * c) ** 0.5
+            elif tok.group(8):
+                ctm_scale.append(ctm_scale[-1])
+            elif tok.group(9):
+                if len(ctm_scale) > 1:
+                    ctm_scale.pop()
+            else:
+                size, scale = 0.0, 1.0  # the text state inside BT ... ET, in the order its operators come
+                for op in re.finditer(_TM.pattern + "|" + _TF.pattern + "|" + _TJ.pattern, tok.group(10), re.S):
+                    if op.group(6) is not None:  # Tm: its scale (rotation kept out)
+                        a, b = float(op.group(1)), float(op.group(2))
+                        scale = (a * a + b * b) ** 0.5
+                    elif op.group(7) is not None:
+                        size = float(op.group(7))
+                    else:
+                        out.append((size * scale * ctm_scale[-1], op.group(8) or op.group(9) or ""))
+    return out
+
+
+def text_lines(pdf_path: Path):
+    """(page_width, page_height, [(xmin, ymin, xmax, ymax, text)]) from pdftotext -bbox-layout."""
+    xml = subprocess.run(["pdftotext", "-bbox-layout", str(pdf_path), "-"], check=True, capture_output=True).stdout
+    root = ET.fromstring(re.sub(rb'xmlns="[^"]+"', b"", xml, count=1))
+    page = root.find(".//page")
+    w, h = float(page.get("width")), float(page.get("height"))
+    lines = []
+    for line in page.iter("line"):
+        words = [x.text or "" for x in line.iter("word")]
+        box = tuple(float(line.get(k)) for k in ("xMin", "yMin", "xMax", "yMax"))
+        lines.append((*box, " ".join(words)))
+    return w, h, lines
+
+
+def _overlap(a, b):
+    dx = min(a[2], b[2]) - max(a[0], b[0])
+    dy = min(a[3], b[3]) - max(a[1], b[1])
+    return min(dx, dy)
+
+
+def layout_problems(figure: Path, workdir: Path):
+    pdf = pdf_of(figure, workdir)
+    problems = []
+    small = sorted({(round(s, 1), t) for s, t in text_sizes(pdf) if s < MIN_TEXT_PT and t.strip()})
+    problems += [f"text {s} pt < {MIN_TEXT_PT:g} pt: {t!r}" for s, t in small[:5]]
+    if len(small) > 5:
+        problems.append(f"... and {len(small) - 5} more runs of small text")
+    w, h, lines = text_lines(pdf)
+    for x0, y0, x1, y1, t in lines:
+        if x0 < -CANVAS_SLACK_PT or y0 < -CANVAS_SLACK_PT or x1 > w + CANVAS_SLACK_PT or y1 > h + CANVAS_SLACK_PT:
+            problems.append(f"label {t!r} outside the {w:g} x {h:g} pt canvas: [{x0:.1f}, {y0:.1f}, {x1:.1f}, {y1:.1f}]")
+    for i in range(len(lines)):
+        for j in range(i + 1, len(lines)):
+            if _overlap(lines[i], lines[j]) > OVERLAP_PT:
+                problems.append(f"labels overlap: {lines[i][4]!r} and {lines[j][4]!r}")
+    return problems
+
+
+# ---- series styles, from the script ------------------------------------------------------------------------------
+
+_LT_DEF = re.compile(r"^set linetype (\d+) lc rgb '(#[0-9A-Fa-f]{6})' .*?pt (\d+) .*?dt (\S+)", re.M)
+
+
+def _plot_commands(script: str):
+    """Each `plot` command of the script as its list of clauses (continuation lines joined)."""
+    joined = re.sub(r"\\\n", " ", script)
+    for line in joined.splitlines():
+        if line.startswith("plot "):
+            yield [c.strip() for c in re.split(r",\s+(?=data |keyentry|NaN|'|\d|[-+]?\d)", line[5:])]
+
+
+def _style(clause: str, linetypes):
+    lt = re.search(r"\blt (\d+)", clause)
+    colour = re.search(r"lc rgb '([^']+)'", clause)
+    pt = re.search(r"\bpt (\d+)", clause)
+    dt = re.search(r"\bdt (\([^)]*\)|\d+)", clause)
+    base = linetypes.get(int(lt.group(1)), ("?", "?", "?")) if lt else ("?", "?", "?")
+    return (colour.group(1) if colour else base[0], pt.group(1) if pt else base[1], dt.group(1) if dt else base[2])
+
+
+def style_problems(script_path: Path):
+    """Two line series of one plot command drawn with the same colour, marker and dash; one legend title drawn
+    with two different styles anywhere in the figure."""
+    script = script_path.read_text()
+    linetypes = {int(m.group(1)): (m.group(2).upper(), m.group(3), m.group(4)) for m in _LT_DEF.finditer(script)}
+    problems, by_title = [], {}
+    for clauses in _plot_commands(script):
+        seen = {}  # (points only?, style) -> the series drawn so: its data block, else its legend title
+        for c in clauses:
+            if not re.search(r"with (lines|linespoints|points)\b", c) or "lc rgb '#ffffff'" in c:
+                continue
+            style = _style(c, linetypes)
+            title = re.search(r"title '((?:[^']|'')*)'", c)
+            index = re.search(r"\bindex (\d+)", c)
+            ident = f"data block {index.group(1)}" if index else f"legend entry {title.group(1) if title else c[:30]!r}"
+            if re.search(r"with lines\b", c):
+                style = (style[0], "-", style[2])  # a line has no marker
+            if "with points" in c:
+                style = (style[0], style[1], "-")  # points have no dash
+            key = (c.startswith("keyentry"), style)  # legend samples against each other, data against data
+            if key in seen and seen[key] != ident:
+                problems.append(f"{seen[key]} and {ident} share colour, marker and dash {style}")
+            seen.setdefault(key, ident)
+            if title and title.group(1).strip():
+                by_title.setdefault(title.group(1), set()).add(style)
+    for t, styles in by_title.items():
+        if len(styles) > 1:
+            problems.append(f"{t!r} is drawn in {len(styles)} styles: {sorted(styles)}")
+    return problems
+
+
+# ---- every label the script sets is drawn ------------------------------------------------------------------------
+
+_QUOTED = r"'((?:[^']|'')*)'"
+
+
+def script_labels(script: str):
+    """The texts the script asks gnuplot to draw: axis labels, titles, explicit tic labels, legend titles, labels."""
+    out = []
+    joined = re.sub(r"\\\n", " ", script)
+    key = True  # whether plot titles reach a legend
+    for line in joined.splitlines():
+        if line.startswith("reset") or line.startswith("set key"):
+            key = True
+        if line.startswith("unset key"):
+            key = False
+        m = re.match(r"set (x|y|x2|y2|cb)label " + _QUOTED, line)
+        if m:
+            out.append((f"{m.group(1)}label", m.group(2), "noenhanced" not in line))
+        if line.startswith("set title "):
+            for piece in re.findall(_QUOTED, line[len("set title "):]):
+                out.append(("title", piece, "noenhanced" not in line))
+        m = re.match(r"set (x|y|cb)tics \((.*)\)", line)
+        if m and "rotate" not in line:  # (pdftotext reads text at 30 degrees a glyph at a time)
+            for piece in re.findall(_QUOTED + r" [-+0-9.eE]+", m.group(2)):
+                out.append((f"{m.group(1)} tic", piece, "noenhanced" not in line))
+        m = re.match(r"set label \d+ " + _QUOTED, line)
+        if m:
+            out.append(("label", m.group(1), "noenhanced" not in line))
+        if key and (line.startswith("plot ") or line.startswith("  ")):
+            for clause in re.split(r",\s+(?=data |keyentry)", line):
+                t = re.search(r"\btitle " + _QUOTED, clause)
+                if t and t.group(1).strip():
+                    out.append(("legend", t.group(1), "noenhanced" not in clause))
+    return [(what, text.replace("''", "'"), enhanced) for what, text, enhanced in out]
+
+
+def _flat(text: str, enhanced: bool):
+    if enhanced:
+        text = re.sub(r"\{/[^ }]* ?", "", text)  # {/:Italic x}, {/*0.8 x}: the font switch
+        text = re.sub(r"[{}_^@&~\\]", "", text)
+    return re.sub(r"\s+", "", text.replace("\u2212", "-"))
+
+
+def missing_labels(pdf_path: Path, script_path: Path):
+    """Each label of the script that the figure does not show (clipped off the canvas, or dropped by gnuplot)."""
+    _, _, lines = text_lines(pdf_path)
+    drawn = _flat("".join(t for *_, t in lines), False)
+    out = []
+    for what, text, enhanced in script_labels(script_path.read_text()):
+        # word by word: pdftotext may interleave a long label's words with the tic labels beside it; a word of one
+        # or two letters (a subscript split off its symbol) is not looked for, unless it is the whole label
+        words = [w for w in (_flat(w, enhanced) for w in text.split()) if w]
+        if len(words) > 1:
+            words = [w for w in words if len(w) >= 3]
+        if any(w not in drawn for w in words):
+            out.append(f"{what} {text!r} is not drawn")
+    return out
+
+
+def problems(figure: Path, script: Path):
+    with tempfile.TemporaryDirectory() as d:
+        return (layout_problems(figure, Path(d)) + missing_labels(pdf_of(figure, Path(d)), script) +
+                style_problems(script))
