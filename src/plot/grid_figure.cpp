@@ -16,6 +16,15 @@ namespace gradflow {
 namespace {
 
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kLabelHalfWidth = 0.11, kLabelHalfHeight = 0.07;  // half a contour label, as panel fractions
+
+// A contour level as its label: as the colour bar writes it (10^{-8} on a bar of powers of ten; 0.5 otherwise).
+std::string level_text(double level, bool decades) {
+  const double e = std::round(std::log10(level));
+  if (decades && level > 0 && std::abs(level / std::pow(10.0, e) - 1) < 1e-9)
+    return e == 0 ? "1" : "10^{" + number_text(e) + "}";
+  return number_text(level);
+}
 
 const char* kViridis =
     "set palette defined (0 '#440154', 1 '#482878', 2 '#3E4A89', 3 '#31688E', 4 '#26828E', 5 '#1F9E89', "
@@ -151,6 +160,9 @@ Figure grid_figure(const GridAxis& ax, const GridAxis& ay, const std::vector<Gri
   if (o.height > 0) ah = (o.height - rows * (top + bottom)) / rows;
   require(ah > 0.3, "--height " + number_text(o.height) + " leaves no room for the panels; fix: a larger --height");
   const double H = rows * (top + ah + bottom);
+  const double bar_inches = rows * (top + ah + bottom) - top - bottom;  // the colour bar's length
+  // contour labels read as the colour bar does: 10^{-8} where the bar's tics are powers of ten (log_axis)
+  const bool decade_format = log_colour && std::log10(chi / clo) > 3;
   const auto sx = [&](double inch) { return gp_num(inch / W); };
   const auto sy = [&](double inch) { return gp_num(1 - inch / H); };  // inches from the top
 
@@ -187,17 +199,24 @@ Figure grid_figure(const GridAxis& ax, const GridAxis& ay, const std::vector<Gri
     if (log_colour)
       for (double& f : field) f = f > 0 ? std::log10(f) : kNaN;
     std::string lines, labels;
+    std::vector<std::pair<double, double>> placed;  // the labels so far, as fractions of the panel's width, height
     for (double level : levels) {
       const std::vector<Segment> segs = contour_segments(ax.t, ay.t, field, log_colour ? std::log10(level) : level);
-      double best = -1, lx = 0, ly = 0;
+      double best = -1e300, lx = 0, ly = 0;
       for (const auto& s : segs) {
         lines += gp_num(s.x0) + " " + gp_num(s.y0) + "\n" + gp_num(s.x1) + " " + gp_num(s.y1) + "\n\n";
         const double mx = (s.x0 + s.x1) / 2, my = (s.y0 + s.y1) / 2;
-        const double inside = std::min({(mx - ax.edges.front()) / xr, (ax.edges.back() - mx) / xr,
-                                        (my - ay.edges.front()) / yr, (ay.edges.back() - my) / yr});
-        if (inside > best + 1e-12) best = inside, lx = mx, ly = my;
+        const double u = (mx - ax.edges.front()) / xr, v = (my - ay.edges.front()) / yr;
+        // never on a label placed before (a label's box: about a fifth of the panel across, an eighth up); then as
+        // far inside the panel as the line goes
+        bool free = true;
+        for (const auto& [pu, pv] : placed) free &= std::abs(u - pu) >= 2 * kLabelHalfWidth || std::abs(v - pv) >= kLabelHalfHeight * 2;
+        const double inside = std::min({u, 1 - u, v, 1 - v});
+        if (free && inside > best + 1e-12) best = inside, lx = mx, ly = my;
       }
-      if (!segs.empty()) labels += gp_num(lx) + " " + gp_num(ly) + " \"" + number_text(level) + "\"\n";
+      if (best == -1e300) continue;  // no line, or every place on it is taken: the colour bar gives the level
+      placed.emplace_back((lx - ax.edges.front()) / xr, (ly - ay.edges.front()) / yr);
+      labels += gp_num(lx) + " " + gp_num(ly) + " \"" + level_text(level, log_colour && decade_format) + "\"\n";
     }
     int line_block = -1, label_block = -1;
     if (!lines.empty()) {
@@ -210,7 +229,9 @@ Figure grid_figure(const GridAxis& ax, const GridAxis& ay, const std::vector<Gri
     b += "reset\nset border 15 lw 0.8\nset tics out scale 0.5 nomirror\nunset key\n";
     b += kViridis;
     b += "set cbrange [" + gp_num(clo) + ":" + gp_num(chi) + "]\n";
-    if (log_colour) b += "set logscale cb\n" + std::string(std::log10(chi / clo) > 3 ? "set format cb '10^{%L}'\n" : "");
+    // the colour bar's tics as a y axis has them: 1-2-5 on a log scale of under two decades, powers of ten above
+    if (log_colour) b += log_axis("cb", clo, chi, std::max(3, static_cast<int>(bar_inches / 0.25)));
+    else b += linear_tics_step("cb", clo, chi, std::max(2, static_cast<int>(bar_inches / 0.25)));
     b += "set lmargin at screen " + sx(x0 + left) + "\nset rmargin at screen " + sx(x0 + cell_w - right) +
          "\nset tmargin at screen " + sy(yt) + "\nset bmargin at screen " + sy(yt + ah) + "\n";
     b += "set xrange [" + gp_num(ax.edges.front()) + ":" + gp_num(ax.edges.back()) + "]\nset yrange [" +
@@ -220,10 +241,10 @@ Figure grid_figure(const GridAxis& ax, const GridAxis& ay, const std::vector<Gri
     if (c == 0) b += "set ylabel " + gp_quote(ay.label) + " offset 0.8,0\n";
     b += "set title " + gp_quote(panel.title) + " noenhanced offset 0,-0.6\n";
     if (p == n - 1) {
-      const double bh = rows * (top + ah + bottom) - top - bottom;
+      const double bh = bar_inches;
       b += "set colorbox user origin screen " + sx(cols * cell_w + 0.1) + ", screen " + sy(top + bh) + " size screen " +
            gp_num(0.1 / W) + ", screen " + gp_num(bh / H) + "\n";
-      b += "set cblabel " + gp_quote(st.cblabel) + (st.cblabel_plain ? " noenhanced" : "") + " offset -0.5,0\n"
+      b += "set cblabel " + gp_quote(st.cblabel) + (st.cblabel_plain ? " noenhanced" : "") + " offset 0.5,0\n"
            "set cbtics scale 0.5\n";
     } else {
       b += "unset colorbox\n";

@@ -143,6 +143,12 @@ Figure plot_phase_diagram(const std::vector<PlotInput>& in, const PlotOptions& o
   }
   GridStyle st;
   st.cblabel = metric_label(metric);
+  // a train-sweep cell's shares of runs: named in words, on their whole range (an all-zero grid is "none
+  // converged", not a window of -0.5...0.5 around zero)
+  const std::map<std::string, std::string> shares = {{kConvergedFraction, "share of runs converged"},
+                                                     {"divergence_rate", "share of runs diverged"}};
+  if (train && shares.count(metric)) st.cblabel = shares.at(metric), st.lo = 0, st.hi = 1;
+  if (train && metric == "final_eval_loss_mean") st.cblabel = "final eval loss (mean over seeds)";
   st.cblabel_plain = st.cblabel.empty();
   if (st.cblabel_plain) st.cblabel = metric;
   st.levels = o.levels;

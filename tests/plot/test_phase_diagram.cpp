@@ -161,3 +161,39 @@ TEST_CASE("phase-diagram refuses what it cannot draw with one line naming the fi
   o.inputs = {write_json(dir, "t.json", train_report("post", 2))};
   one_line("not the train report");
 }
+
+TEST_CASE("phase-diagram (issue 38): shares of runs on [0, 1] in words, an all-zero grid too; the colour bar's tics "
+          "and the contour labels in one format; no two contour labels on one spot", "[quick]") {
+  TempDir dir;
+  J ts = train_sweep_report({"post"}, {6}, {0, 10, 100}, {1e-3, 1e-2});
+  for (auto& c : ts["groups"][0]["cells"]) c["converged"] = 0;  // nothing converged anywhere
+  PlotOptions o = options(write_json(dir, "ts.json", ts), dir.file("pd.svg"));
+  o.render = false;
+  make_plot(o, "test");
+  std::string script = read_bytes(dir.file("pd.svg.gp"));
+  REQUIRE(script.find("set cbrange [0:1]") != std::string::npos);  // not -0.5:0.5 around the zeros
+  REQUIRE(script.find("set cblabel 'share of runs converged'") != std::string::npos);
+
+  // a sweep whose metric spans eight decades: the bar's tics are powers of ten, and so are the contour labels
+  J s2 = sweep2d_report();
+  int k = 0;
+  for (auto& g : s2["groups"]) g["scalars"]["summary.bottom_to_top_grad_ratio"]["mean"] = std::pow(10.0, -8.0 * (k++ % 15) / 14);
+  o = options(write_json(dir, "s2.json", s2), dir.file("pd.svg"));
+  o.render = false;
+  make_plot(o, "test");
+  script = read_bytes(dir.file("pd.svg.gp"));
+  REQUIRE(script.find("set format cb '10^{%L}'") != std::string::npos);
+  const auto b = blocks(read_bytes(dir.file("pd.svg.dat")));
+  std::vector<std::pair<double, double>> at;
+  for (const auto& line : b.back()) {  // the contour labels: x y "text"
+    INFO(line);
+    REQUIRE(line.find("\"1e-") == std::string::npos);
+    std::istringstream in(line);
+    double x = 0, y = 0;
+    in >> x >> y;
+    at.emplace_back(x, y);
+  }
+  REQUIRE(at.size() >= 2);
+  for (size_t i = 0; i < at.size(); ++i)
+    for (size_t j = i + 1; j < at.size(); ++j) REQUIRE((at[i].first != at[j].first || at[i].second != at[j].second));
+}
