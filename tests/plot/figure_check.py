@@ -47,35 +47,73 @@ _CM = re.compile(" ".join([_NUM] * 6) + r" cm")
 _TJ = re.compile(r"\((.*?)\)\s*Tj|\[(.*?)\]\s*TJ")
 
 
-def text_sizes(pdf_path: Path):
-    """[(size_pt, text)] for every text object: the font size times the scale of its text matrix and of the
-    current transformation (cairo writes `BT s 0 0 -s x y Tm /f 1 Tf (text) Tj ET`, rotated text with a rotated
-    matrix; rsvg-convert scales by `cm`)."""
+def _mul(m, n):
+    """The PDF matrix product m x n of [a b c d e f] matrices (row vectors: apply m, then n)."""
+    a, b, c, d, e, f = m
+    A, B, C, D, E, F = n
+    return [a * A + b * C, a * B + b * D, c * A + d * C, c * B + d * D, e * A + f * C + E, e * B + f * D + F]
+
+
+def text_runs(pdf_path: Path):
+    """[(size_pt, text, x, y, angle_deg)] for every shown string: its size (the font size times the scale of its
+    text matrix and of the current transformation), where it starts on the page (points from the top left, as
+    pdftotext gives boxes) and its direction. cairo writes `BT s 0 0 -s x y Tm /f 1 Tf (text) Tj ET`, rotated text
+    with a rotated matrix; rsvg-convert adds `cm` scales."""
+    import math
+    data = pdf_path.read_bytes()
+    m = re.search(rb"/MediaBox\s*\[\s*[-\d.]+\s+[-\d.]+\s+[-\d.]+\s+([-\d.]+)", data)
+    page_h = float(m.group(1)) if m else 0.0
     out = []
-    for s in _streams(pdf_path.read_bytes()):
+    for s in _streams(data):
         if " Tf" not in s:
             continue
-        ctm_scale = [1.0]  # the scale of the current transformation, per q/Q level
+        ctm = [[1.0, 0.0, 0.0, 1.0, 0.0, 0.0]]  # per q/Q level
         for tok in re.finditer(r"(" + " ".join([_NUM] * 6) + r" cm)|(\bq\b)|(\bQ\b)|BT(.*?)ET", s, re.S):
             if tok.group(1):
-                a, b, c, d = (float(tok.group(i)) for i in range(2, 6))
-                ctm_scale[-1] *= abs(a * d - b * c) ** 0.5
+                ctm[-1] = _mul([float(tok.group(i)) for i in range(2, 8)], ctm[-1])
             elif tok.group(8):
-                ctm_scale.append(ctm_scale[-1])
+                ctm.append(list(ctm[-1]))
             elif tok.group(9):
-                if len(ctm_scale) > 1:
-                    ctm_scale.pop()
+                if len(ctm) > 1:
+                    ctm.pop()
             else:
-                size, scale = 0.0, 1.0  # the text state inside BT ... ET, in the order its operators come
+                size, tm = 0.0, [1.0, 0.0, 0.0, 1.0, 0.0, 0.0]  # the text state inside BT ... ET, in order
                 for op in re.finditer(_TM.pattern + "|" + _TF.pattern + "|" + _TJ.pattern, tok.group(10), re.S):
-                    if op.group(6) is not None:  # Tm: its scale (rotation kept out)
-                        a, b = float(op.group(1)), float(op.group(2))
-                        scale = (a * a + b * b) ** 0.5
+                    if op.group(6) is not None:
+                        tm = [float(op.group(i)) for i in range(1, 7)]
                     elif op.group(7) is not None:
                         size = float(op.group(7))
                     else:
-                        out.append((size * scale * ctm_scale[-1], op.group(8) or op.group(9) or ""))
+                        full = _mul(tm, ctm[-1])
+                        scale = abs(full[0] * full[3] - full[1] * full[2]) ** 0.5
+                        angle = math.degrees(math.atan2(full[1], full[0])) % 360
+                        out.append((size * scale, op.group(8) or op.group(9) or "", full[4], page_h - full[5],
+                                    angle))
     return out
+
+
+def text_sizes(pdf_path: Path):
+    """[(size_pt, text)] of text_runs."""
+    return [(size, text) for size, text, *_ in text_runs(pdf_path)]
+
+
+def _slanted(runs):
+    """The shown strings at an angle other than 0, 90, 180 or 270 degrees (tic labels rotated by 30): pdftotext
+    reads those a glyph at a time into lines of mixed letters, so their boxes say nothing about overlaps."""
+    return [r for r in runs if min(abs(r[4] - a) for a in (0, 90, 180, 270, 360)) > 1]
+
+
+def _near_slanted(box, slanted):
+    """Whether a pdftotext line lies on one of the slanted strings (within a character of its baseline)."""
+    import math
+    cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+    for size, text, x, y, angle in slanted:
+        length = 0.6 * size * max(len(text), 1)
+        dx, dy = math.cos(math.radians(angle)), -math.sin(math.radians(angle))  # page y grows downwards
+        t = max(0.0, min(length, (cx - x) * dx + (cy - y) * dy))
+        if math.hypot(cx - (x + t * dx), cy - (y + t * dy)) <= size:
+            return True
+    return False
 
 
 def text_lines(pdf_path: Path):
@@ -106,13 +144,15 @@ def layout_problems(figure: Path, workdir: Path):
     if len(small) > 5:
         problems.append(f"... and {len(small) - 5} more runs of small text")
     w, h, lines = text_lines(pdf)
+    slanted = _slanted(text_runs(pdf))
     for x0, y0, x1, y1, t in lines:
         if x0 < -CANVAS_SLACK_PT or y0 < -CANVAS_SLACK_PT or x1 > w + CANVAS_SLACK_PT or y1 > h + CANVAS_SLACK_PT:
             problems.append(f"label {t!r} outside the {w:g} x {h:g} pt canvas: [{x0:.1f}, {y0:.1f}, {x1:.1f}, {y1:.1f}]")
-    for i in range(len(lines)):
-        for j in range(i + 1, len(lines)):
-            if _overlap(lines[i], lines[j]) > OVERLAP_PT:
-                problems.append(f"labels overlap: {lines[i][4]!r} and {lines[j][4]!r}")
+    upright = [ln for ln in lines if not _near_slanted(ln, slanted)]
+    for i in range(len(upright)):
+        for j in range(i + 1, len(upright)):
+            if _overlap(upright[i], upright[j]) > OVERLAP_PT:
+                problems.append(f"labels overlap: {upright[i][4]!r} and {upright[j][4]!r}")
     return problems
 
 
