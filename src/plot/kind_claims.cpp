@@ -136,6 +136,23 @@ std::string panel_title(const std::string& claim, const std::string& stem, doubl
   return first + "\n(" + stem + ")";
 }
 
+// Whether the report is a --reduced run of its spec: the spec file's "reduced" overrides are the options it ran.
+bool reduced_run(const PlotJson& report) {
+  if (!report.contains("spec_file") || !report["spec_file"].is_object()) return false;
+  const PlotJson& content = report["spec_file"].value("content", PlotJson::object());
+  const PlotJson options = spec_of(report).value("options", PlotJson::object());
+  if (!content.is_object() || !content.contains("reduced") || !content["reduced"].is_object() ||
+      content["reduced"].empty())
+    return false;
+  for (const auto& [k, v] : content["reduced"].items()) {
+    const std::string want = v.is_string() ? v.get<std::string>() : v.dump();
+    if (!options.contains(k)) return false;
+    const PlotJson& got = options[k];
+    if ((got.is_string() ? got.get<std::string>() : got.dump()) != want) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 Figure plot_claims(const std::vector<PlotInput>& in, const PlotOptions& o) {
@@ -150,7 +167,9 @@ Figure plot_claims(const std::vector<PlotInput>& in, const PlotOptions& o) {
     LineFigure f = p.ratio ? ratio_figure(i, p.metric) : sensitivity_figure(i, p.metric, "");
     if (o.logy != "auto") f.logy = o.logy;
     const std::string claim = spec_of(i.json).value("claim", std::string());
-    f.title = panel_title(claim, i.stem, o.width / cols - 0.93);
+    // a --reduced run says so in its title: its depths and widths are not the claim's
+    const bool reduced = reduced_run(i.json);
+    f.title = panel_title(claim, i.stem + (reduced ? ", reduced run" : ""), o.width / cols - 0.93);
     if (std::isfinite(p.article)) {  // the article's number as a dashed line across the panel
       double x0 = INFINITY, x1 = -INFINITY;
       for (const auto& s : f.series)
@@ -162,11 +181,21 @@ Figure plot_claims(const std::vector<PlotInput>& in, const PlotOptions& o) {
       ref.x = {x0, x1};
       ref.y = {p.article, p.article};
       ref.with = "lines";
-      ref.style_spec = "lt 7 dt 2 lw 1";
+      ref.style_spec = std::string(kNeutralColour) + " dt 2 lw 1";
       f.series.push_back(ref);
     }
     panels.push_back(std::move(f));
   }
+  // one style per legend entry across the figure (Post-LN the same colour in every panel, whatever order a
+  // report lists its placements in): styles in order of first appearance
+  std::vector<std::string> seen;
+  for (auto& f : panels)
+    for (auto& series : f.series) {
+      if (series.title.empty() || !series.style_spec.empty()) continue;
+      auto it = std::find(seen.begin(), seen.end(), series.title);
+      if (it == seen.end()) it = seen.insert(seen.end(), series.title);
+      series.style_spec = series_style(static_cast<int>(it - seen.begin()));
+    }
   return panel_figure(std::move(panels), {}, cols, o.width, 1.8);
 }
 

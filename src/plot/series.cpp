@@ -117,6 +117,18 @@ bool xtics_collide(const std::vector<std::pair<double, std::string>>& tics, cons
   return false;
 }
 
+// The colour part of a style ("lt 3 pt 5 dt 2" -> "lt 3", "lc rgb '#707070' dt 2" -> "lc rgb '#707070'"): error bars
+// drawn solid in the series' colour (its dash would break them up).
+std::string colour_of(const std::string& style) {
+  for (const char* key : {"lc rgb '", "lt "}) {
+    const auto at = style.find(key);
+    if (at == std::string::npos) continue;
+    const auto end = key[1] == 'c' ? style.find('\'', at + 8) + 1 : style.find(' ', at + 3);
+    return style.substr(at, end == std::string::npos ? std::string::npos : end - at);
+  }
+  return "";
+}
+
 std::vector<std::string> legend_titles(const std::vector<Series>& series) {
   std::vector<std::string> t;
   for (const auto& s : series)
@@ -323,8 +335,10 @@ Figure line_figure(const LineFigure& f, int first_block) {
     const std::string idx = "data index " + std::to_string(block[k]);
     if (s.key_only)
       parts.push_back("  keyentry with " + (s.with.empty() ? "linespoints" : s.with) + " " + lt_of(s, k) + title_of(s));
-    else if (!s.lo.empty() && f.spread == "errorbars")
-      parts.push_back("  " + idx + " using 1:2:3:4 with yerrorlines " + lt_of(s, k) + title_of(s));
+    else if (!s.lo.empty() && f.spread == "errorbars") {  // the bars solid in the series' colour, then its line
+      parts.push_back("  " + idx + " using 1:2:3:4 with yerrorbars " + colour_of(lt_of(s, k)) + " dt 1 ps 0 notitle");
+      parts.push_back("  " + idx + " using 1:2 with linespoints " + lt_of(s, k) + title_of(s));
+    }
     else
       parts.push_back("  " + idx + " using 1:2 with " + (s.with.empty() ? "linespoints" : s.with) + " " + lt_of(s, k) +
                       (s.with.empty() ? pi_of(s) : "") + title_of(s));
@@ -358,7 +372,7 @@ Figure panel_figure(std::vector<LineFigure> panels, const std::vector<Series>& l
     rotated.push_back(built.back().body.find("rotate by") != std::string::npos ? 0.4 : 0.0);
     key_pad[r] = std::max(key_pad[r], built.back().extra_height + rotated.back() + (built.back().extra_height > 0 ? 0.12 : 0.0));
     if (!panels[i].title.empty())  // gnuplot draws a title about a line above the axes: room for each line
-      top[r] = std::max(top[r], 0.24 + 0.14 * static_cast<double>(1 + std::count(panels[i].title.begin(), panels[i].title.end(), '\n')));
+      top[r] = std::max(top[r], 0.26 + 0.16 * static_cast<double>(1 + std::count(panels[i].title.begin(), panels[i].title.end(), '\n')));
   }
   const std::vector<std::string> shared = legend_titles(legend);
   const KeyBox lk = key_box(shared, width, legend_rows);

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <regex>
 #include <set>
 
@@ -232,4 +233,34 @@ TEST_CASE("spectrum legends write P_0 as a subscript, not raw", "[quick]") {
   const Written w = figure(dir, "spectrum", {write_json(dir, "post.json", analyze_report("post", 6, 1.0, 0.7))}, o);
   REQUIRE(w.script.find("title '{/:Italic P}_{0}'") != std::string::npos);
   REQUIRE(w.script.find("title 'P_0'") == std::string::npos);
+}
+
+TEST_CASE("claims (issue 38): a placement keeps its style in every panel, a reduced run says so, error bars are "
+          "solid") {
+  TempDir dir;
+  J a = compare_report({"post", "pre"}, {2, 4}), b = compare_report({"pre", "post"}, {2, 4});
+  a["spec"] = {{"claim", "C8"}, {"options", {{"layers", "2,4"}}}};  // C8: the groups themselves, no ratio
+  b["spec"] = a["spec"];
+  // b is the --reduced run of a spec whose full size is 6,12,24
+  b["spec_file"] = {{"path", "x.json"}, {"content", {{"claim", "C8"}, {"options", {{"layers", "6,12,24"}}},
+                                                     {"reduced", {{"layers", "2,4"}}}}}};
+  const Written w = figure(dir, "claims", {write_json(dir, "a.json", a), write_json(dir, "b.json", b)});
+  std::map<std::string, std::set<std::string>> styles;  // title -> the styles it is drawn with
+  for (const auto& e : data_elements(w.script)) {
+    const auto t = e.find(" title '");
+    if (t == std::string::npos) continue;
+    styles[e.substr(t + 8, e.find('\'', t + 8) - t - 8)].insert(style_of(e));
+  }
+  REQUIRE(styles.count("post"));
+  REQUIRE(styles.count("pre"));
+  for (const auto& [title, set] : styles) {
+    INFO(title);
+    REQUIRE(set.size() == 1);  // Post-LN blue in both panels, though b lists pre first
+  }
+  REQUIRE(*styles["post"].begin() != *styles["pre"].begin());
+  REQUIRE(w.script.find("b, reduced run") != std::string::npos);
+  REQUIRE(w.script.find("a, reduced run") == std::string::npos);
+  for (const auto& e : data_elements(w.script))  // bars solid (dt 1) in the series' colour; never yerrorlines
+    if (e.find("yerrorbars") != std::string::npos) REQUIRE(e.find(" dt 1 ") != std::string::npos);
+  REQUIRE(w.script.find("yerrorlines") == std::string::npos);
 }
