@@ -117,16 +117,15 @@ bool xtics_collide(const std::vector<std::pair<double, std::string>>& tics, cons
   return false;
 }
 
-// The colour part of a style ("lt 3 pt 5 dt 2" -> "lt 3", "lc rgb '#707070' dt 2" -> "lc rgb '#707070'"): error bars
-// drawn solid in the series' colour (its dash would break them up).
-std::string colour_of(const std::string& style) {
-  for (const char* key : {"lc rgb '", "lt "}) {
-    const auto at = style.find(key);
-    if (at == std::string::npos) continue;
-    const auto end = key[1] == 'c' ? style.find('\'', at + 8) + 1 : style.find(' ', at + 3);
-    return style.substr(at, end == std::string::npos ? std::string::npos : end - at);
-  }
-  return "";
+// A style without its dash ("lt 3 pt 5 dt 2" -> "lt 3 pt 5", "lc rgb '#707070' dt (10,4)" -> "lc rgb '#707070'"):
+// error bars are drawn solid in the series' colour and marker (its dash would break them up; gnuplot refuses a
+// second dt in one style).
+std::string without_dash(const std::string& style) {
+  const auto at = style.find(" dt ");
+  if (at == std::string::npos) return style;
+  auto end = style.find(style.compare(at + 4, 1, "(") == 0 ? ')' : ' ', at + 4);
+  if (end != std::string::npos && style[end] == ')') ++end;
+  return style.substr(0, at) + (end == std::string::npos ? "" : style.substr(end));
 }
 
 std::vector<std::string> legend_titles(const std::vector<Series>& series) {
@@ -336,7 +335,7 @@ Figure line_figure(const LineFigure& f, int first_block) {
     if (s.key_only)
       parts.push_back("  keyentry with " + (s.with.empty() ? "linespoints" : s.with) + " " + lt_of(s, k) + title_of(s));
     else if (!s.lo.empty() && f.spread == "errorbars") {  // the bars solid in the series' colour, then its line
-      parts.push_back("  " + idx + " using 1:2:3:4 with yerrorbars " + colour_of(lt_of(s, k)) + " dt 1 ps 0 notitle");
+      parts.push_back("  " + idx + " using 1:2:3:4 with yerrorbars " + without_dash(lt_of(s, k)) + " dt 1 notitle");
       parts.push_back("  " + idx + " using 1:2 with linespoints " + lt_of(s, k) + title_of(s));
     }
     else

@@ -162,8 +162,8 @@ TEST_CASE("phase-diagram refuses what it cannot draw with one line naming the fi
   one_line("not the train report");
 }
 
-TEST_CASE("phase-diagram (issue 38): shares of runs on [0, 1] in words, an all-zero grid too; the colour bar's tics "
-          "and the contour labels in one format; no two contour labels on one spot", "[quick]") {
+TEST_CASE("phase-diagram (issue 38): shares of runs on [0, 1] in words (an all-zero grid too), the colour bar's tics "
+          "and the contour labels in one format, no two contour labels on one spot", "[quick]") {
   TempDir dir;
   J ts = train_sweep_report({"post"}, {6}, {0, 10, 100}, {1e-3, 1e-2});
   for (auto& c : ts["groups"][0]["cells"]) c["converged"] = 0;  // nothing converged anywhere
