@@ -46,6 +46,11 @@ std::string tic_name(const std::string& v) { return v == "inv-sqrt-2L" ? "1/√(
 // touch (about 0.06 in a character across, 0.14 in a line up), only every k-th tic is named.
 std::string tics(const std::string& axis, const GridAxis& a, double length) {
   size_t every = a.tic_every > 0 ? static_cast<size_t>(a.tic_every) : 1;
+  if (a.upright && axis == "x") {
+    std::string s = "set xtics (";
+    for (size_t k = 0; k < a.values.size(); ++k) s += (k ? ", " : "") + gp_quote(tic_name(a.values[k])) + " " + gp_num(a.t[k]);
+    return s + ") noenhanced rotate by 90 right\n";
+  }
   if (a.tic_every <= 0 && a.values.size() > 1) {
     const double range = a.edges.back() - a.edges.front();
     double gap = length;  // the closest two tics, in inches
@@ -53,7 +58,10 @@ std::string tics(const std::string& axis, const GridAxis& a, double length) {
     size_t chars = 0;
     for (const auto& v : a.values) chars = std::max(chars, tic_name(v).size());
     const double need = axis == "x" ? 0.06 * static_cast<double>(chars) + 0.08 : 0.16;
-    while (every < a.values.size() && gap * static_cast<double>(every) < need) ++every;
+    // 1, 2, 5, 10, 20, ... values apart: labels at round indices (layers 0, 5, 10, ...), never touching
+    for (size_t m = 1; every < a.values.size() && gap * static_cast<double>(every) < need; m *= 10)
+      for (size_t step : {m, 2 * m, 5 * m})
+        if (gap * static_cast<double>(every) < need) every = step;
   }
   std::string s = "set " + axis + "tics (";
   for (size_t k = 0; k < a.values.size(); ++k)
@@ -143,7 +151,11 @@ Figure grid_figure(const GridAxis& ax, const GridAxis& ay, const std::vector<Gri
   // the left margin holds the y tics' names and the rotated y label (about 0.1 in a character of a tic name)
   size_t ytic_chars = 0;
   for (const auto& v : ay.values) ytic_chars = std::max(ytic_chars, tic_name(v).size());
-  const double W = o.width, cbw = 1.05, right = 0.12, top = 0.24, bottom = 0.56;
+  size_t xtic_chars = 0;  // upright x tic names: the panel's bottom holds the longest
+  if (ax.upright)
+    for (const auto& v : ax.values) xtic_chars = std::max(xtic_chars, tic_name(v).size());
+  const double W = o.width, cbw = 1.05, right = 0.12, top = 0.24,
+               bottom = 0.56 + (ax.upright ? 0.075 * static_cast<double>(xtic_chars) : 0.0);
   const double left = std::max(0.6, 0.1 * static_cast<double>(ytic_chars) + 0.38);
   const int n = static_cast<int>(panels.size());
   require(n > 0, "nothing to plot: no panel; fix: check the report files");
@@ -230,8 +242,8 @@ Figure grid_figure(const GridAxis& ax, const GridAxis& ay, const std::vector<Gri
     b += kViridis;
     b += "set cbrange [" + gp_num(clo) + ":" + gp_num(chi) + "]\n";
     // the colour bar's tics as a y axis has them: 1-2-5 on a log scale of under two decades, powers of ten above
-    if (log_colour) b += log_axis("cb", clo, chi, std::max(3, static_cast<int>(bar_inches / 0.25)));
-    else b += linear_tics_step("cb", clo, chi, std::max(2, static_cast<int>(bar_inches / 0.25)));
+    if (log_colour) b += log_axis("cb", clo, chi, std::max(3, static_cast<int>(bar_inches / 0.4)));
+    else b += linear_tics_step("cb", clo, chi, std::max(2, static_cast<int>(bar_inches / 0.4)));
     b += "set lmargin at screen " + sx(x0 + left) + "\nset rmargin at screen " + sx(x0 + cell_w - right) +
          "\nset tmargin at screen " + sy(yt) + "\nset bmargin at screen " + sy(yt + ah) + "\n";
     b += "set xrange [" + gp_num(ax.edges.front()) + ":" + gp_num(ax.edges.back()) + "]\nset yrange [" +

@@ -22,7 +22,9 @@ struct GridAxis {
   std::vector<std::string> values;  // in plot order, as the tics name them
   std::vector<double> t;            // plotted coordinate of each value (log10 x, x, or its index)
   std::vector<double> edges;        // cell edges, values.size() + 1
-  int tic_every = 0;                // a tic every k values (0: every value up to 9 of them, then fewer)
+  int tic_every = 0;                // a tic every k values (0: as many as fit: 1, 2, 5, 10, ... apart)
+  bool upright = false;             // x only: every name, turned upright (reading upwards) instead of thinned out;
+                                    // the panel grows under its axes to hold the longest
 };
 
 // The axis of the values in `order` (first appearance) of option `name`, with the number each stands for (`num`;

@@ -80,7 +80,17 @@ LineFigure sensitivity_figure(const PlotInput& in, const std::string& metric, co
   for (const auto& k : order) {
     Series& s = series[k];
     any |= std::any_of(s.y.begin(), s.y.end(), [](double v) { return !std::isnan(v); });
-    f.series.push_back(std::move(s));
+    // points in order of x: a sweep lists its values as given (1, 0.5, inv-sqrt-2L = 0.35 at L = 4), and a line
+    // through them in that order would run back across the plot
+    std::vector<size_t> by_x(s.x.size());
+    for (size_t i = 0; i < by_x.size(); ++i) by_x[i] = i;
+    std::stable_sort(by_x.begin(), by_x.end(), [&s](size_t a, size_t b) { return s.x[a] < s.x[b]; });
+    Series sorted = s;
+    for (size_t i = 0; i < by_x.size(); ++i) {
+      sorted.x[i] = s.x[by_x[i]], sorted.y[i] = s.y[by_x[i]];
+      if (!s.lo.empty()) sorted.lo[i] = s.lo[by_x[i]], sorted.hi[i] = s.hi[by_x[i]];
+    }
+    f.series.push_back(std::move(sorted));
   }
   require(any, unknown_metric(metric, in));
   return f;

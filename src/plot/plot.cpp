@@ -8,6 +8,8 @@
 namespace gradflow {
 namespace {
 
+constexpr size_t kMaxLinesOf2dSweep = 16;  // the lines a figure of a 2-D sweep's groups draws, at most
+
 using Builder = std::function<Figure(const std::vector<PlotInput>&, const PlotOptions&)>;
 
 const std::vector<std::pair<std::string, Builder>>& registry() {
@@ -72,6 +74,15 @@ RenderedFiles make_plot(const PlotOptions& o, const std::string& command_line) {
                              ", not '" + in.path + "'; fix: pass the --json of gradflow train or train-sweep"
                        : "'" + in.path + "' is a train report; fix: plot it with --kind loss-curves or grad-over-training");
   }
+  // a line per group of a 2-D sweep is a tangle beyond a few values: its grid is a heatmap
+  const bool per_group_lines = o.kind == "grad-by-depth" || o.kind == "jacobian-norms" || o.kind == "token-geometry" ||
+                               o.kind == "sensitivity";
+  for (const auto& in : inputs)
+    if (per_group_lines && in.kind == InputKind::Experiment && in.json.contains("param2") &&
+        in.json.contains("groups") && in.json["groups"].size() > kMaxLinesOf2dSweep)
+      throw Error("'" + in.path + "' is a 2-D sweep of " + std::to_string(in.json["groups"].size()) + " groups: --kind " +
+                  o.kind + " would draw a line for each, more than the " + std::to_string(kMaxLinesOf2dSweep) +
+                  " a reader can follow; fix: --kind phase-diagram (the grid as a heatmap, a panel per placement)");
   const Figure fig = (*build)(inputs, opts);
   RenderedFiles files = render_figure(fig, opts, command_line);
   files.skipped = std::move(skipped);

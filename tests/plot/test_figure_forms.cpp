@@ -264,3 +264,39 @@ TEST_CASE("claims (issue 38): a placement keeps its style in every panel, a redu
     if (e.find("yerrorbars") != std::string::npos) REQUIRE(e.find(" dt 1 ") != std::string::npos);
   REQUIRE(w.script.find("yerrorlines") == std::string::npos);
 }
+
+TEST_CASE("sensitivity (issue 38): a line runs along x, whatever order the sweep lists its values in") {
+  TempDir dir;
+  J r = sweep_report(false);
+  // inv-sqrt-2L last in the list, though its x (0.35 at L = 4) is the smallest
+  J inv = r["groups"][0];
+  inv["value"] = "inv-sqrt-2L";
+  inv["x"] = 0.35355339059327373;
+  r["groups"].push_back(inv);
+  const Written w = figure(dir, "sensitivity", {write_json(dir, "s.json", r)});
+  std::istringstream data(w.data);
+  double last = -INFINITY;
+  for (std::string line; std::getline(data, line);) {
+    if (line.empty()) { last = -INFINITY; continue; }  // a new block
+    if (line[0] == '#') continue;
+    const double x = std::stod(line.substr(0, line.find(' ')));
+    REQUIRE(x > last);
+    last = x;
+  }
+}
+
+TEST_CASE("a 2-D sweep of many groups is refused by the line kinds, pointing to phase-diagram") {
+  TempDir dir;
+  const std::string in = write_json(dir, "s2.json", sweep2d_report());  // 2 placements x 5 x 3 = 30 groups
+  for (const std::string kind : {"grad-by-depth", "sensitivity"}) {
+    PlotOptions o;
+    o.kind = kind;
+    o.inputs = {in};
+    o.output = dir.file("x.svg");
+    o.render = false;
+    const std::string e = error_of([&] { make_plot(o, "test"); });
+    INFO(e);
+    REQUIRE(e.find("2-D sweep of 30 groups") != std::string::npos);
+    REQUIRE(e.find("fix: --kind phase-diagram") != std::string::npos);
+  }
+}

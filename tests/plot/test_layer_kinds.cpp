@@ -90,7 +90,7 @@ TEST_CASE("token-geometry: a panel per quantity, a line per report, the quantiti
   REQUIRE(e.find("fix:") != std::string::npos);
 }
 
-TEST_CASE("attention-entropy: H/H_max per layer and head in [0, 1], a panel per report", "[quick]") {
+TEST_CASE("attention-entropy: H/H_max per layer and head, colours over their span, a panel per report", "[quick]") {
   TempDir dir;
   PlotOptions o;
   o.kind = "attention-entropy";
@@ -99,7 +99,12 @@ TEST_CASE("attention-entropy: H/H_max per layer and head in [0, 1], a panel per 
   o.render = false;
   make_plot(o, "test");
   const std::string data = read_bytes(dir.file("ae.svg.dat")), script = read_bytes(dir.file("ae.svg.gp"));
-  REQUIRE(script.find("set cbrange [0:1]") != std::string::npos);
+  // the colours span the values, rounded out to 0.05 (issue 38: not [0, 1], where 0.8 and 1 looked alike)
+  const auto at = script.find("set cbrange [");
+  REQUIRE(at != std::string::npos);
+  const double lo = std::stod(script.substr(at + 13)), hi = std::stod(script.substr(script.find(':', at) + 1));
+  REQUIRE(lo == Approx(0.8));
+  REQUIRE(hi == Approx(1.0));
   REQUIRE(script.find("set logscale cb") == std::string::npos);
   REQUIRE(script.find("contour") == std::string::npos);
   // head 1 of layer 2: 1 - 0.1 - 0.1 = 0.8 (cell x = 1, y = 2)
