@@ -9,6 +9,7 @@
 
 #include "gradflow/core/error.hpp"
 #include "gradflow/core/nearest_names.hpp"
+#include "gradflow/model/placement.hpp"
 #include "gradflow/report/fields.hpp"
 
 namespace gradflow {
@@ -122,9 +123,12 @@ std::vector<PlotInput> load_inputs(const std::vector<std::string>& paths) {
   return out;
 }
 
+std::string placement_label(const std::string& placement) { return placement_display_name(placement); }
+
 std::vector<std::vector<std::string>> report_factors(const std::vector<const PlotInput*>& reports) {
   std::vector<std::vector<std::string>> f;
-  for (const PlotInput* r : reports) f.push_back({r->json[kConfig].value(kPlacement, r->stem)});
+  for (const PlotInput* r : reports)
+    f.push_back({r->json[kConfig].contains(kPlacement) ? placement_label(r->json[kConfig].value(kPlacement, r->stem)) : r->stem});
   if (reports.size() < 2) return f;
   for (const auto& [key, prefix] : kLabelled) {
     bool differs = false;
@@ -178,7 +182,7 @@ std::vector<std::vector<std::string>> group_factors(const PlotJson& e) {
   }
   std::vector<std::vector<std::string>> f;
   for (const auto& g : groups) {
-    f.push_back({g.value(kPlacement, std::string("?"))});
+    f.push_back({placement_label(g.value(kPlacement, std::string("?")))});
     if (depths) f.back().push_back("L=" + short_value(g.value(kLayers, PlotJson(0))));
     if (values) f.back().push_back(g.value(kParam, std::string("value")) + "=" + short_value(g.value(kValue, PlotJson(""))));
     if (values2)

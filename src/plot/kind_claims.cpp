@@ -85,7 +85,8 @@ LineFigure ratio_figure(const PlotInput& in, const std::string& metric) {
   f.ylabel = ml.empty() ? metric + " ratio" : "ratio of " + ml;
   std::vector<std::string> order;
   for (const auto& r : e[kRatios]) {
-    const std::string key = r.value(kNumerator, std::string("?")) + " / " + r.value(kDenominator, std::string("?"));
+    const std::string key = placement_label(r.value(kNumerator, std::string("?"))) + " / " +
+                            placement_label(r.value(kDenominator, std::string("?")));
     auto it = std::find(order.begin(), order.end(), key);
     if (it == order.end()) {
       order.push_back(key);

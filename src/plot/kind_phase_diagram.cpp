@@ -55,7 +55,7 @@ Grid sweep_grid(const PlotInput& in, const std::string& metric) {
   bool any = false;
   for (const auto& grp : r[kGroups]) {
     Cell c;
-    c.panel = grp.value(kPlacement, std::string("?"));
+    c.panel = placement_label(grp.value(kPlacement, std::string("?")));
     c.xname = grp.value(kValue, std::string());
     c.yname = grp.value(kValue2, std::string());
     c.x = json_number(grp, kX);
@@ -80,7 +80,7 @@ Grid train_sweep_grid(const PlotInput& in, const std::string& metric) {
   for (const auto& grp : r[kGroups])
     for (const auto& cell : grp.value(kCells, PlotJson::array())) {
       Cell c;
-      c.panel = grp.value(kPlacement, std::string("?")) +
+      c.panel = placement_label(grp.value(kPlacement, std::string("?"))) +
                 (depths ? ", L=" + std::to_string(grp.value(kLayers, PlotJson(0)).get<long long>()) : "");
       c.xname = short_number(cell[kLr]);
       c.yname = short_number(cell[kWarmup]);

@@ -30,7 +30,7 @@ LineFigure sensitivity_figure(const PlotInput& in, const std::string& metric, co
   std::vector<std::string> order;       // series keys in plan order
   std::map<std::string, Series> series;
   for (const auto& g : groups) {
-    std::string key = g.value(kPlacement, std::string("?"));
+    std::string key = placement_label(g.value(kPlacement, std::string("?")));
     if (!param.empty() && param != "layers") key += groups.size() > 1 && g[kLayers] != groups[0][kLayers] ? ", L=" + std::to_string(g[kLayers].get<long long>()) : "";
     if (g.contains(kValue2))  // a 2-D sweep: a line per value of the second option
       key += ", " + g.value(kParam2, std::string()) + "=" + g.value(kValue2, std::string());

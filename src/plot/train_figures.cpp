@@ -70,7 +70,7 @@ Figure sweep_panels(const std::vector<PlotInput>& in, const PlotOptions& o, cons
   for (const auto& i : in)
     for (const auto& g : i.json[kGroups]) {
       Panel p;
-      p.title = (in.size() > 1 ? i.stem + ": " : "") + g[kPlacement].get<std::string>() + ", L=" +
+      p.title = (in.size() > 1 ? i.stem + ": " : "") + placement_label(g[kPlacement].get<std::string>()) + ", L=" +
                 std::to_string(g[kLayers].get<long long>());
       p.lines = lines(i, g);
       const std::string pl = g[kPlacement].get<std::string>();

@@ -23,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "gradflow/model/placement.hpp"
 #include "gradflow/commands/analyze_command.hpp"
 #include "gradflow/core/cancel.hpp"
 #include "gradflow/commands/experiment_command.hpp"
@@ -314,6 +315,7 @@ PYBIND11_MODULE(_gradflow, m) {
   m.def("experiment", &experiment, py::arg("command"), py::arg("args"), py::arg("progress"));
   m.def("train", &train, py::arg("args"), py::arg("progress"));
   m.def("blas_kernel", [] { return gradflow::blas_kernel(); });
+  m.def("placement_display_name", &gradflow::placement_display_name, py::arg("name"));
   m.def("forward", &forward, py::arg("args"), py::arg("x"));
   m.def("vjp", [](const std::vector<std::string>& args, const py::object& x, const py::object& g, gradflow::Index l) {
     return vjp_jvp(args, x, g, l, true);

@@ -86,7 +86,7 @@ TEST_CASE("grad-by-depth of a 3 x 3 compare: colour by placement, marker and das
   REQUIRE(style_of(lines[1]).find("lt 1 pt 5 dt 2") != std::string::npos);
   REQUIRE(style_of(lines[3]).find("lt 2 pt 7 dt 1") != std::string::npos);
   REQUIRE(count(w.script, "keyentry") == 6);
-  for (const char* t : {"title 'post'", "title 'pre'", "title 'sandwich'", "title 'L=6'", "title 'L=12'", "title 'L=24'"})
+  for (const char* t : {"title 'Post-LN'", "title 'Pre-LN'", "title 'Sandwich-LN'", "title 'L=6'", "title 'L=12'", "title 'L=24'"})
     REQUIRE(w.script.find(t) != std::string::npos);
 }
 
@@ -155,7 +155,7 @@ TEST_CASE("a 96-cell train-sweep: small multiples per placement and depth, a two
     const Written w = figure(dir, kind, {sw}, o);
     REQUIRE(w.script.find("set multiplot") != std::string::npos);
     REQUIRE(count(w.script, "set title") == 6);  // post, L=6 ... sandwich, L=12
-    REQUIRE(w.script.find("set title 'sandwich, L=12'") != std::string::npos);
+    REQUIRE(w.script.find("set title 'Sandwich-LN, L=12'") != std::string::npos);
     REQUIRE(count(w.script, "keyentry") == 8);   // 4 learning rates, 4 warmups: not 96 entries
     REQUIRE(w.script.find("title 'lr 0.03'") != std::string::npos);
     REQUIRE(w.script.find("title 'warmup 400'") != std::string::npos);
@@ -216,7 +216,7 @@ TEST_CASE("claims: the claim and plot recorded in the report decide the panel, t
                            {write_json(dir, "c5_bottom_ratio_24.json", old), write_json(dir, "own.json", own),
                             write_json(dir, "train.json", train_report("post", 2))});
   REQUIRE(w.script.find("set title 'C5: c5_bottom_ratio_24'") != std::string::npos);  // not the file name alone
-  REQUIRE(count(w.script, "title 'post / pre'") == 2);   // both are ratio panels (Post/Pre), not bottom/top per placement
+  REQUIRE(count(w.script, "title 'Post-LN / Pre-LN'") == 2);   // both are ratio panels (Post/Pre), not bottom/top per placement
   REQUIRE(count(w.script, "title 'article'") == 2);
   REQUIRE(w.data.find("0.01\n") != std::string::npos);  // C5's dashed line at 1/100
   REQUIRE(w.data.find("0.5\n") != std::string::npos);   // the spec's own article value
@@ -251,13 +251,13 @@ TEST_CASE("claims (issue 38): a placement keeps its style in every panel, a redu
     if (t == std::string::npos) continue;
     styles[e.substr(t + 8, e.find('\'', t + 8) - t - 8)].insert(style_of(e));
   }
-  REQUIRE(styles.count("post"));
-  REQUIRE(styles.count("pre"));
+  REQUIRE(styles.count("Post-LN"));
+  REQUIRE(styles.count("Pre-LN"));
   for (const auto& [title, set] : styles) {
     INFO(title);
     REQUIRE(set.size() == 1);  // Post-LN blue in both panels, though b lists pre first
   }
-  REQUIRE(*styles["post"].begin() != *styles["pre"].begin());
+  REQUIRE(*styles["Post-LN"].begin() != *styles["Pre-LN"].begin());
   REQUIRE(w.script.find("b, reduced run") != std::string::npos);
   REQUIRE(w.script.find("a, reduced run") == std::string::npos);
   for (const auto& e : data_elements(w.script))  // bars solid (dt 1) in the series' colour; never yerrorlines

@@ -72,27 +72,27 @@ TEST_CASE("each kind writes a valid PDF, SVG and PNG with its script and data", 
   write_npy(dir.file("J.npy"), J);
 
   std::vector<Case> cases;
-  cases.push_back({"grad-by-depth", {post, pre}, {"post", "pre"}, {}});
-  cases.push_back({"grad-by-depth", {cmp}, {"post", "pre"}, {}});
+  cases.push_back({"grad-by-depth", {post, pre}, {"Post-LN", "Pre-LN"}, {}});
+  cases.push_back({"grad-by-depth", {cmp}, {"Post-LN", "Pre-LN"}, {}});
   PlotOptions param;
   param.param = "linear2.weight";
-  cases.push_back({"grad-by-depth", {post}, {"post"}, param});
-  cases.push_back({"jacobian-norms", {post, pre}, {"post", "pre"}, {}});
-  cases.push_back({"jacobian-norms", {cmp}, {"post", "pre"}, {}});
+  cases.push_back({"grad-by-depth", {post}, {"Post-LN"}, param});
+  cases.push_back({"jacobian-norms", {post, pre}, {"Post-LN", "Pre-LN"}, {}});
+  cases.push_back({"jacobian-norms", {cmp}, {"Post-LN", "Pre-LN"}, {}});
   PlotOptions at;
   at.at = {0, 5};
   cases.push_back({"spectrum", {post}, {}, at});  // titles P_0, P_5 are enhanced text (italic P, subscript)
   at.matrix = "B";
   cases.push_back({"spectrum", {post, dir.file("J.npy")}, {"J"}, at});
-  cases.push_back({"sensitivity", {sweep}, {"post", "pre"}, {}});
-  cases.push_back({"sensitivity", {cat}, {"post", "pre"}, {}});
-  cases.push_back({"sensitivity", {depths}, {"post", "pre"}, {}});
+  cases.push_back({"sensitivity", {sweep}, {"Post-LN", "Pre-LN"}, {}});
+  cases.push_back({"sensitivity", {cat}, {"Post-LN", "Pre-LN"}, {}});
+  cases.push_back({"sensitivity", {depths}, {"Post-LN", "Pre-LN"}, {}});
   PlotOptions tokens;
   tokens.tokens = 3;
   tokens.height = 3;
   cases.push_back({"heatmap", {dir.file("J.npy")}, {}, tokens});
   cases.push_back({"heatmap", {dir.file("J.npy")}, {}, {}});
-  cases.push_back({"claims", {cmp, sweep, depths}, {"post / pre", "post", "pre", "article"}, {}});
+  cases.push_back({"claims", {cmp, sweep, depths}, {"Post-LN / Pre-LN", "Post-LN", "Pre-LN", "article"}, {}});
   for (const auto& c : cases) check_outputs(c, dir);
 }
 
@@ -107,7 +107,7 @@ TEST_CASE("the data file holds each series as a block, the script reads it by in
   make_plot(o, "test");
   REQUIRE_FALSE(std::filesystem::exists(o.output));
   const std::string data = read_bytes(dir.file("fig.svg.dat")), script = read_bytes(dir.file("fig.svg.gp"));
-  REQUIRE(data.find("# post\n# x y\n0 0.25\n1 0.5\n2 1\n\n\n# pre\n") == 0);
+  REQUIRE(data.find("# Post-LN\n# x y\n0 0.25\n1 0.5\n2 1\n\n\n# Pre-LN\n") == 0);
   REQUIRE(script.find("data index 0 using 1:2") != std::string::npos);
   REQUIRE(script.find("data index 1 using 1:2") != std::string::npos);
   REQUIRE(script.find("set logscale y") != std::string::npos);  // grad-by-depth: log y
@@ -131,9 +131,9 @@ TEST_CASE("grad-by-depth of a two-stream report (resi-dual) draws the pair and e
   make_plot(o, "test");
   const std::string data = read_bytes(dir.file("fig.svg.dat"));
   INFO(data);
-  REQUIRE(data.find("# resi-dual (pair)\n# x y\n0 0.25\n") == 0);
-  REQUIRE(data.find("# resi-dual (x_a)\n") != std::string::npos);
-  REQUIRE(data.find("# resi-dual (x_d)\n# x y\n0 0.20000000000000001\n1 0.20000000000000001\n") != std::string::npos);
+  REQUIRE(data.find("# ResiDual (pair)\n# x y\n0 0.25\n") == 0);
+  REQUIRE(data.find("# ResiDual (x_a)\n") != std::string::npos);
+  REQUIRE(data.find("# ResiDual (x_d)\n# x y\n0 0.20000000000000001\n1 0.20000000000000001\n") != std::string::npos);
 }
 
 TEST_CASE("grad-by-depth: a deep model's line keeps about 8 markers, a shallow one all of them") {
@@ -193,10 +193,12 @@ TEST_CASE("legend entries name what differs between reports") {
   in[1].json = analyze_report("post", 12, 1, 1);
   in[2].json = analyze_report("pre", 6, 1, 1);
   std::vector<const PlotInput*> p = {&in[0], &in[1], &in[2]};
-  REQUIRE(report_labels(p) == std::vector<std::string>{"post, L=6", "post, L=12", "pre, L=6"});
+  // the placements as papers name them (the registry's display names), then what differs
+  REQUIRE(report_labels(p) == std::vector<std::string>{"Post-LN, L=6", "Post-LN, L=12", "Pre-LN, L=6"});
   in[1].json = in[0].json;
   in[0].stem = "a", in[1].stem = "b", in[2].stem = "c";
   REQUIRE(report_labels(p) == std::vector<std::string>{"a", "b", "c"});  // identical configs: the file names
   REQUIRE(group_labels(compare_report({"post", "pre"}, {2, 4})) ==
-          std::vector<std::string>{"post, L=2", "post, L=4", "pre, L=2", "pre, L=4"});
+          std::vector<std::string>{"Post-LN, L=2", "Post-LN, L=4", "Pre-LN, L=2", "Pre-LN, L=4"});
+  REQUIRE(placement_label("no-such-scheme") == "no-such-scheme");  // a report of another version: its own word
 }

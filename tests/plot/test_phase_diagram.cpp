@@ -61,8 +61,8 @@ TEST_CASE("phase-diagram renders a 2-D sweep and a train-sweep to PDF, SVG and P
         REQUIRE(pdf_pages(bytes) == 1);
       } else if (ext == "svg") {
         REQUIRE(xml_problem(bytes) == "");
-        REQUIRE(bytes.find(">post<") != std::string::npos);  // the panels' titles
-        REQUIRE(bytes.find(">pre<") != std::string::npos);
+        REQUIRE(bytes.find(">Post-LN<") != std::string::npos);  // the panels' titles: the display names
+        REQUIRE(bytes.find(">Pre-LN<") != std::string::npos);
       } else {
         REQUIRE(png_size(bytes).first == 350);  // 3.5 in at 100 dpi
       }

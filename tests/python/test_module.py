@@ -354,6 +354,11 @@ def case_plot():
     means = [row["param_grad_norms.linear2.weight"]["mean"] for row in c["groups"][1]["per_layer"]]
     if len(ax.get_lines()) != 2 or not np.array_equal(ax.get_lines()[1].get_ydata(), means):
         fail("grad-by-depth of a compare report does not draw one mean line per group")
+    # the legend names the placements as the command's figures do (the registry's display names)
+    if gradflow.placement_display_name("post") != "Post-LN" or gradflow.placement_display_name("x-y") != "x-y":
+        fail("placement_display_name: post -> Post-LN, an unknown name -> itself")
+    if not ax.get_lines()[1].get_label().startswith("Pre-LN"):
+        fail(f"the compare's second line is labelled {ax.get_lines()[1].get_label()!r}, not Pre-LN ...")
     rj = gradflow.analyze(m)
     ax = gradflow.plot(rj, kind="jacobian-norms")
     if len(ax.get_lines()) != 3 or not np.array_equal(ax.get_lines()[1].get_ydata(),

@@ -40,6 +40,8 @@ class Placement {
  public:
   virtual ~Placement() = default;
   virtual std::string name() const = 0;      // --placement NAME
+  // The name a paper writes (Post-LN, Pre-LN, DeepNorm): figures' legends and titles (docs/plotting.md).
+  virtual std::string display_name() const { return name(); }
   virtual std::string equation() const = 0;  // one line, e.g. "h = LN1(x + A(x)); y = LN2(h + F(h))"
   virtual std::string paper() const = 0;     // citation
   virtual std::vector<SchemeOption> options() const { return {}; }  // its own options
@@ -66,6 +68,8 @@ class Placement {
 // Every scheme, in the order `gradflow placements` lists them (src/model/placements/registry.cpp).
 const std::vector<std::unique_ptr<Placement>>& placements();
 const Placement& find_placement(const std::string& name);  // Error listing the known names
+// The display name of the placement `name`; `name` itself when no scheme has it (a report from another version).
+std::string placement_display_name(const std::string& name);
 // Every option of every scheme, each name once, in registry order (the command line registers these).
 const std::vector<SchemeOption>& scheme_options();
 

@@ -26,6 +26,10 @@ struct PlotInput {
 // when it is missing, not JSON, or neither an analyze nor a compare/sweep report.
 std::vector<PlotInput> load_inputs(const std::vector<std::string>& paths);
 
+// A placement as figures name it: the scheme's display name (Post-LN, Pre-LN, DeepNorm; model/placement.hpp), or
+// the report's own word when no scheme has it.
+std::string placement_label(const std::string& placement);
+
 // One legend entry per analyze report: the placement, plus every other config field that differs between the
 // reports ("post", "pre, L=12", "post, init=xavier"); the file stems when all configs are equal.
 std::vector<std::string> report_labels(const std::vector<const PlotInput*>& reports);

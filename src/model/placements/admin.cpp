@@ -21,6 +21,7 @@ double variance(const Mat& m) {
 class Admin final : public Placement {
  public:
   std::string name() const override { return "admin"; }
+  std::string display_name() const override { return "Admin"; }
   std::string equation() const override {
     return "h = LN1(w1*x + A(x)); y = LN2(w2*h + F(h)); w per feature, profiled by one forward pass";
   }

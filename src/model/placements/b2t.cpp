@@ -10,6 +10,7 @@ namespace {
 class B2T final : public Placement {
  public:
   std::string name() const override { return "b2t"; }
+  std::string display_name() const override { return "B2T"; }
   std::string equation() const override {
     return "h = LN1(x + A(x)); y = LN2(h + F(h) + x); init: weight matrices x L^(-1/2)";
   }

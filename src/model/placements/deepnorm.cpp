@@ -11,6 +11,7 @@ namespace {
 class DeepNorm final : public Placement {
  public:
   std::string name() const override { return "deepnorm"; }
+  std::string display_name() const override { return "DeepNorm"; }
   std::string equation() const override {
     return "h = LN1(a*x + A(x)); y = LN2(a*h + F(h)); a = (2L)^(1/4), init beta = (8L)^(-1/4)";
   }

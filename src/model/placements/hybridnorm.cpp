@@ -18,6 +18,7 @@ class HybridNorm final : public Placement {
  public:
   explicit HybridNorm(bool star) : star_(star) {}
   std::string name() const override { return star_ ? "hybridnorm-star" : "hybridnorm"; }
+  std::string display_name() const override { return star_ ? "HybridNorm*" : "HybridNorm"; }
   std::string equation() const override {
     std::string e = "h = x + A'(x), A' with per-head norms on Q, K, V; y = LN2(h) + F(LN2(h)); final LN";
     if (star_) e += "; block 0: h = x + A'(LN1(x)); y = h + F(LN2(h))";

@@ -12,6 +12,7 @@ namespace {
 class LayerNormScaling final : public Placement {
  public:
   std::string name() const override { return "lns"; }
+  std::string display_name() const override { return "LNS"; }
   std::string equation() const override {
     return "h = x + A(LN1(x)/sqrt(l)); y = h + F(LN2(h)/sqrt(l)), l = 1..L the block's index from 1; final LN "
            "(not scaled)";

@@ -13,6 +13,7 @@ namespace {
 class MixLN final : public Placement {
  public:
   std::string name() const override { return "mix"; }
+  std::string display_name() const override { return "Mix-LN"; }
   std::string equation() const override {
     return "bottom K layers Post-LN, the rest Pre-LN (post-first; pre-first: top K); final LN if the top is Pre-LN";
   }

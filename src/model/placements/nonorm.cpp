@@ -8,6 +8,7 @@ namespace {
 class NoNorm final : public Placement {
  public:
   std::string name() const override { return "nonorm"; }
+  std::string display_name() const override { return "no norm"; }
   std::string equation() const override {
     return "h = x + A(x); y = h + F(h); no norm (T-Fixup's architecture: use with --init t-fixup)";
   }

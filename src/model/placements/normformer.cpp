@@ -9,6 +9,7 @@ namespace {
 class NormFormer final : public Placement {
  public:
   std::string name() const override { return "normformer"; }
+  std::string display_name() const override { return "NormFormer"; }
   std::string equation() const override {
     return "h = x + LN3(c*A(LN1(x))); y = w*h + F'(LN2(h)), F' with LN(d_ff) after act, c per head, w per feature; "
            "final LN";

@@ -9,6 +9,7 @@ namespace {
 class Parallel final : public Placement {
  public:
   std::string name() const override { return "parallel"; }
+  std::string display_name() const override { return "Parallel"; }
   std::string equation() const override {
     return "y = x + A(LN1(x)) + F(LN2(x)) (--shared-norm: LN1 for both); final LN";
   }

@@ -12,6 +12,7 @@ namespace {
 class Peri final : public Placement {
  public:
   std::string name() const override { return "peri"; }
+  std::string display_name() const override { return "Peri-LN"; }
   std::string equation() const override {
     return "alias of sandwich (same block, same numbers): h = x + LN3(A(LN1(x))); y = h + LN4(F(LN2(h))); final LN";
   }

@@ -7,6 +7,7 @@ namespace {
 class PostLN final : public Placement {
  public:
   std::string name() const override { return "post"; }
+  std::string display_name() const override { return "Post-LN"; }
   std::string equation() const override { return "h = LN1(x + A(x)); y = LN2(h + F(h))"; }
   std::string paper() const override { return "Vaswani et al. 2017, Attention Is All You Need"; }
   std::vector<UnitSpec> block(const ModelConfig& cfg, Index) const override { return recipes::post_block(cfg); }

@@ -48,6 +48,12 @@ const Placement& find_placement(const std::string& name) {
   throw Error("unknown placement '" + name + "'; fix: use one of " + known + " (see `gradflow placements`)");
 }
 
+std::string placement_display_name(const std::string& name) {
+  for (const auto& p : placements())
+    if (p->name() == name) return p->display_name();
+  return name;
+}
+
 const std::vector<SchemeOption>& scheme_options() {
   static const std::vector<SchemeOption> all = [] {
     std::vector<SchemeOption> out;

@@ -10,6 +10,7 @@ namespace {
 class Reorder final : public Placement {
  public:
   std::string name() const override { return "reorder"; }
+  std::string display_name() const override { return "Reorder (OLMo 2)"; }
   std::string equation() const override { return "h = x + LN1(A(x)); y = h + LN2(F(h)); final LN (no input norm)"; }
   std::string paper() const override { return "OLMo et al. 2024, 2 OLMo 2 Furious (OLMo 2's reordered norm)"; }
   std::vector<UnitSpec> block(const ModelConfig& cfg, Index) const override {

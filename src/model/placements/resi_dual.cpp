@@ -10,6 +10,7 @@ namespace {
 class ResiDual final : public Placement {
  public:
   std::string name() const override { return "resi-dual"; }
+  std::string display_name() const override { return "ResiDual"; }
   std::string equation() const override {
     return "x_a <- LN(x_a + f(x_a)), x_d <- x_d + f(x_a) per sublayer, from x_a = x_d = x; y = x_a + LN(x_d)";
   }

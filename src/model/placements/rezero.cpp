@@ -9,6 +9,7 @@ namespace {
 class ReZero final : public Placement {
  public:
   std::string name() const override { return "rezero"; }
+  std::string display_name() const override { return "ReZero"; }
   std::string equation() const override {
     return "h = x + a_l*A(x); y = h + a_l*F(h); no norm, a_l learnable, init --rezero-alpha (0)";
   }

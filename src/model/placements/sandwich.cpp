@@ -8,6 +8,7 @@ namespace {
 class Sandwich final : public Placement {
  public:
   std::string name() const override { return "sandwich"; }
+  std::string display_name() const override { return "Sandwich-LN"; }
   std::string equation() const override { return "h = x + LN3(A(LN1(x))); y = h + LN4(F(LN2(h))); final LN"; }
   std::string paper() const override { return "Ding et al. 2021, CogView"; }
   std::vector<UnitSpec> block(const ModelConfig& cfg, Index) const override {

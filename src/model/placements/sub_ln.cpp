@@ -11,6 +11,7 @@ namespace {
 class SubLN final : public Placement {
  public:
   std::string name() const override { return "sub-ln"; }
+  std::string display_name() const override { return "Sub-LN"; }
   std::string equation() const override {
     return "h = x + A'(LN1(x)), LN before out_proj; y = h + F'(LN2(h)), LN(d_ff) before linear2; final LN; "
            "init: gamma = sqrt(ln 2L)";

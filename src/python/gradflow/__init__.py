@@ -23,7 +23,7 @@ from .figures import plot  # noqa: F401  (matplotlib, imported only when drawing
 __version__ = _gradflow.version
 __all__ = ["Error", "Model", "Report", "ExperimentReport", "analyze", "jacobian", "train", "compare", "sweep",
            "train_sweep",
-           "blas_kernel", "plot"]
+           "blas_kernel", "placement_display_name", "plot"]
 
 
 def _word(value):
@@ -260,6 +260,12 @@ def blas_kernel():
     """The BLAS kernel set this process's products run on ("OpenBLAS 0.3.21 Haswell"), as reports record it under
     "blas_kernel": results of two kernel sets differ in the last bits (docs/cluster.md)."""
     return _gradflow.blas_kernel()
+
+
+def placement_display_name(name):
+    """A placement as papers and gradflow's figures name it: ``placement_display_name("post") == "Post-LN"`` (the
+    placement registry's display name; the name itself when no scheme has it)."""
+    return _gradflow.placement_display_name(name)
 
 
 def _experiment(command, progress, options):

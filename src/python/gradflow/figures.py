@@ -6,10 +6,17 @@ heatmap, sensitivity, loss-curves, grad-over-training, phase-diagram, attention-
 """
 import numpy as _np
 
-# src/plot/style.cpp's palette, in its order: colour, marker, dash
+from . import _gradflow
+
+# src/plot/style.cpp's palette, in its order: colour, marker, dash (eight of each, as the command's)
 _COLOURS = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#B8A000"]
 _MARKERS = ["o", "s", "^", "D", "v", "<", ">", "p"]
-_DASHES = ["-", "--", ":", "-."]
+_DASHES = ["-", "--", "-.", ":", (0, (10, 4)), (0, (6, 3, 1.5, 3, 1.5, 3)), (0, (1.5, 2.5)), (0, (10, 3, 3, 3))]
+
+
+def _name(placement):
+    """A placement as the command's figures name it (Post-LN, Pre-LN, ...: the placement registry's display name)."""
+    return _gradflow.placement_display_name(placement)
 KINDS = ("grad-by-depth", "jacobian-norms", "token-geometry", "spectrum", "heatmap", "sensitivity", "loss-curves",
          "grad-over-training", "phase-diagram", "attention-entropy", "claims")
 _DEFAULT_METRIC = "summary.bottom_to_top_grad_ratio"
@@ -34,12 +41,12 @@ _QUANTITIES = [("block_jacobian.spectral_norm", "||B_l||_2"), ("product_jacobian
 
 
 def _style(k):
-    return dict(color=_COLOURS[k % 8], marker=_MARKERS[k % 8], linestyle=_DASHES[k % 4], markersize=3.5, linewidth=1.4)
+    return dict(color=_COLOURS[k % 8], marker=_MARKERS[k % 8], linestyle=_DASHES[k % 8], markersize=3.5, linewidth=1.4)
 
 
 def _analyze_label(d):
     c = d.get("config", {})
-    return f"{c.get('placement')} L={c.get('layers')}"
+    return f"{_name(c.get('placement', '?'))} L={c.get('layers')}"
 
 
 def _lines(reports, kind):
@@ -50,7 +57,7 @@ def _lines(reports, kind):
         d = r.to_dict() if hasattr(r, "to_dict") else r
         if "groups" in d:
             for g in d["groups"]:
-                label = f"{g['placement']} L={g['layers']}" + (f" {g['param']}={g['value']}" if "param" in g else "")
+                label = f"{_name(g['placement'])} L={g['layers']}" + (f" {g['param']}={g['value']}" if "param" in g else "")
                 out.append((label, g["per_layer"], True))
         elif "layers" in d:
             out.append((_analyze_label(d), d["layers"], False))
@@ -238,7 +245,7 @@ def _sensitivity(ax, reports, metric):
             if not isinstance(x, (int, float)):
                 raise Error(f"the value {g.get('value')!r} has no number to place it on an axis; fix: draw it with "
                             f"`gradflow plot --kind sensitivity` (categories)")
-            key = g["placement"] + (f", {d['param2']}={g['value2']}" if "value2" in g else "")
+            key = _name(g["placement"]) + (f", {d['param2']}={g['value2']}" if "value2" in g else "")
             lines.setdefault(key, []).append((float(x), cell["mean"], cell["std"] or 0.0))
     for k, (label, points) in enumerate(lines.items()):
         points.sort()  # by x: a value such as inv-sqrt-2L stands at its number
@@ -268,7 +275,7 @@ def _grid_panels(d, metric):
         metric = metric or "converged_fraction"
         depths = len({g["layers"] for g in d["groups"]}) > 1
         for g in d["groups"]:
-            panel = g["placement"] + (f", L={g['layers']}" if depths else "")
+            panel = _name(g["placement"]) + (f", L={g['layers']}" if depths else "")
             for c in g.get("cells", []):
                 value = (c["converged"] / c["runs"] if c["runs"] else _np.nan) if metric == "converged_fraction" \
                     else c.get(metric)
@@ -285,7 +292,7 @@ def _grid_panels(d, metric):
         if cell is None:
             raise Error(f"metric {metric!r} is not in the report; fix: use one of {', '.join(g['scalars'])}")
         note(xs, g["value"]), note(ys, g["value2"])
-        panels.setdefault(g["placement"], {})[(g["value"], g["value2"])] = \
+        panels.setdefault(_name(g["placement"]), {})[(g["value"], g["value2"])] = \
             _np.nan if cell["mean"] is None else float(cell["mean"])
     return xs, ys, d["param"], d["param2"], panels, metric
 
@@ -324,7 +331,7 @@ def _attention_entropy(axes, reports):
     for r in reports:
         d = r.to_dict() if hasattr(r, "to_dict") else r
         if "groups" in d:
-            labels = [f"{g['placement']} L={g['layers']}" + (f" {g['value']}" if "value" in g else "") for g in d["groups"]]
+            labels = [f"{_name(g['placement'])} L={g['layers']}" + (f" {g['value']}" if "value" in g else "") for g in d["groups"]]
             L = max(len(g["per_layer"]) for g in d["groups"])
             grid = _np.full((L, len(labels)), _np.nan)
             for j, g in enumerate(d["groups"]):
@@ -395,7 +402,7 @@ def _claims(axes, reports, metric):
                 if cell is None:
                     raise Error(f"metric {m!r} is not among the report's ratios; fix: pass metric=")
                 x = xs_of.get(r_.get("value")) if sweep else r_["layers"]
-                lines.setdefault(f"{r_['numerator']} / {r_['denominator']}", []).append(
+                lines.setdefault(f"{_name(r_['numerator'])} / {_name(r_['denominator'])}", []).append(
                     (float(x), cell["mean"], cell["std"] or 0.0))
             for k, (label, pts) in enumerate(lines.items()):
                 pts.sort()
@@ -425,7 +432,7 @@ def _train_sweep_panels(ax, d, kind):
 
     def style(lr, warmup):
         st = _style(lrs.index(lr))
-        return dict(st, marker=_MARKERS[warmups.index(warmup) % 8], linestyle=_DASHES[warmups.index(warmup) % 4])
+        return dict(st, marker=_MARKERS[warmups.index(warmup) % 8], linestyle=_DASHES[warmups.index(warmup) % 8])
     for a, (placement, layers), g in zip(axes, groups, d["groups"]):
         if kind == "loss-curves":
             for c in g.get("cells", []):
@@ -444,7 +451,7 @@ def _train_sweep_panels(ax, d, kind):
             a.set_yscale("log")
             a.set_ylabel("||dL/dx_0|| / ||dL/dx_L-1||")
         a.set_xlabel("step")
-        a.set_title(f"{placement}, L={layers}", fontsize=8)
+        a.set_title(f"{_name(placement)}, L={layers}", fontsize=8)
     axes[0].legend(fontsize=5)
     return axes
 
@@ -458,7 +465,7 @@ def _train_logs(reports, kind):
             raise Error(f"{kind} reads train reports (gradflow.train's); fix: pass one, or draw a train-sweep with "
                         f"`gradflow plot --kind {kind}`")
         c = d.get("config", {})
-        out.append((f"{c.get('placement')} L={c.get('layers')}" if len(reports) > 1 else "", d["log"]))
+        out.append((f"{_name(c.get('placement', '?'))} L={c.get('layers')}" if len(reports) > 1 else "", d["log"]))
     return out
 
 
