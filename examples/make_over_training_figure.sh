@@ -8,6 +8,7 @@
 # Fixed seeds: the figure and numbers come out the same each time on the same build.
 set -euo pipefail
 gf=${1:-build/gradflow}
+source "$(dirname "$0")/figure_check.sh"  # checked_plot: the PNG, and its PDF measured
 out=docs/img
 mkdir -p "$out"
 work=$(mktemp -d)
@@ -22,7 +23,7 @@ for f in "$work"/ck/step_*.safetensors; do
 done
 "$gf" analyze --weights "$work/hf" --input "$work/ck/step_000000.input.npy" --mode explicit \
   --json "$work/over.json"
-"$gf" plot "$work/over.json" --kind grad-over-training -o "$work/tutorial-over-training.png" --width 7 --dpi 150
+checked_plot "$work/tutorial-over-training.png" "$work/over.json" --kind grad-over-training --width 7 --dpi 150
 /usr/bin/python3 - "$work/over.json" "$work/train.json" <<'PY'
 import json, sys
 r, t = (json.load(open(p)) for p in sys.argv[1:3])

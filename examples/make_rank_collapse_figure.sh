@@ -7,6 +7,7 @@
 # Every run is at initialization with fixed seeds, so the figure and numbers come out the same each time.
 set -euo pipefail
 gf=${1:-build/gradflow}
+source "$(dirname "$0")/figure_check.sh"  # checked_plot: the PNG, and its PDF measured
 out=docs/img
 mkdir -p "$out"
 work=$(mktemp -d)
@@ -15,8 +16,8 @@ trap 'rm -rf "$work"' EXIT
 "$gf" sweep --placement post,pre --param residual-scale --values 0.125,0.25,0.5,1,2,4 \
   --param2 layers --values2 2,4,8,16,32,64 --d-model 32 --heads 4 --seq-len 8 --init xavier \
   --gradients-only --seeds 3 -q --json "$work/rank.json"
-"$gf" plot "$work/rank.json" --kind phase-diagram --metric top.token_geometry.rank_one_distance \
-  --levels 0.5,0.1,1e-3,1e-8 -o "$work/tutorial-rank-collapse.png" --width 6 --dpi 150
+checked_plot "$work/tutorial-rank-collapse.png" "$work/rank.json" --kind phase-diagram --metric top.token_geometry.rank_one_distance \
+  --levels 0.5,0.1,1e-3,1e-8 --width 6 --dpi 150
 /usr/bin/python3 - "$work/rank.json" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))

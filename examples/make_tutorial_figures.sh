@@ -4,6 +4,7 @@
 # Every run is at initialization with fixed seeds, so the figures and numbers come out the same each time.
 set -euo pipefail
 gf=${1:-build/gradflow}
+source "$(dirname "$0")/figure_check.sh"  # checked_plot: the PNG, and its PDF measured
 out=docs/img
 mkdir -p "$out"
 work=$(mktemp -d)
@@ -19,12 +20,12 @@ for p in post pre; do
     ratio "$work/${p}_x$s.json" "$p, init scale $s"
   done
 done
-"$gf" plot "$work"/post_x1.json "$work"/pre_x1.json "$work"/post_x4.json "$work"/pre_x4.json --kind grad-by-depth \
-  -o "$work/tutorial-grad-by-depth.png" "${fig[@]}"
+checked_plot "$work/tutorial-grad-by-depth.png" "$work"/post_x1.json "$work"/pre_x1.json "$work"/post_x4.json "$work"/pre_x4.json --kind grad-by-depth \
+  "${fig[@]}"
 
 # 2. One block's norm against the norm of the product: ||B_l||_2, ||P_l||_2, sigma_min(P_l), Post-LN, 12 layers.
 "$gf" analyze --placement post --layers 12 "${model[@]}" -q --json "$work/post12.json"
-"$gf" plot "$work/post12.json" --kind jacobian-norms -o "$work/tutorial-jacobian-norms.png" "${fig[@]}"
+checked_plot "$work/tutorial-jacobian-norms.png" "$work/post12.json" --kind jacobian-norms "${fig[@]}"
 /usr/bin/python3 -c "
 import json, math; r = json.load(open('$work/post12.json')); L = r['layers']
 prod = math.prod(l['block_jacobian']['spectral_norm'] for l in L)
@@ -34,7 +35,7 @@ print(f'post L=12: ||B_l||_2 in [{min(b):.3g}, {max(b):.3g}], prod ||B_l||_2 = {
 # 3. The singular values of P_0 = dy/dx_0, Post-LN against Pre-LN, 12 layers.
 mkdir -p "$work/sp"
 for p in post pre; do "$gf" jacobian --placement $p --layers 12 "${model[@]}" --from 0 --out "$work/sp/$p.npy"; done
-"$gf" plot "$work/sp/post.npy" "$work/sp/pre.npy" --kind spectrum -o "$work/tutorial-spectrum.png" "${fig[@]}"
+checked_plot "$work/tutorial-spectrum.png" "$work/sp/post.npy" "$work/sp/pre.npy" --kind spectrum "${fig[@]}"
 /usr/bin/python3 -c "
 import numpy as np
 for p in ['post', 'pre']:
@@ -43,7 +44,7 @@ for p in ['post', 'pre']:
 
 # 4. One block's Jacobian dx_1/dx_0, 6 tokens of d = 16: which entries couple tokens.
 "$gf" jacobian --placement post --layers 1 --d-model 16 --heads 2 --seq-len 6 --from 0 --to 1 --out "$work/block.npy"
-"$gf" plot "$work/block.npy" --kind heatmap --tokens 6 -o "$work/tutorial-heatmap.png" "${fig[@]}"
+checked_plot "$work/tutorial-heatmap.png" "$work/block.npy" --kind heatmap --tokens 6 "${fig[@]}"
 /usr/bin/python3 -c "
 import numpy as np
 J = np.abs(np.load('$work/block.npy')); n, d = 6, 16; D = np.kron(np.eye(n), np.ones((d, d))) > 0

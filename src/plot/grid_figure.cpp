@@ -42,31 +42,36 @@ bool even_steps(const std::vector<double>& x, bool log) {
 
 std::string tic_name(const std::string& v) { return v == "inv-sqrt-2L" ? "1/√(2L)" : v; }
 
-// `set xtics (...)`: a tic at every value, named as given; on an axis `length` inches long where the names would
-// touch (about 0.06 in a character across, 0.14 in a line up), only every k-th tic is named.
-std::string tics(const std::string& axis, const GridAxis& a, double length) {
+size_t longest_name(const GridAxis& a) {
+  size_t chars = 0;
+  for (const auto& v : a.values) chars = std::max(chars, tic_name(v).size());
+  return chars;
+}
+
+// Every how many values a tic is named on an axis `length` inches long, so that the names do not touch (about
+// 0.06 in a character across, 0.16 in a line up): 1, 2, 5, 10, 20, ... (labels at round indices: layers 0, 5, 10).
+size_t tic_every(const std::string& axis, const GridAxis& a, double length) {
   size_t every = a.tic_every > 0 ? static_cast<size_t>(a.tic_every) : 1;
-  if (a.upright && axis == "x") {
-    std::string s = "set xtics (";
-    for (size_t k = 0; k < a.values.size(); ++k) s += (k ? ", " : "") + gp_quote(tic_name(a.values[k])) + " " + gp_num(a.t[k]);
-    return s + ") noenhanced rotate by 90 right\n";
-  }
-  if (a.tic_every <= 0 && a.values.size() > 1) {
-    const double range = a.edges.back() - a.edges.front();
-    double gap = length;  // the closest two tics, in inches
-    for (size_t k = 1; k < a.t.size(); ++k) gap = std::min(gap, (a.t[k] - a.t[k - 1]) / range * length);
-    size_t chars = 0;
-    for (const auto& v : a.values) chars = std::max(chars, tic_name(v).size());
-    const double need = axis == "x" ? 0.06 * static_cast<double>(chars) + 0.08 : 0.16;
-    // 1, 2, 5, 10, 20, ... values apart: labels at round indices (layers 0, 5, 10, ...), never touching
-    for (size_t m = 1; every < a.values.size() && gap * static_cast<double>(every) < need; m *= 10)
-      for (size_t step : {m, 2 * m, 5 * m})
-        if (gap * static_cast<double>(every) < need) every = step;
-  }
+  if (a.tic_every > 0 || a.values.size() < 2) return every;
+  const double range = a.edges.back() - a.edges.front();
+  double gap = length;  // the closest two tics, in inches
+  for (size_t k = 1; k < a.t.size(); ++k) gap = std::min(gap, (a.t[k] - a.t[k - 1]) / range * length);
+  const double need = axis == "x" ? 0.06 * static_cast<double>(longest_name(a)) + 0.08 : 0.16;
+  for (size_t m = 1; every < a.values.size() && gap * static_cast<double>(every) < need; m *= 10)
+    for (size_t step : {m, 2 * m, 5 * m})
+      if (gap * static_cast<double>(every) < need) every = step;
+  return every;
+}
+
+// `set xtics (...)`: a tic at every value, named as given: all of them upright (a.upright) or slanted (`slant`: ten
+// or fewer values whose names would touch level), else every tic_every-th.
+std::string tics(const std::string& axis, const GridAxis& a, double length, bool slant = false) {
+  const bool all = (a.upright || slant) && axis == "x";
+  const size_t every = all ? 1 : tic_every(axis, a, length);
   std::string s = "set " + axis + "tics (";
   for (size_t k = 0; k < a.values.size(); ++k)
     s += (k ? ", " : "") + gp_quote(k % every == 0 ? tic_name(a.values[k]) : "") + " " + gp_num(a.t[k]);
-  return s + ") noenhanced\n";
+  return s + ") noenhanced" + (all ? a.upright ? " rotate by 90 right" : " rotate by 45 right" : "") + "\n";
 }
 
 // The length in inches of an enhanced-text label on the page (markup left out), at about 0.064 in a character.
@@ -151,11 +156,7 @@ Figure grid_figure(const GridAxis& ax, const GridAxis& ay, const std::vector<Gri
   // the left margin holds the y tics' names and the rotated y label (about 0.1 in a character of a tic name)
   size_t ytic_chars = 0;
   for (const auto& v : ay.values) ytic_chars = std::max(ytic_chars, tic_name(v).size());
-  size_t xtic_chars = 0;  // upright x tic names: the panel's bottom holds the longest
-  if (ax.upright)
-    for (const auto& v : ax.values) xtic_chars = std::max(xtic_chars, tic_name(v).size());
-  const double W = o.width, cbw = 1.05, right = 0.12, top = 0.24,
-               bottom = 0.56 + (ax.upright ? 0.075 * static_cast<double>(xtic_chars) : 0.0);
+  const double W = o.width, cbw = 1.05, right = 0.12, top = 0.24;
   const double left = std::max(0.6, 0.1 * static_cast<double>(ytic_chars) + 0.38);
   const int n = static_cast<int>(panels.size());
   require(n > 0, "nothing to plot: no panel; fix: check the report files");
@@ -164,6 +165,11 @@ Figure grid_figure(const GridAxis& ax, const GridAxis& ay, const std::vector<Gri
   const double cell_w = (W - cbw) / cols, aw = cell_w - left - right;
   require(aw > 0.3, "--width " + number_text(W) + " leaves no room for " + std::to_string(n) +
                         " panels; fix: a larger --width");
+  // x tic names that would touch: ten or fewer are all named, slanted (a reader looks for the value the text
+  // discusses, λ = 1); more are thinned. Upright or slanted names take room under the axes.
+  const bool slant_x = !ax.upright && ax.values.size() <= 10 && tic_every("x", ax, aw) > 1;
+  const double name_w = 0.075 * static_cast<double>(longest_name(ax));
+  const double bottom = 0.56 + (ax.upright ? name_w : slant_x ? 0.71 * name_w : 0.0);
   double ah = aw * st.aspect;
   // the colour box spans the rows' axes: tall enough for its label; each panel tall enough for the y label (letters
   // of words run wider than the colour box's symbols: 1.5 times label_inches, measured on "residual weight λ")
@@ -248,7 +254,7 @@ Figure grid_figure(const GridAxis& ax, const GridAxis& ay, const std::vector<Gri
          "\nset tmargin at screen " + sy(yt) + "\nset bmargin at screen " + sy(yt + ah) + "\n";
     b += "set xrange [" + gp_num(ax.edges.front()) + ":" + gp_num(ax.edges.back()) + "]\nset yrange [" +
          gp_num(ay.edges.front()) + ":" + gp_num(ay.edges.back()) + "]\n";
-    b += tics("x", ax, aw) + tics("y", ay, ah);
+    b += tics("x", ax, aw, slant_x) + tics("y", ay, ah);
     b += "set xlabel " + gp_quote(ax.label) + " offset 0,0.3\n";
     if (c == 0) b += "set ylabel " + gp_quote(ay.label) + " offset 0.8,0\n";
     b += "set title " + gp_quote(panel.title) + " noenhanced offset 0,-0.6\n";
@@ -268,7 +274,8 @@ Figure grid_figure(const GridAxis& ax, const GridAxis& ay, const std::vector<Gri
     if (line_block >= 0) {
       b += ", \\\n  data index " + std::to_string(line_block) + " using 1:2 with lines lc rgb '#ffffff' lw 2.2 dt 1 notitle";
       b += ", \\\n  data index " + std::to_string(line_block) + " using 1:2 with lines lc rgb '#000000' lw 0.9 dt 1 notitle";
-      b += ", \\\n  data index " + std::to_string(label_block) + " using 1:2:3 with labels boxed font '," + number_text(kMinLabelPt) + "' notitle";
+      b += ", \\\n  data index " + std::to_string(label_block) + " using 1:2:3 with labels boxed font '," +
+           number_text(decade_format ? kMinLabelPt / 0.8 : kMinLabelPt) + "' notitle";  // 10^{-8}: its exponent at 7 pt
     }
     b += "\n";
   }

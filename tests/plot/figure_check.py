@@ -268,7 +268,31 @@ def missing_labels(pdf_path: Path, script_path: Path):
     return out
 
 
+def dropped_tics(script_path: Path):
+    """An axis of ten or fewer explicit tics with some left unnamed: the reader looks for the value the text
+    discusses (λ = 1) and finds a bare tic."""
+    out = []
+    for line in re.sub(r"\\\n", " ", script_path.read_text()).splitlines():
+        m = re.match(r"set (x|y|cb)tics \((.*)\)", line)
+        if not m:
+            continue
+        names = [t.replace("''", "'") for t in re.findall(_QUOTED + r" [-+0-9.eE]+", m.group(2))]
+        if len(names) <= 10 and any(not n for n in names) and any(n for n in names):
+            out.append(f"{m.group(1)} tics: {names.count('')} of {len(names)} left unnamed ({names})")
+    return out
+
+
 def problems(figure: Path, script: Path):
     with tempfile.TemporaryDirectory() as d:
         return (layout_problems(figure, Path(d)) + missing_labels(pdf_of(figure, Path(d)), script) +
-                style_problems(script))
+                dropped_tics(script) + style_problems(script))
+
+
+if __name__ == "__main__":  # figure_check.py FIGURE.pdf|svg [...]: each figure beside its FIGURE.gp; exit 1 on a problem
+    import sys
+    bad = 0
+    for arg in sys.argv[1:]:
+        for p in problems(Path(arg), Path(arg + ".gp")):
+            print(f"{arg}: {p}")
+            bad += 1
+    sys.exit(1 if bad else 0)

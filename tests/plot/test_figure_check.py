@@ -23,6 +23,7 @@ FAULTS = {
     "outside the": "set label 1 'far right of the canvas' at screen 0.9,0.5\n" + CLEAN,
     "labels overlap": "set label 1 'one label' at graph 0.3,0.5\nset label 2 'one label' at graph 0.32,0.51\n" + CLEAN,
     "is not drawn": "set label 1 'clipped' at screen 1.5,0.5\n" + CLEAN,
+    "left unnamed": "set xtics ('0.5' 0.5, '' 1, '2' 2)\n" + CLEAN,
     "share colour, marker and dash": "plot x with lines lt 1 title 'post', 2*x with lines lt 1 title 'pre'\n",
 }
 
