@@ -1,7 +1,7 @@
 // grad_over_training.cpp — `--kind grad-over-training`: ||dL/dx_l|| (the gradient at block l's input, as analyze
 // defines it) against training step. A train report: one line per layer, every layer up to 6, else 6 evenly
 // spaced ones (bottom and top included); several train reports: a colour per report, a marker and dash per
-// layer. Train-sweep reports: small multiples, one panel per (placement, depth), the bottom/top ratio
+// layer; --metric bottom_to_top_grad_ratio: ||dL/dx_0|| / ||dL/dx_{L-1}|| of each report, a line each. Train-sweep reports: small multiples, one panel per (placement, depth), the bottom/top ratio
 // ||dL/dx_0|| / ||dL/dx_{L-1}|| of every run against step (colour by lr, marker and dash by warmup; the seeds of
 // a cell share its style). Reports of analyze --weights A B ... (a run's checkpoints): over_training_figure.cpp.
 // Log y; --logx for the steps (step 0 kept, train_figures.hpp).
@@ -69,8 +69,26 @@ Figure plot_grad_over_training(const std::vector<PlotInput>& in, const PlotOptio
       return lines;
     });
   }
-  f.ylabel = metrics::kLayerGradNorm.plot;
   const std::vector<std::string> labels = train_report_labels(in);
+  if (o.metric == kBottomToTopGradRatio) {  // a line per run: how far the bottom's gradient falls below the top's
+    f.ylabel = metrics::kGradRatio.plot;
+    for (size_t r = 0; r < in.size(); ++r) {
+      Series s;
+      s.title = labels[r];
+      for (const auto& e : in[r].json[kLog]) {
+        s.x.push_back(step.at(e[kStep].get<double>()));
+        s.y.push_back(json_number(e, kBottomToTopGradRatio));
+      }
+      f.series.push_back(std::move(s));
+    }
+    require(!f.series.empty(), "no gradient record in the inputs; fix: pass gradflow train --json reports");
+    apply_step_axis(f, step);
+    return line_figure(f);
+  }
+  require(o.metric.empty(), "--metric " + o.metric + ": grad-over-training of train reports draws ||dL/dx_l|| per "
+                            "layer, or with --metric " + kBottomToTopGradRatio + " the bottom/top ratio per run; fix: "
+                            "--metric " + kBottomToTopGradRatio + " or no --metric");
+  f.ylabel = metrics::kLayerGradNorm.plot;
   std::vector<std::vector<std::string>> factors;  // per line: report, layer
   for (size_t r = 0; r < in.size(); ++r) {
     const auto& log = in[r].json[kLog];

@@ -300,3 +300,20 @@ TEST_CASE("a 2-D sweep of many groups is refused by the line kinds, pointing to 
     REQUIRE(e.find("fix: --kind phase-diagram") != std::string::npos);
   }
 }
+
+TEST_CASE("grad-over-training of train reports, --metric bottom_to_top_grad_ratio: a line per run (issue 38's "
+          "teaching path)") {
+  TempDir dir;
+  J a = train_report("post", 4), b = train_report("pre", 4);
+  for (auto& e : a["log"]) e["bottom_to_top_grad_ratio"] = 1e-3 * (1 + e["step"].get<double>());
+  PlotOptions o;
+  o.metric = "bottom_to_top_grad_ratio";
+  const Written w = figure(dir, "grad-over-training", {write_json(dir, "a.json", a), write_json(dir, "b.json", b)}, o);
+  REQUIRE(data_elements(w.script).size() == 2);  // one line per run, not one per layer
+  INFO(w.data);
+  REQUIRE(w.data.find("# Post-LN\n# x y\n0 0.001\n10 0.01") != std::string::npos);
+  REQUIRE(w.script.find("set ylabel '‖∂{/:Italic L}/∂{/:Italic x}_0‖ / ‖∂") != std::string::npos);
+  o.metric = "eval_loss";
+  const std::string e = error_of([&] { figure(dir, "grad-over-training", {write_json(dir, "a.json", a)}, o); });
+  REQUIRE(e.find("fix: --metric bottom_to_top_grad_ratio or no --metric") != std::string::npos);
+}
