@@ -225,7 +225,9 @@ RenderedFiles render_figure(const Figure& fig, const PlotOptions& o, const std::
   s += terminal + "\nset output outfile\nset encoding utf8\n";
   s += palette_commands();
   s += base_style();
-  if (!o.title.empty()) s += "set title " + gp_quote(o.title) + " noenhanced\n";
+  // a one-panel figure's title, in lines that fit its width (gnuplot makes room for them above the axes); a
+  // multi-panel figure draws its own above its panels (fig.titled)
+  if (!o.title.empty() && !fig.titled) s += "set title " + gp_lines(title_lines(o.title, o.width)) + " noenhanced\n";
   s += fig.body;
   s += "unset output\n";
   const auto write_script_and_data = [&] {

@@ -177,7 +177,9 @@ Figure grid_figure(const GridAxis& ax, const GridAxis& ay, const std::vector<Gri
   ah = std::max(ah, 1.5 * label_inches(ay.label) + 0.1);
   if (o.height > 0) ah = (o.height - rows * (top + bottom)) / rows;
   require(ah > 0.3, "--height " + number_text(o.height) + " leaves no room for the panels; fix: a larger --height");
-  const double H = rows * (top + ah + bottom);
+  const std::vector<std::string> title_text = title_lines(o.title, W);
+  const double band = title_band(title_text);  // --title above the panels
+  const double H = band + rows * (top + ah + bottom);
   const double bar_inches = rows * (top + ah + bottom) - top - bottom;  // the colour bar's length
   // contour labels read as the colour bar does: 10^{-8} where the bar's tics are powers of ten (log_axis)
   const bool decade_format = log_colour && std::log10(chi / clo) > 3;
@@ -186,16 +188,17 @@ Figure grid_figure(const GridAxis& ax, const GridAxis& ay, const std::vector<Gri
 
   Figure fig;
   fig.aspect = H / W;
+  fig.titled = !title_text.empty();
   std::string& b = fig.body;
   std::string& d = fig.data;
-  b += "set multiplot\n";
+  b += "set multiplot" + (fig.titled ? " title " + gp_lines(title_text) + " noenhanced" : std::string()) + "\n";
   const double xr = ax.edges.back() - ax.edges.front(), yr = ay.edges.back() - ay.edges.front();
   const double pad = 1e-3 * std::max(xr, yr);
   int block = 0;
   for (int p = 0; p < n; ++p) {
     const GridPanel& panel = panels[static_cast<size_t>(p)];
     const int r = p / cols, c = p % cols;
-    const double x0 = c * cell_w, yt = r * (top + ah + bottom) + top;
+    const double x0 = c * cell_w, yt = band + r * (top + ah + bottom) + top;
     // cells
     if (block) d += "\n\n";
     d += "# " + panel.title + ": " + st.what + "\n";
@@ -260,7 +263,7 @@ Figure grid_figure(const GridAxis& ax, const GridAxis& ay, const std::vector<Gri
     b += "set title " + gp_quote(panel.title) + " noenhanced offset 0,-0.6\n";
     if (p == n - 1) {
       const double bh = bar_inches;
-      b += "set colorbox user origin screen " + sx(cols * cell_w + 0.1) + ", screen " + sy(top + bh) + " size screen " +
+      b += "set colorbox user origin screen " + sx(cols * cell_w + 0.1) + ", screen " + sy(band + top + bh) + " size screen " +
            gp_num(0.1 / W) + ", screen " + gp_num(bh / H) + "\n";
       b += "set cblabel " + gp_quote(st.cblabel) + (st.cblabel_plain ? " noenhanced" : "") + " offset 0.5,0\n"
            "set cbtics scale 0.5\n";

@@ -197,7 +197,7 @@ Figure plot_claims(const std::vector<PlotInput>& in, const PlotOptions& o) {
       if (it == seen.end()) it = seen.insert(seen.end(), series.title);
       series.style_spec = series_style(static_cast<int>(it - seen.begin()));
     }
-  return panel_figure(std::move(panels), {}, cols, o.width, 1.8);
+  return panel_figure(std::move(panels), {}, cols, o.width, 1.8, 0, o.title);
 }
 
 }  // namespace gradflow

@@ -140,7 +140,7 @@ Figure plot_jacobian_norms(const std::vector<PlotInput>& in, const PlotOptions& 
   for (const auto& line : lines) titles.push_back(line.label);
   const int cols = o.width >= 6 ? 3 : 1;  // a column: panels stacked; a page: side by side
   return panel_figure(std::move(panels), items_legend(t, titles), cols, o.width, cols == 1 ? 1.5 : 1.7,
-                      items_legend_rows(t));
+                      items_legend_rows(t), o.title);
 }
 
 }  // namespace gradflow

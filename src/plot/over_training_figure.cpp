@@ -121,7 +121,7 @@ Figure over_training_panels(const std::vector<PlotInput>& in, const PlotOptions&
     }
   }
   require(!panels.empty(), "no gradient record in the inputs; fix: pass the report of gradflow analyze --weights A B ... --json");
-  return panel_figure(std::move(panels), {}, static_cast<int>(bands), o.width, o.width / static_cast<double>(bands) * 0.75);
+  return panel_figure(std::move(panels), {}, static_cast<int>(bands), o.width, o.width / static_cast<double>(bands) * 0.75, 0, o.title);
 }
 
 }  // namespace gradflow

@@ -351,7 +351,7 @@ Figure line_figure(const LineFigure& f, int first_block) {
 namespace gradflow {
 
 Figure panel_figure(std::vector<LineFigure> panels, const std::vector<Series>& legend, int cols, double width,
-                    double panel_height, int legend_rows) {
+                    double panel_height, int legend_rows, const std::string& title) {
   require(!panels.empty(), "nothing to plot: no panel; fix: check the report files");
   cols = std::max(1, std::min(cols, static_cast<int>(panels.size())));
   const int rows = (static_cast<int>(panels.size()) + cols - 1) / cols;
@@ -375,7 +375,8 @@ Figure panel_figure(std::vector<LineFigure> panels, const std::vector<Series>& l
   }
   const std::vector<std::string> shared = legend_titles(legend);
   const KeyBox lk = key_box(shared, width, legend_rows);
-  std::vector<double> y0(static_cast<size_t>(rows) + 1, 0.0);  // inches from the top to each row
+  const std::vector<std::string> title_text = title_lines(title, width);
+  std::vector<double> y0(static_cast<size_t>(rows) + 1, title_band(title_text));  // inches from the top to each row
   for (int r = 0; r < rows; ++r) y0[r + 1] = y0[r] + top[r] + panel_height + bottom + key_pad[r] + (r + 1 < rows ? 0.1 : 0.0);
   const double H = y0[rows] + (shared.empty() ? 0.0 : lk.height + 0.08);
   auto sx = [&](double in) { return gp_num(in / width); };
@@ -383,7 +384,8 @@ Figure panel_figure(std::vector<LineFigure> panels, const std::vector<Series>& l
 
   Figure fig;
   fig.aspect = H / width;
-  fig.body = "set multiplot\n";
+  fig.titled = !title_text.empty();
+  fig.body = "set multiplot" + (fig.titled ? " title " + gp_lines(title_text) + " noenhanced" : std::string()) + "\n";
   for (size_t i = 0; i < panels.size(); ++i) {
     const size_t r = i / static_cast<size_t>(cols), c = i % static_cast<size_t>(cols);
     const double x0 = static_cast<double>(c) * cell, yt = y0[r] + top[r];

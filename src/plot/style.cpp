@@ -151,4 +151,39 @@ std::string linear_tics_step(const std::string& axis, double lo, double hi, int 
   return "set " + axis + "tics " + gp_num(step) + "\n";
 }
 
+std::vector<std::string> title_lines(const std::string& title, double width_in) {
+  // characters that fit: about 0.075 in each at 9 pt (serif, mixed case), a little margin on each side
+  const size_t fit = static_cast<size_t>(std::max(8.0, (width_in - 0.25) / (0.075 * kFontPt / 9)));
+  std::vector<std::string> lines;
+  std::string line, word;
+  const auto chars = [](const std::string& t) {
+    size_t n = 0;
+    for (unsigned char c : t) n += (c & 0xC0) != 0x80;
+    return n;
+  };
+  const auto flush_word = [&] {
+    if (word.empty()) return;
+    if (!line.empty() && chars(line) + 1 + chars(word) > fit) lines.push_back(line), line.clear();
+    line += (line.empty() ? "" : " ") + word;
+    word.clear();
+  };
+  for (char c : title) {
+    if (c == ' ' || c == '\n' || c == '\r' || c == '\t') flush_word();
+    else word += c;
+  }
+  flush_word();
+  if (!line.empty()) lines.push_back(line);
+  return lines;
+}
+
+std::string gp_lines(const std::vector<std::string>& lines) {
+  std::string t;
+  for (const auto& l : lines) t += (t.empty() ? "" : ".\"\\n\".") + gp_quote(l);
+  return t.empty() ? "''" : t;
+}
+
+double title_band(const std::vector<std::string>& lines) {
+  return lines.empty() ? 0.0 : 0.08 + 0.2 * static_cast<double>(lines.size()) * kFontPt / 9;
+}
+
 }  // namespace gradflow

@@ -128,7 +128,7 @@ Figure sweep_panels(const std::vector<PlotInput>& in, const PlotOptions& o, cons
   const int fit = std::max(1, static_cast<int>(o.width / 2.2));
   const int cols = static_cast<int>(placements.size()) <= fit ? static_cast<int>(placements.size())
                                                              : std::min(fit, static_cast<int>(figs.size()));
-  return panel_figure(std::move(figs), legend, cols, o.width, 1.3, items_legend_rows(t));
+  return panel_figure(std::move(figs), legend, cols, o.width, 1.3, items_legend_rows(t), o.title);
 }
 
 }  // namespace gradflow

@@ -317,3 +317,24 @@ TEST_CASE("grad-over-training of train reports, --metric bottom_to_top_grad_rati
   const std::string e = error_of([&] { figure(dir, "grad-over-training", {write_json(dir, "a.json", a)}, o); });
   REQUIRE(e.find("fix: --metric bottom_to_top_grad_ratio or no --metric") != std::string::npos);
 }
+
+TEST_CASE("the --title of a figure (issue 38): a long title is wrapped to the width, a multi-panel figure shows it above its panels") {
+  TempDir dir;
+  const std::string cmp = write_json(dir, "cmp.json", compare_report({"post", "pre", "sandwich"}, {6, 12, 24}));
+  const std::string long_title =
+      "Gradient norms of every layer for Post-LN, Pre-LN and Sandwich-LN at 6, 12 and 24 layers, seed 0, d = 8";
+  PlotOptions o;
+  o.title = long_title;
+  o.width = 3.5;
+  const Written one = figure(dir, "grad-by-depth", {cmp}, o);  // one panel: gnuplot's own title, wrapped
+  INFO(one.script);
+  REQUIRE(count(one.script, "set title 'Gradient norms") == 1);
+  REQUIRE(one.script.find(".\"\\n\".'") != std::string::npos);  // at least two lines
+  for (const auto& line : title_lines(long_title, 3.5)) REQUIRE(line.size() <= 48);
+  REQUIRE(title_lines(long_title, 3.5).size() >= 2);
+  REQUIRE(title_lines("short", 3.5) == std::vector<std::string>{"short"});
+  const Written many = figure(dir, "jacobian-norms", {cmp}, o);  // three panels: the title was dropped before
+  INFO(many.script);
+  REQUIRE(many.script.find("set multiplot title 'Gradient norms") != std::string::npos);
+  REQUIRE(count(many.script, "set title 'Gradient norms") == 0);  // not repeated over each panel
+}

@@ -17,6 +17,8 @@ import figure_check
 
 TINY = ["--d-model", "8", "--heads", "2", "--d-ff", "16", "--seq-len", "4"]
 PLACEMENTS8 = "post,pre,sandwich,deepnorm,rezero,hybridnorm,b2t,peri"
+# a title longer than a column is wide: wrapped, never cut off, above the panels of a multi-panel figure
+LONG_TITLE = "Gradient norm at every layer, Post-LN against Pre-LN at 2 and 4 layers, two seeds, d = 8 (tiny)"
 
 
 def main():
@@ -82,6 +84,8 @@ def main():
             ("tsweep24", "loss-curves", [d / "tsweep24.json"], []),
             ("tsweep24", "grad-over-training", [d / "tsweep24.json"], []),
             ("claims", "claims", claims, []),
+            ("title", "grad-by-depth", [d / "cmp.json"], ["--title", LONG_TITLE]),
+            ("title", "jacobian-norms", [d / "cmp.json"], ["--title", LONG_TITLE]),
         ]
         out = d / "fig"
         out.mkdir(exist_ok=True)

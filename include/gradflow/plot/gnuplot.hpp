@@ -16,6 +16,7 @@ struct Figure {
   std::string data;     // the data file: blocks (one per series) separated by two blank lines = `index i`
   double aspect = 0.75; // default height / width
   double extra_height = 0;  // inches added to the default height (a legend below the axes)
+  bool titled = false;      // the figure drew --title itself (a multi-panel figure, above its panels)
 };
 
 // The cairo terminal line for `output` ("set terminal pdfcairo size 3.5in,2.6in ..."), picked by extension;

@@ -82,8 +82,9 @@ int items_legend_rows(const TwoWay& t);
 // Small multiples: the panels on a grid of `cols` columns, each panel's axes `panel_height` inches tall, axes of a
 // row aligned, a panel's own legend inside it or below its axes, and one shared legend (`legend`: key-only
 // series, `legend_rows` rows, 0: as few as fit) centred below the grid. Sets the figure's aspect for `width`.
+// `title` (--title), when given, above the panels in lines that fit the width.
 Figure panel_figure(std::vector<LineFigure> panels, const std::vector<Series>& legend, int cols, double width,
-                    double panel_height, int legend_rows = 0);
+                    double panel_height, int legend_rows = 0, const std::string& title = "");
 
 // The figure; its series are data blocks first_block, first_block + 1, ... (several panels share one data file).
 Figure line_figure(const LineFigure& f, int first_block = 0);

@@ -45,6 +45,13 @@ bool spans_decades(double lo, double hi);
 // explicit tics (fewer, coarser ones when finer would crowd a short axis).
 std::string log_axis(const std::string& axis, double lo, double hi, int max_tics = 8);
 
+// A figure's --title broken at spaces into lines that fit `width_in` inches at kFontPt (a long title was cut off
+// on both sides), and those lines as one gnuplot string expression ('line 1'."\n".'line 2'), and the inches of
+// height they take above the axes.
+std::vector<std::string> title_lines(const std::string& title, double width_in);
+std::string gp_lines(const std::vector<std::string>& lines);
+double title_band(const std::vector<std::string>& lines);
+
 // `set AXIStics STEP` for a linear axis over [lo, hi]: the smallest step of 1, 2 or 5 times a power of ten that
 // gives at most `max_tics` intervals (gnuplot's own choice ignores how short the axis is: 11 tics on an inch).
 std::string linear_tics_step(const std::string& axis, double lo, double hi, int max_tics);
