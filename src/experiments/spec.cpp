@@ -1,6 +1,7 @@
 // spec.cpp — see spec.hpp.
 #include "gradflow/experiments/spec.hpp"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -48,13 +49,23 @@ void check_spec(const Json& spec, const std::string& where) {
     const Json& p = spec["plot"];
     require(p.is_object(), where + ": \"plot\" must be an object; fix: e.g. \"plot\": {\"metric\": "
                                    "\"bottom.grad_norm\", \"ratio\": true, \"article_value\": 0.01}");
+    const auto strings = [](const Json& v) {
+      return v.is_array() && !v.empty() && std::all_of(v.begin(), v.end(), [](const Json& e) { return e.is_string(); });
+    };
+    const char* const fix = "; fix: use \"metric\" (a string) or \"metrics\" (a list of strings) with \"labels\" (one each) "
+                            "and \"ylabel\" (a string), \"x\" (\"depth\" or \"layer\"), \"ratio\" (true/false), "
+                            "\"article_value\" (a number)";
     for (const auto& [k, v] : p.items()) {
-      const bool ok = (k == "metric" && v.is_string()) || (k == "ratio" && v.is_boolean()) ||
+      const bool known = k == "metric" || k == "metrics" || k == "labels" || k == "ylabel" || k == "x" || k == "ratio" ||
+                         k == "article_value";
+      const bool ok = ((k == "metric" || k == "ylabel") && v.is_string()) ||
+                      ((k == "metrics" || k == "labels") && strings(v)) ||
+                      (k == "x" && v.is_string() && (v == "depth" || v == "layer")) || (k == "ratio" && v.is_boolean()) ||
                       (k == "article_value" && v.is_number());
-      require(ok, where + ": \"plot\": \"" + k + "\" " +
-                      (k == "metric" || k == "ratio" || k == "article_value" ? "has the wrong type" : "is unknown") +
-                      "; fix: use \"metric\" (a string), \"ratio\" (true/false), \"article_value\" (a number)");
+      require(ok, where + ": \"plot\": \"" + k + "\" " + (known ? "has the wrong type or value" : "is unknown") + fix);
     }
+    require(!p.contains("labels") || (p.contains("metrics") && p["labels"].size() == p["metrics"].size()),
+            where + ": \"plot\": \"labels\" names the \"metrics\", one each" + std::string(fix));
   }
 }
 

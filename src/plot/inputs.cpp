@@ -25,6 +25,19 @@ std::string short_value(const PlotJson& v) {
   return s.str();
 }
 
+// A swept option and its value as a legend names them: "init-scale=0.5"; a flag by what it means ("no-final-norm"
+// true: "no final norm", false: "with final norm"; "causal" true: "causal", false: "no causal").
+std::string swept_label(const std::string& param, const PlotJson& v) {
+  const std::string value = short_value(v);
+  if (value != "true" && value != "false" && value != "yes" && value != "no") return param + "=" + value;
+  const bool on = value == "true" || value == "yes";
+  const bool negated = param.rfind("no-", 0) == 0;
+  std::string words = negated ? param.substr(3) : param;
+  std::replace(words.begin(), words.end(), '-', ' ');
+  if (negated) return (on ? "no " : "with ") + words;
+  return (on ? "" : "no ") + words;
+}
+
 // Config fields worth a legend entry when they differ, with their short names.
 const std::pair<const char*, const char*> kLabelled[] = {
     {kLayers, "L="},    {kDModel, "d="},         {kHeads, "h="},       {kDFf, "d_ff="}, {kSeqLen, "n="},
@@ -184,9 +197,8 @@ std::vector<std::vector<std::string>> group_factors(const PlotJson& e) {
   for (const auto& g : groups) {
     f.push_back({placement_label(g.value(kPlacement, std::string("?")))});
     if (depths) f.back().push_back("L=" + short_value(g.value(kLayers, PlotJson(0))));
-    if (values) f.back().push_back(g.value(kParam, std::string("value")) + "=" + short_value(g.value(kValue, PlotJson(""))));
-    if (values2)
-      f.back().push_back(g.value(kParam2, std::string("value2")) + "=" + short_value(g.value(kValue2, PlotJson(""))));
+    if (values) f.back().push_back(swept_label(g.value(kParam, std::string("value")), g.value(kValue, PlotJson(""))));
+    if (values2) f.back().push_back(swept_label(g.value(kParam2, std::string("value2")), g.value(kValue2, PlotJson(""))));
   }
   return f;
 }

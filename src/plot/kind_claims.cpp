@@ -1,10 +1,13 @@
 // claims.cpp — `--kind claims`: a compact multi-panel figure, one panel per claim experiment (the compare/sweep
 // report of a spec in examples/claims/, e.g. `gradflow run examples/claims/c5_bottom_ratio_24.json --json c5.json`)
 // showing the claim's metric against the experiment's axis (depth L, or the swept parameter), mean ± std over
-// seeds. What each panel shows, first found wins: --metric; the spec's "plot": {"metric", "ratio", "article_value"};
-// the built-in choice for the claim id (kClaimPanels); the bottom/top gradient ratio. With "ratio" the panel shows
-// the report's paired ratios (placement a / placement b, e.g. Post/Pre). The panel's title is the spec's "claim";
-// a dashed line marks the article's value. docs/plotting.md documents the fields.
+// seeds. What each panel shows, first found wins: --metric; the spec's "plot": {"metric" | "metrics" + "labels",
+// "x", "ratio", "article_value", "ylabel"}; the built-in choice for the claim id (kClaimPanels); the bottom/top
+// gradient ratio. With "ratio" the panel shows the report's paired ratios (placement a / placement b, e.g.
+// Post/Pre); with "metrics" a line per group and metric (an estimate beside what it estimates); with "x": "layer"
+// the per-layer profile of the deepest groups (a claim about depth l inside one model, not about L). The panel's
+// title is the spec's "claim"; a dashed grey line marks the article's value, grey lines the bounds a theorem gives.
+// docs/plotting.md documents the fields.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -21,9 +24,12 @@ using namespace fields;
 namespace {
 
 struct Panel {
-  std::string metric;
-  bool ratio = false;    // the paired ratios numerator/denominator instead of the groups
-  double article = NAN;  // the article's number for this metric, when it gives one
+  std::vector<std::string> metrics;  // one, or several drawn side by side (named by `labels` in the legend)
+  std::vector<std::string> labels;
+  bool ratio = false;      // the paired ratios numerator/denominator instead of the groups
+  bool per_layer = false;  // against layer l of the deepest groups, not against depth L or the swept value
+  double article = NAN;    // the article's number for this metric, when it gives one
+  std::string ylabel;      // the axis label of several metrics (plain text)
 };
 
 // The article's claims (../shared/seed/CLAIMS.md) and the measurement that answers each.
@@ -32,13 +38,17 @@ struct ClaimPanel {
   Panel panel;
 };
 const ClaimPanel kClaimPanels[] = {
-    {"C4", {metric_name(metrics::kGrowthFactor), false, NAN}},
+    {"C4", {{metric_name(metrics::kGrowthFactor)}, {}, false, false, NAN, ""}},
     // C5: "the bottom-layer gradient of Post-LN is only 1/100 of Pre-LN's"
-    {"C5", {metric_name(metrics::kBottomGradNorm), true, 0.01}},
-    {"C8", {metric_name(metrics::kGradRatio), false, NAN}},
-    {"C9", {metric_name(metrics::kGradRatio), false, NAN}},
-    {"Xiong et al. 2020, Theorem 1", {metric_name(metrics::kTopW2GradNorm), false, NAN}},
+    {"C5", {{metric_name(metrics::kBottomGradNorm)}, {}, true, false, 0.01, ""}},
+    {"C8", {{metric_name(metrics::kGradRatio)}, {}, false, false, NAN, ""}},
+    {"C9", {{metric_name(metrics::kGradRatio)}, {}, false, false, NAN, ""}},
+    {"Xiong et al. 2020, Theorem 1", {{metric_name(metrics::kTopW2GradNorm)}, {}, false, false, NAN, ""}},
 };
+
+// Xiong et al. 2020, Lemma 2, for Pre-LN: (1 + l/2) d <= E||x_l||^2 <= (1 + 3l/2) d per token, i.e. the RMS of
+// x_l between sqrt(1 + l/2) and sqrt(1 + 3l/2) (docs/findings.md compares them with activation_rms^2).
+const char* const kLemma2Claim = "Xiong et al. 2020, Lemma 2";
 
 // The spec a report records, with the claim, description and plot of the spec file it came from (reports
 // written before `spec` carried them hold them only in spec_file.content).
@@ -52,20 +62,140 @@ PlotJson spec_of(const PlotJson& report) {
   return spec;
 }
 
+std::vector<std::string> strings_of(const PlotJson& j) {
+  std::vector<std::string> v;
+  if (j.is_array())
+    for (const auto& e : j)
+      if (e.is_string()) v.push_back(e.get<std::string>());
+  return v;
+}
+
 Panel panel_for(const PlotInput& in, const PlotOptions& o) {
   const PlotJson spec = spec_of(in.json);
-  Panel p{kDefaultMetric, false, NAN};
+  Panel p{{kDefaultMetric}, {}, false, false, NAN, ""};
   const std::string claim = spec.value("claim", std::string());
   for (const auto& c : kClaimPanels)
     if (claim == c.claim) p = c.panel;
   if (spec.contains("plot") && spec["plot"].is_object()) {
     const PlotJson& q = spec["plot"];
-    if (q.contains("metric") && q["metric"].is_string()) p.metric = q["metric"].get<std::string>();
+    if (q.contains("metric") && q["metric"].is_string()) p.metrics = {q["metric"].get<std::string>()};
+    if (q.contains("metrics") && !strings_of(q["metrics"]).empty()) p.metrics = strings_of(q["metrics"]);
+    if (q.contains("labels")) p.labels = strings_of(q["labels"]);
     if (q.contains("ratio") && q["ratio"].is_boolean()) p.ratio = q["ratio"].get<bool>();
+    if (q.contains("x") && q["x"].is_string()) p.per_layer = q["x"].get<std::string>() == "layer";
     if (q.contains("article_value") && q["article_value"].is_number()) p.article = q["article_value"].get<double>();
+    if (q.contains("ylabel") && q["ylabel"].is_string()) p.ylabel = q["ylabel"].get<std::string>();
   }
-  if (!o.metric.empty()) p.metric = o.metric;
+  if (!o.metric.empty()) p.metrics = {o.metric}, p.labels.clear();
+  require(p.labels.empty() || p.labels.size() == p.metrics.size(),
+          in.path + ": its spec's plot names " + std::to_string(p.labels.size()) + " labels for " +
+              std::to_string(p.metrics.size()) + " metrics; fix: one label per metric in \"plot\"");
   return p;
+}
+
+// The per-layer profile of `metric` (per_layer[l].<metric>, mean ± std over seeds) of each group at the deepest L
+// of the report: a line per group against layer l.
+long long deepest_layers(const PlotJson& report) {
+  long long deepest = 0;
+  for (const auto& g : report[kGroups]) deepest = std::max(deepest, g.value(kLayers, 0LL));
+  return deepest;
+}
+
+LineFigure layer_figure(const PlotInput& in, const std::string& metric) {
+  const PlotJson& groups = in.json[kGroups];
+  const long long deepest = deepest_layers(in.json);
+  const std::vector<std::string> labels = group_labels(in.json);
+  LineFigure f;
+  f.spread = "errorbars";
+  f.integer_x = true;
+  f.point_interval = 0;
+  f.xlabel = "layer {/:Italic l}  ({/:Italic L} = " + std::to_string(deepest) + ")";
+  f.ylabel = metric_label(metric);
+  if (f.ylabel.empty()) f.ylabel = metric, f.ylabel_plain = true;
+  bool any = false;
+  for (size_t g = 0; g < groups.size(); ++g) {
+    if (groups[g].value(kLayers, 0LL) != deepest || !groups[g].contains(kPerLayer)) continue;
+    Series s;
+    s.title = labels[g];
+    for (const auto& layer : groups[g][kPerLayer]) {
+      const auto [mean, sd] = json_stat(layer, metric);
+      any |= !std::isnan(mean);
+      s.x.push_back(json_number(layer, kIndex));
+      s.y.push_back(mean);
+      const double e = std::isnan(sd) ? 0 : sd;
+      s.lo.push_back(mean > 0 ? std::max(mean - e, 0.1 * mean) : mean - e);
+      s.hi.push_back(mean + e);
+    }
+    f.series.push_back(std::move(s));
+  }
+  require(any, "'" + metric + "' is not a per-layer metric of " + in.path +
+                   "; fix: name one of per_layer's fields (grad_norm, activation_rms, ...) in the spec's \"plot\"");
+  return f;
+}
+
+// Lemma 2's bounds on the RMS of Pre-LN's x_l over layers 0 ... L-1, two grey lines under one legend entry.
+void add_lemma2_bounds(LineFigure& f) {
+  double top = 0;
+  for (const auto& s : f.series)
+    for (double x : s.x)
+      if (std::isfinite(x)) top = std::max(top, x);
+  Series b;  // one series, the lower bound then the upper, apart where a NaN point breaks the line
+  b.title = "Lemma 2 bounds, Pre-LN";
+  for (double k : {0.5, 1.5}) {
+    if (!b.x.empty()) b.x.push_back(NAN), b.y.push_back(NAN);
+    for (int l = 0; l <= static_cast<int>(top); ++l) b.x.push_back(l), b.y.push_back(std::sqrt(1 + k * l));
+  }
+  b.with = "lines";
+  b.style_spec = std::string(kNeutralColour) + " dt 3 lw 1";
+  f.series.push_back(std::move(b));
+}
+
+// A series' place in the figure's styles: the group it draws (its colour, the same in every panel) and which of
+// the panel's metrics (its marker and dash; 0 also for a panel of one metric).
+struct StyleKey {
+  std::string group;
+  int metric = 0;
+};
+
+// The panel of one report: its metrics (a line per group and metric) against depth, the swept value or layer;
+// `keys` gets each series' StyleKey.
+LineFigure metrics_figure(const PlotInput& in, const Panel& p, std::vector<StyleKey>& keys) {
+  LineFigure f;
+  for (size_t m = 0; m < p.metrics.size(); ++m) {
+    LineFigure one = p.per_layer ? layer_figure(in, p.metrics[m]) : sensitivity_figure(in, p.metrics[m], "");
+    // a per-layer panel's groups differ by placement and by what the sweep varies: colour by the placement,
+    // marker and dash by the rest (with and without the final norm)
+    std::vector<StyleKey> group_keys;
+    if (p.per_layer) {
+      std::vector<std::string> variants;
+      const auto factors = group_factors(in.json);
+      const long long deepest = deepest_layers(in.json);
+      for (size_t g = 0; g < factors.size(); ++g) {
+        if (in.json[kGroups][g].value(kLayers, 0LL) != deepest) continue;
+        std::string rest;
+        for (size_t k = 1; k < factors[g].size(); ++k) rest += factors[g][k] + ";";
+        auto it = std::find(variants.begin(), variants.end(), rest);
+        if (it == variants.end()) it = variants.insert(variants.end(), rest);
+        group_keys.push_back({factors[g].front(), static_cast<int>(it - variants.begin())});
+      }
+    }
+    for (size_t j = 0; j < one.series.size(); ++j) {
+      Series& s = one.series[j];
+      const int variants = static_cast<int>(group_keys.size());
+      keys.push_back(j < group_keys.size()
+                         ? StyleKey{group_keys[j].group, group_keys[j].metric + static_cast<int>(m) * variants}
+                         : StyleKey{s.title, static_cast<int>(m)});
+      if (p.metrics.size() > 1) s.title += ", " + (p.labels.empty() ? p.metrics[m] : p.labels[m]);
+    }
+    if (m == 0) {
+      f = std::move(one);
+      continue;
+    }
+    for (auto& s : one.series) f.series.push_back(std::move(s));
+  }
+  if (p.metrics.size() > 1) f.ylabel = p.ylabel.empty() ? "value" : p.ylabel, f.ylabel_plain = true;
+  if (p.metrics.size() > 1 || p.per_layer) f.key = "below";  // long names, lines across the whole panel
+  return f;
 }
 
 // The paired ratios of `metric` (report["ratios"]: numerator/denominator per depth and value) against depth
@@ -163,11 +293,17 @@ Figure plot_claims(const std::vector<PlotInput>& in, const PlotOptions& o) {
   const int n = static_cast<int>(in.size());
   const int cols = std::max(1, std::min(n, static_cast<int>(o.width / 3.3)));  // panels at least 3.3 in wide
   std::vector<LineFigure> panels;
+  std::vector<std::vector<StyleKey>> keys;  // per panel, per series drawn from the report
   for (const auto& i : in) {
     const Panel p = panel_for(i, o);
-    LineFigure f = p.ratio ? ratio_figure(i, p.metric) : sensitivity_figure(i, p.metric, "");
-    if (o.logy != "auto") f.logy = o.logy;
     const std::string claim = spec_of(i.json).value("claim", std::string());
+    keys.emplace_back();
+    LineFigure f = p.ratio ? ratio_figure(i, p.metrics.front()) : metrics_figure(i, p, keys.back());
+    if (p.ratio)
+      for (const auto& s : f.series) keys.back().push_back({s.title, 0});
+    if (claim == kLemma2Claim && p.per_layer && p.metrics == std::vector<std::string>{kActivationRms})
+      add_lemma2_bounds(f);
+    if (o.logy != "auto") f.logy = o.logy;
     // a --reduced run says so in its title: its depths and widths are not the claim's
     const bool reduced = reduced_run(i.json);
     f.title = panel_title(claim, i.stem + (reduced ? ", reduced run" : ""), o.width / cols - 0.93);
@@ -189,13 +325,16 @@ Figure plot_claims(const std::vector<PlotInput>& in, const PlotOptions& o) {
   }
   // one style per legend entry across the figure (Post-LN the same colour in every panel, whatever order a
   // report lists its placements in): styles in order of first appearance
+  // by group; a panel of several metrics gives a group's further metrics its colour with another marker and dash
   std::vector<std::string> seen;
-  for (auto& f : panels)
-    for (auto& series : f.series) {
+  for (size_t k = 0; k < panels.size(); ++k)
+    for (size_t j = 0; j < panels[k].series.size() && j < keys[k].size(); ++j) {
+      Series& series = panels[k].series[j];
       if (series.title.empty() || !series.style_spec.empty()) continue;
-      auto it = std::find(seen.begin(), seen.end(), series.title);
-      if (it == seen.end()) it = seen.insert(seen.end(), series.title);
-      series.style_spec = series_style(static_cast<int>(it - seen.begin()));
+      auto it = std::find(seen.begin(), seen.end(), keys[k][j].group);
+      if (it == seen.end()) it = seen.insert(seen.end(), keys[k][j].group);
+      const int c = static_cast<int>(it - seen.begin()), m = keys[k][j].metric;
+      series.style_spec = m == 0 ? series_style(c) : colour_style(c) + " " + mark_style(c + m);
     }
   return panel_figure(std::move(panels), {}, cols, o.width, 1.8, 0, o.title);
 }

@@ -5,6 +5,7 @@ namespace gradflow {
 
 std::string metric_label(const std::string& m) {
   const fields::Metric* metric = fields::find_metric(m);
+  if (!metric && m == fields::kActivationRms) return "RMS of {/:Italic x_l}";  // per layer (claims' Lemma 2 panel)
   return metric ? metric->plot : "";
 }
 

@@ -104,6 +104,17 @@ TEST_CASE("a spec's \"plot\" (what the claims figure draws) is accepted and chec
   REQUIRE(test::error_of([&] { check_spec(bad, "t"); }).find("wrong type") != std::string::npos);
   bad["plot"] = "bottom.grad_norm";
   REQUIRE(test::error_of([&] { check_spec(bad, "t"); }).find("must be an object") != std::string::npos);
+  // issue 38: several metrics with their labels, and per-layer panels
+  Json more = ok;
+  more["plot"] = Json::parse(R"({"metrics": ["a", "b"], "labels": ["estimate", "product"], "ylabel": "gain", "x": "layer"})");
+  REQUIRE_NOTHROW(check_spec(more, "t"));
+  more["plot"]["x"] = "width";
+  REQUIRE(test::error_of([&] { check_spec(more, "t"); }).find("\"x\" has the wrong type or value") != std::string::npos);
+  more["plot"]["x"] = "depth";
+  more["plot"]["labels"] = Json::array({"estimate"});
+  REQUIRE(test::error_of([&] { check_spec(more, "t"); }).find("names the \"metrics\", one each") != std::string::npos);
+  more["plot"]["metrics"] = Json::array({"a", 1});
+  REQUIRE(test::error_of([&] { check_spec(more, "t"); }).find("\"metrics\" has the wrong type") != std::string::npos);
 }
 
 TEST_CASE("plan: a 2-D sweep runs every value with every value2, value2 inner, each with its own file") {

@@ -338,3 +338,58 @@ TEST_CASE("the --title of a figure (issue 38): a long title is wrapped to the wi
   REQUIRE(many.script.find("set multiplot title 'Gradient norms") != std::string::npos);
   REQUIRE(count(many.script, "set title 'Gradient norms") == 0);  // not repeated over each panel
 }
+
+TEST_CASE("claims panels that show their claim (issue 38): per-layer profiles, several metrics, Lemma 2's bounds, "
+          "colour by placement in every panel") {
+  TempDir dir;
+  // a sweep over a flag, drawn against layer l: colour by placement, marker and dash by the flag
+  J c11 = compare_report({"post", "pre"}, {6});
+  c11["experiment"] = "sweep";
+  c11["param"] = "no-final-norm";
+  J groups = J::array();
+  for (const char* v : {"false", "true"})
+    for (J g : c11["groups"]) {
+      g["param"] = "no-final-norm";
+      g["value"] = v;
+      groups.push_back(g);
+    }
+  c11["groups"] = groups;
+  c11["spec"] = {{"claim", "C11"}, {"plot", {{"x", "layer"}, {"metric", "grad_norm"}}}};
+  // two metrics against depth, named by their labels
+  J est = compare_report({"post", "pre"}, {2, 4});
+  est["spec"] = {{"claim", "C4 mechanism"},
+                 {"plot", {{"metrics", {"summary.bottom_to_top_grad_ratio", "bottom.grad_norm"}},
+                           {"labels", {"estimate", "product"}}, {"ylabel", "gain"}}}};
+  // Lemma 2: activation_rms against l with the bounds
+  J lemma = compare_report({"pre", "post"}, {6});
+  for (auto& g : lemma["groups"])
+    for (auto& l : g["per_layer"]) l["activation_rms"] = {{"mean", 1.0}, {"std", 0.1}, {"n", 2}};
+  lemma["spec"] = {{"claim", "Xiong et al. 2020, Lemma 2"}, {"plot", {{"x", "layer"}, {"metric", "activation_rms"}}}};
+  const Written w = figure(dir, "claims", {write_json(dir, "c11.json", c11), write_json(dir, "est.json", est),
+                                           write_json(dir, "lemma.json", lemma)});
+  INFO(w.script);
+  REQUIRE(w.script.find("title 'Post-LN, with final norm'") != std::string::npos);
+  REQUIRE(w.script.find("title 'Post-LN, no final norm'") != std::string::npos);
+  REQUIRE(w.script.find("title 'Pre-LN, estimate'") != std::string::npos);
+  REQUIRE(w.script.find("title 'Pre-LN, product'") != std::string::npos);
+  REQUIRE(w.script.find("set ylabel 'gain' noenhanced") != std::string::npos);
+  REQUIRE(w.script.find("set xlabel 'layer {/:Italic l}  ({/:Italic L} = 6)'") != std::string::npos);
+  REQUIRE(count(w.script, "title 'Lemma 2 bounds, Pre-LN'") == 1);
+  INFO(w.data);
+  REQUIRE(w.data.find("5 1.870828") != std::string::npos);  // sqrt(1 + 5/2) at l = 5: the lower bound's last point
+  REQUIRE(w.data.find("5 2.915475") != std::string::npos);  // sqrt(1 + 15/2): the upper bound's
+  // a placement's colour (lt) is the same in every panel and in each of its lines
+  std::map<std::string, std::set<std::string>> colours;
+  const std::regex lt("lt ([0-9]+)");
+  for (const auto& e : data_elements(w.script)) {
+    const auto t = e.find(" title '");
+    std::smatch m;
+    const std::string style = style_of(e);
+    if (t == std::string::npos || !std::regex_search(style, m, lt)) continue;
+    const std::string title = e.substr(t + 8, e.find('\'', t + 8) - t - 8);
+    colours[title.substr(0, title.find(','))].insert(m[1]);
+  }
+  REQUIRE(colours["Post-LN"].size() == 1);
+  REQUIRE(colours["Pre-LN"].size() == 1);
+  REQUIRE(colours["Post-LN"] != colours["Pre-LN"]);
+}
