@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "cli/commands.hpp"
+#include "cli/terminal_options.hpp"
 #include "gradflow/commands/analyze_command.hpp"
 #include "gradflow/commands/analyze_over_training.hpp"
 #include "gradflow/report/atomic_file.hpp"
@@ -18,6 +19,7 @@ struct AnalyzeOptions {
   AnalyzeRequest request;
   std::string json;
   std::vector<std::string> weights;  // --weights: one checkpoint, or several (a run's, over training)
+  TerminalOptions terminal;
 };
 
 // One line per checkpoint: the step, the loss and the gradient at the bottom and the top block's input.
@@ -52,7 +54,10 @@ void run_analyze(const AnalyzeOptions& o) {
   const auto report = run_analyze_request(o.request, [&o](RunConfig& rc) {
     check_outputs({{"--json", o.json}}, run_input_paths(rc));  // before any work
   });
-  if (!o.request.quiet) print_report_table(std::cout, report, ::isatty(STDOUT_FILENO));
+  if (!o.request.quiet) {
+    const TerminalStyle style = o.terminal.style();
+    print_report_table(std::cout, report, style.bars, style.narrow);
+  }
   if (!o.json.empty()) write_file_atomic(o.json, report.dump(2) + "\n");
 }
 }  // namespace
@@ -70,6 +75,7 @@ void setup_analyze(CLI::App& app) {
       ->expected(1, -1);
   sub->add_option("--json", opts->json, "write the report to this file (docs/report-schema.md)")->check(non_empty_path());
   sub->add_flag("-q,--quiet", opts->request.quiet, "no table, no progress");
+  add_terminal_options(*sub, opts->terminal);
   sub->callback([opts, sub] {
     if (!names_training_checkpoints(opts->weights)) {
       if (!opts->weights.empty()) set_model_option(opts->request.model, "weights", opts->weights[0]);

@@ -20,7 +20,9 @@ namespace {
 void add_command(CLI::App& app, const std::string& name, const std::string& description) {
   auto* sub = app.add_subcommand(name, description);
   ExperimentRun run = add_experiment_command(*sub, name);
-  sub->callback([run] { hand_out(run(command_line_run())); });
+  auto terminal = std::make_shared<TerminalOptions>();
+  add_terminal_options(*sub, *terminal);
+  sub->callback([run, terminal] { hand_out(run(command_line_run()), *terminal); });
 }
 
 }  // namespace

@@ -14,6 +14,7 @@ namespace {
 struct MergeOptions {
   std::string dir, json, csv;
   bool allow_partial = false, allow_mixed_kernels = false, quiet = false;
+  TerminalOptions terminal;
 };
 
 void run_merge(const MergeOptions& o) {
@@ -25,7 +26,7 @@ void run_merge(const MergeOptions& o) {
   how.json = o.json;
   how.csv = o.csv;
   how.quiet = o.quiet;
-  hand_out(run_plan_step(how));
+  hand_out(run_plan_step(how), o.terminal);
 }
 
 }  // namespace
@@ -42,6 +43,7 @@ void setup_merge(CLI::App& app) {
                 "merge results computed on different BLAS kernels (they differ in the last bits); the report lists "
                 "every kernel under \"blas_kernel\"");
   sub->add_flag("-q,--quiet", opts->quiet, "no table");
+  add_terminal_options(*sub, opts->terminal);
   sub->callback([opts] { run_merge(*opts); });
 }
 

@@ -21,6 +21,7 @@ struct RunOptions {
   bool reduced = false, quiet = false;
   std::string out_dir, json, csv, resume, plan;
   int threads = -1;
+  TerminalOptions terminal;
 };
 
 void run_one(const std::string& path, const RunOptions& o, bool many) {
@@ -49,7 +50,7 @@ void run_one(const std::string& path, const RunOptions& o, bool many) {
   how.threads = o.threads;
   how.quiet = o.quiet;
   how.spec_file = path;
-  hand_out(run_spec(spec, "spec '" + path + "'", how));
+  hand_out(run_spec(spec, "spec '" + path + "'", how), o.terminal);
 }
 
 void run_run(const RunOptions& o) {
@@ -88,6 +89,7 @@ void setup_run(CLI::App& app) {
                   "threads, shared among the configurations that run at once (default: the spec's, else all cores)")
       ->check(CLI::Range(0, kMaxThreads));
   sub->add_flag("-q,--quiet", opts->quiet, "no tables, no progress");
+  add_terminal_options(*sub, opts->terminal);
   sub->callback([opts] { run_run(*opts); });
 }
 

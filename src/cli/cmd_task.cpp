@@ -40,7 +40,7 @@ void run_task(const TaskOptions& o) {
   how.plan.task_ids = o.ids;
   how.threads = o.threads >= 0 ? o.threads : allocation_threads();
   how.quiet = o.quiet;
-  hand_out(run_plan_step(how));
+  hand_out(run_plan_step(how), TerminalOptions{});  // a task writes its result, no table
 }
 
 }  // namespace

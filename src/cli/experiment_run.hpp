@@ -3,7 +3,10 @@
 #pragma once
 #include <iostream>
 
+#include "cli/terminal_options.hpp"
 #include "gradflow/commands/experiment_command.hpp"
+#include "gradflow/experiments/experiment.hpp"
+#include "gradflow/experiments/experiment_terminal.hpp"
 #include "process/interrupt.hpp"
 
 namespace gradflow::cli {
@@ -15,9 +18,18 @@ inline SpecRun command_line_run() {
   return how;
 }
 
-// The report (none after writing a plan or running tasks): the table on stdout unless quiet, --json and --csv.
-inline void hand_out(const SpecOutcome& out) {
-  if (!out.report.is_null()) write_report(out.report, out.writers, out.files, std::cout);
+// The report (none after writing a plan or running tasks): the table on stdout unless quiet (a compare/sweep's in
+// the terminal's style, with its bars), --json and --csv.
+inline void hand_out(const SpecOutcome& out, const TerminalOptions& terminal) {
+  if (out.report.is_null()) return;
+  ReportFiles files = out.files;
+  if (files.table && out.writers.table == kExperimentWriters.table) {
+    const TerminalStyle style = terminal.style();
+    print_experiment_table(std::cout, out.report, style);
+    if (style.bars) print_experiment_bars(std::cout, out.report, style, terminal.forced());
+    files.table = false;
+  }
+  write_report(out.report, out.writers, files, std::cout);
 }
 
 }  // namespace gradflow::cli

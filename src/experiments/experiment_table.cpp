@@ -2,8 +2,10 @@
 // print_experiment_table): the key scalar metrics per group and per ratio, then the fitted exponents.
 #include <algorithm>
 #include <cstdio>
+#include <sstream>
 
 #include "gradflow/experiments/experiment.hpp"
+#include "gradflow/experiments/experiment_terminal.hpp"
 #include "gradflow/report/fields.hpp"
 
 namespace gradflow {
@@ -12,11 +14,12 @@ using namespace fields;
 
 namespace {
 
-// The table's columns, in order (those the report holds).
+// The table's columns, in order (those the report holds); a narrow table's (a projector's 80 columns).
 const Metric* const kColumns[] = {&metrics::kBottomGradNorm,      &metrics::kTopGradNorm,
                                   &metrics::kGradRatio,           &metrics::kGrowthFactor,
                                   &metrics::kTopW2GradNorm,       &metrics::kTopActivationRms,
                                   &metrics::kBottomProductRmsGain, &metrics::kPerLayerRmsGainProduct};
+const Metric* const kNarrowMetrics[] = {&metrics::kGradRatio, &metrics::kGrowthFactor, &metrics::kBottomGradNorm};
 
 struct Column {
   std::string metric;
@@ -56,16 +59,25 @@ void print_row(std::ostream& os, const Widths& w, const std::string& name, const
 
 }  // namespace
 
-void print_experiment_table(std::ostream& os, const Json& report) {
+void print_experiment_table(std::ostream& os, const Json& report) { print_experiment_table(os, report, TerminalStyle{}); }
+
+void print_experiment_table(std::ostream& out, const Json& report, const TerminalStyle& style) {
+  std::ostringstream os;  // narrow: its prose lines wrapped at the end (the rows fit by their columns)
   const Json& cfg = report[kGroups].front()[kConfig];
   os << "gradflow " << report[kExperiment].get<std::string>() << ": d = " << cfg.value(kDModel, 0)
      << ", h = " << cfg.value(kHeads, 0) << ", n = " << cfg.value(kSeqLen, 0) << ", init " << cfg.value(kInit, "?")
      << " x" << cfg.value(kInitScale, "1") << ", " << cfg.value(kMode, "?") << ", "
-     << report[kSeeds][kRepetitions].get<int>() << " seeds (seed = " << report[kSeeds][kBaseSeed].get<uint64_t>()
+     << report[kSeeds][kRepetitions].get<int>() << (report[kSeeds][kRepetitions].get<int>() == 1 ? " seed" : " seeds")
+     << " (seed = " << report[kSeeds][kBaseSeed].get<uint64_t>()
      << " + r); mean ± std over seeds\n";
   std::vector<Column> columns;
-  for (const Metric* m : kColumns)
-    if (report[kGroups].front()[kScalars].contains(metric_name(*m))) columns.push_back({metric_name(*m), m->text});
+  if (style.narrow) {
+    for (const Metric* m : kNarrowMetrics)
+      if (report[kGroups].front()[kScalars].contains(metric_name(*m))) columns.push_back({metric_name(*m), m->text});
+  } else {
+    for (const Metric* m : kColumns)
+      if (report[kGroups].front()[kScalars].contains(metric_name(*m))) columns.push_back({metric_name(*m), m->text});
+  }
   const bool sweep = report.contains(kParam), two_d = report.contains(kParam2);
   const auto ratio_name = [](const Json& r) {
     return r[kNumerator].get<std::string>() + "/" + r[kDenominator].get<std::string>();
@@ -116,6 +128,7 @@ void print_experiment_table(std::ostream& os, const Json& report) {
       os << "\n";
     }
   }
+  out << (style.narrow ? wrap_lines(os.str(), kNarrowColumns) : os.str());
 }
 
 }  // namespace gradflow

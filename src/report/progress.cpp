@@ -1,12 +1,16 @@
 // progress.cpp — see progress.hpp.
 #include "gradflow/report/progress.hpp"
 
+#include <unistd.h>
+
 #include <cstdio>
 
 namespace gradflow {
 
 Progress::Progress(std::string what, Index total, bool enabled)
-    : what_(std::move(what)), total_(total), enabled_(enabled), start_(std::chrono::steady_clock::now()), last_(start_) {}
+    // a line rewritten in place ("\r") belongs on a terminal: into a log file or a pipe it would leave a trail of
+    // carriage returns, so there the run stays silent
+    : what_(std::move(what)), total_(total), enabled_(enabled && ::isatty(STDERR_FILENO)), start_(std::chrono::steady_clock::now()), last_(start_) {}
 
 Progress::~Progress() {
   if (printed_) std::fprintf(stderr, "\n");

@@ -4,10 +4,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "gradflow/report/fields.hpp"
+#include "gradflow/report/terminal.hpp"
 
 namespace gradflow {
 using namespace fields;
@@ -35,27 +37,24 @@ std::string num(const nlohmann::ordered_json& l, const Metric& m) { return num(l
 
 }  // namespace
 
-std::string log_bar(double value, double log10_max) {
-  if (!(value > 0) || !std::isfinite(value) || !std::isfinite(log10_max)) return "?";
-  const double chars = kBarWidth + kBarPerDecade * (std::log10(value) - log10_max);
-  if (chars < 0.5) return "<";
-  return std::string(static_cast<size_t>(std::lround(std::min<double>(chars, kBarWidth))), '#');
-}
+std::string log_bar(double value, double log10_max) { return log_bar(value, log10_max, kBarWidth, kBarPerDecade); }
 
-void print_report_table(std::ostream& os, const nlohmann::ordered_json& report, bool bars) {
+void print_report_table(std::ostream& os, const nlohmann::ordered_json& report, bool bars, bool narrow) {
+  std::ostringstream out;  // narrow: the prose lines wrapped at the end
   const auto& layers = report[kLayers];
   const auto& cfg = report[kConfig];
-  os << "gradflow analyze: placement " << cfg.value(kPlacement, "?") << ", L = " << cfg.value(kLayers, 0)
-     << ", d = " << cfg.value(kDModel, 0) << ", h = " << cfg.value(kHeads, 0) << ", d_ff = " << cfg.value(kDFf, 0)
-     << ", n = " << cfg.value(kSeqLen, 0);
+  out << "gradflow analyze: placement " << cfg.value(kPlacement, "?") << ", L = " << cfg.value(kLayers, 0)
+      << ", d = " << cfg.value(kDModel, 0) << ", h = " << cfg.value(kHeads, 0) << ", d_ff = " << cfg.value(kDFf, 0)
+      << ", n = " << cfg.value(kSeqLen, 0);
   if (cfg.contains("weights") && cfg["weights"].is_string())  // the weights come from a file, not from --init
-    os << ", weights " << cfg["weights"].get<std::string>();
+    out << ", weights " << cfg["weights"].get<std::string>();
   else
-    os << ", init " << cfg.value(kInit, "?") << " x" << cfg.value(kInitScale, "1");
-  os << ", seed " << cfg.value(kSeed, 0) << "\n";
+    out << ", init " << cfg.value(kInit, "?") << " x" << cfg.value(kInitScale, "1");
+  out << ", seed " << cfg.value(kSeed, 0) << "\n";
   const double top = layers.back()[kGradNorm].get<double>();
   double hi = -1e300;  // the bars' fixed scale: kBarPerDecade '#' per decade of ||dL/dx_l||, the largest the longest
   for (const auto& l : layers) hi = std::max(hi, std::log10(l[kGradNorm].get<double>()));
+  const int bar_width = narrow ? kBarWidth / 2 : kBarWidth, per_decade = narrow ? kBarPerDecade / 2 : kBarPerDecade;
   // the Jacobian columns the report holds: spectral norms and σ_min (explicit, matrix-free), else the exact Frobenius
   // norms (streamed), else none (gradients only)
   const auto holds = [&layers](const Metric& m) {
@@ -66,15 +65,20 @@ void print_report_table(std::ostream& os, const nlohmann::ordered_json& report, 
     columns = {&metrics::kBlockSpectralNorm, &metrics::kProductSpectralNorm, &metrics::kProductMinSingularValue};
   else if (holds(metrics::kBlockFrobeniusNorm) || holds(metrics::kProductFrobeniusNorm))
     columns = {&metrics::kBlockFrobeniusNorm, &metrics::kProductFrobeniusNorm};
+  if (narrow && columns.size() > 2) columns.resize(2);
+  std::string rows;  // the table itself: never wrapped (its lines fit by construction)
   char line[512];
   std::snprintf(line, sizeof line, "%5s  %11s  %11s  ", "layer", metrics::kLayerGradNorm.text, "/top");
-  os << line;
+  rows += line;
   for (const Metric* m : columns) {
     std::snprintf(line, sizeof line, "%11s  ", m->text);
-    os << line;
+    rows += line;
   }
-  std::snprintf(line, sizeof line, "%11s  %-26s\n", "max ||dL/dW||", "(parameter)");
-  os << line;
+  if (!narrow) {
+    std::snprintf(line, sizeof line, "%11s  %-26s", "max ||dL/dW||", "(parameter)");
+    rows += line;
+  }
+  rows += "\n";
   for (const auto& l : layers) {
     const double g = l[kGradNorm].get<double>();
     std::string best = "-";
@@ -83,29 +87,34 @@ void print_report_table(std::ostream& os, const nlohmann::ordered_json& report, 
       if (v.get<double>() > bestv) { bestv = v.get<double>(); best = k; }
     // every number in one scientific format: a ratio near 1e300 would print 300 digits in a fixed one
     std::snprintf(line, sizeof line, "%5d  %11.4e  %11.4e  ", l[kIndex].get<int>(), g, g / top);
-    os << line;
+    rows += line;
     for (const Metric* m : columns) {
       std::snprintf(line, sizeof line, "%11s  ", num(l, *m).c_str());
-      os << line;
+      rows += line;
     }
-    std::snprintf(line, sizeof line, "%11.4e  %-26s", bestv, best.c_str());
-    os << line;
-    if (bars) os << " " << log_bar(g, hi);
-    os << "\n";
+    if (!narrow) {
+      std::snprintf(line, sizeof line, "%11.4e  %-26s", bestv, best.c_str());
+      rows += line;
+    }
+    if (bars) rows += (narrow ? "" : " ") + log_bar(g, hi, bar_width, per_decade);
+    rows += "\n";
   }
+  std::ostringstream after;
   if (bars)
-    os << "bars: log10 " << metrics::kLayerGradNorm.text << ", " << kBarPerDecade << " # per decade, the longest ("
-       << kBarWidth << " #) = " << fmt("%.4e", std::pow(10.0, hi)) << "; '<' = more than "
-       << kBarWidth / kBarPerDecade << " decades below it\n";
+    after << "bars: log10 " << metrics::kLayerGradNorm.text << ", " << per_decade << " # per decade, the longest ("
+          << bar_width << " #) = " << fmt("%.4e", std::pow(10.0, hi)) << "; '<' = more than "
+          << bar_width / per_decade << " decades below it\n";
   const auto& s = report[kSummary];
-  os << "output ||dL/dy|| = " << num(report, kOutputGradNorm) << ", loss (" << cfg.value(kLoss, "?")
-     << ") = " << num(report, kLoss) << "\n";
-  os << "bottom/top gradient ratio ||dL/dx_0||/||dL/dx_{L-1}|| = " << num(s, kBottomToTopGradRatio) << "\n";
-  os << "gradient growth per layer (LSQ slope of ln||dL/dx_l||) = " << num(s, kGradGrowthRatePerLayer)
-     << " (factor " << num(s, kGradGrowthFactorPerLayer) << " per layer)\n";
+  after << "output ||dL/dy|| = " << num(report, kOutputGradNorm) << ", loss (" << cfg.value(kLoss, "?")
+        << ") = " << num(report, kLoss) << "\n";
+  after << "bottom/top gradient ratio ||dL/dx_0||/||dL/dx_{L-1}|| = " << num(s, kBottomToTopGradRatio) << "\n";
+  after << "gradient growth per layer (LSQ slope of ln||dL/dx_l||) = " << num(s, kGradGrowthRatePerLayer)
+        << " (factor " << num(s, kGradGrowthFactorPerLayer) << " per layer)\n";
   if (s.contains(kPerLayerRmsGainProduct))
-    os << "RMS gain of P_0: true product " << num(s, kBottomProductRmsGain) << " vs product of per-layer gains "
-       << num(s, kPerLayerRmsGainProduct) << "\n";
+    after << "RMS gain of P_0: true product " << num(s, kBottomProductRmsGain) << " vs product of per-layer gains "
+          << num(s, kPerLayerRmsGainProduct) << "\n";
+  const auto prose = [narrow](const std::string& t) { return narrow ? wrap_lines(t, kNarrowColumns) : t; };
+  os << prose(out.str()) << rows << prose(after.str());
 }
 
 }  // namespace gradflow

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "gradflow/experiments/experiment.hpp"
+#include "gradflow/experiments/experiment_terminal.hpp"
 #include "tolerances.hpp"
 
 using namespace gradflow;
@@ -184,4 +185,45 @@ TEST_CASE("experiment_report of a 2-D sweep: both axes in groups, ratios at equa
   print_experiment_table(table, rep);
   REQUIRE(table.str().find("residual-scale") != std::string::npos);
   REQUIRE(table.str().find("x = residual-scale at init-scale = 4:") != std::string::npos);
+}
+
+TEST_CASE("a compare's bars (issue 38): every group on one scale, the placements of a depth side by side, narrow fits "
+          "80 columns") {
+  Fixture f;
+  ExperimentInfo info{"compare", f.axes, Json::object()};
+  const Json rep = experiment_report(info, f.configs, f.reports);
+  // ||dL/dx_l|| means over the 3 seeds: post 2.2 everywhere, pre 0.55 (L = 4) and 0.275 (L = 16); the largest, 2.2,
+  // draws 24 '#', 4 a decade: pre 24 + 4 log10(0.25) = 21.6 -> 22 and 24 + 4 log10(0.125) = 20.4 -> 20
+  std::ostringstream out;
+  print_experiment_bars(out, rep, TerminalStyle{true, false}, false);
+  const std::string s = out.str();
+  INFO(s);
+  REQUIRE(s.find("L = 4\nlayer Post-LN") != std::string::npos);
+  REQUIRE(s.find("\n0     " + std::string(24, '#') + " 2.20e+00  " + std::string(22, '#') + "   5.50e-01\n") !=
+          std::string::npos);
+  REQUIRE(s.find("\n15    " + std::string(24, '#') + " 2.20e+00  " + std::string(20, '#') + "     2.75e-01\n") !=
+          std::string::npos);
+  REQUIRE(s.find(" \n") == std::string::npos);  // no trailing spaces
+  std::ostringstream narrow;
+  print_experiment_bars(narrow, rep, TerminalStyle{true, true}, false);
+  std::istringstream in(narrow.str());
+  for (std::string line; std::getline(in, line);) REQUIRE(line.size() <= kNarrowColumns);
+  REQUIRE(narrow.str().find(std::string(12, '#') + " 2.20e+00") != std::string::npos);  // 12 '#', 2 a decade
+  REQUIRE(narrow.str().find(std::string(13, '#')) == std::string::npos);
+  std::ostringstream table;  // the narrow table: three metric columns, every line within 80 columns
+  print_experiment_table(table, rep, TerminalStyle{false, true});
+  std::istringstream t(table.str());
+  for (std::string line; std::getline(t, line);) {
+    size_t shown = 0;
+    for (unsigned char c : line) shown += (c & 0xC0) != 0x80;
+    REQUIRE(shown <= kNarrowColumns);
+  }
+  // many groups: one line instead of pages of bars, unless forced
+  Json many = rep;
+  while (many["groups"].size() <= kMaxBarGroups) many["groups"].push_back(rep["groups"][0]);
+  std::ostringstream summary, forced;
+  print_experiment_bars(summary, many, TerminalStyle{true, false}, false);
+  print_experiment_bars(forced, many, TerminalStyle{true, false}, true);
+  REQUIRE(summary.str().find("(no bars: 13 groups, more than 12") == 0);
+  REQUIRE(forced.str().find("L = 4") != std::string::npos);
 }

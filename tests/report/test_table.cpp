@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "gradflow/report/table.hpp"
+#include "gradflow/report/terminal.hpp"
 
 using namespace gradflow;
 
@@ -69,4 +70,53 @@ TEST_CASE("the /top column is in the table's scientific format, however extreme 
   REQUIRE(out.str().find("1.0000e+300") != std::string::npos);  // ||dL/dx_0|| / ||dL/dx_top||, not 301 digits
   std::istringstream lines(out.str());
   for (std::string line; std::getline(lines, line);) REQUIRE(line.size() < 160);
+}
+
+namespace {
+size_t shown_chars(const std::string& line) {
+  size_t n = 0;
+  for (unsigned char c : line) n += (c & 0xC0) != 0x80;
+  return n;
+}
+}  // namespace
+
+TEST_CASE("a narrow table (issue 38, --narrow for a projector): no line over 80 characters, shorter bars on the "
+          "same scale", "[quick]") {
+  auto r = report_with({0.001, 0.01, 0.1});
+  r["config"]["d_model"] = 512;
+  r["config"]["d_ff"] = 2048;
+  r["config"]["seq_len"] = 128;
+  for (auto& l : r["layers"]) l["block_jacobian"] = {{"spectral_norm", 1.5}}, l["product_jacobian"] = {{"spectral_norm", 2.0}, {"min_singular_value", 0.1}};
+  r["summary"] = {{"bottom_to_top_grad_ratio", 0.01}, {"grad_growth_rate_per_layer", -2.3}, {"grad_growth_factor_per_layer", 0.1}};
+  std::ostringstream wide, narrow;
+  print_report_table(wide, r, true, false);
+  print_report_table(narrow, r, true, true);
+  std::istringstream in(narrow.str());
+  size_t lines = 0, longest = 0;
+  std::vector<size_t> bars;
+  for (std::string line; std::getline(in, line); ++lines) {
+    longest = std::max(longest, shown_chars(line));
+    const auto at = line.find_last_of(' ');
+    if (line.find("e-0") != std::string::npos && at != std::string::npos && line.substr(at + 1).find_first_not_of('#') == std::string::npos)
+      bars.push_back(line.size() - at - 1);
+  }
+  INFO(narrow.str());
+  REQUIRE(longest <= kNarrowColumns);
+  REQUIRE(bars == std::vector<size_t>{8, 10, 12});  // 2 '#' a decade, the longest 12
+  REQUIRE(narrow.str().find("smin(P_l)") == std::string::npos);  // the third Jacobian column left out
+  REQUIRE(narrow.str().find("||P_l||_2") != std::string::npos);
+  REQUIRE(narrow.str().find("\n    ") != std::string::npos);  // the long prose lines wrapped, indented
+  REQUIRE(wide.str().find("smin(P_l)") != std::string::npos);  // the default keeps every column
+  size_t wide_longest = 0;
+  std::istringstream w(wide.str());
+  for (std::string line; std::getline(w, line);) wide_longest = std::max(wide_longest, shown_chars(line));
+  REQUIRE(wide_longest > kNarrowColumns);
+}
+
+TEST_CASE("wrap_lines: long lines broken at their last fitting space, short ones and unbreakable ones kept", "[quick]") {
+  REQUIRE(wrap_lines("short\n", 80) == "short\n");
+  REQUIRE(wrap_lines("aaa bbb ccc\n", 7) == "aaa bbb\n    ccc\n");
+  REQUIRE(wrap_lines("aaaaaaaaaa\n", 4) == "aaaaaaaaaa\n");  // no space to break at
+  REQUIRE(wrap_lines("±± ±±", 2) == "±±\n    ±±");        // characters, not bytes
+  REQUIRE(wrap_lines("no newline at the end", 10) == "no newline\n    at the\n    end");
 }

@@ -8,8 +8,9 @@
 namespace gradflow {
 
 // bars: append a bar per layer whose length is log10 ||dL/dx_l|| on a fixed scale (log_bar; for terminals),
-// and a line saying the scale.
-void print_report_table(std::ostream& os, const nlohmann::ordered_json& report, bool bars);
+// and a line saying the scale. narrow (terminal.hpp): at most kNarrowColumns characters a line — the gradient,
+// its ratio to the top, the first two Jacobian columns and a shorter bar (half as many '#' per decade).
+void print_report_table(std::ostream& os, const nlohmann::ordered_json& report, bool bars, bool narrow = false);
 
 inline constexpr int kBarWidth = 24;     // characters of the longest bar
 inline constexpr int kBarPerDecade = 4;  // characters per decade: the bars span kBarWidth / kBarPerDecade = 6 decades
