@@ -2,6 +2,7 @@
 // it to the library (commands/experiment_command.hpp) and its outcome out.
 #pragma once
 #include <iostream>
+#include <sstream>
 
 #include "cli/terminal_options.hpp"
 #include "gradflow/commands/experiment_command.hpp"
@@ -27,6 +28,11 @@ inline void hand_out(const SpecOutcome& out, const TerminalOptions& terminal) {
     const TerminalStyle style = terminal.style();
     print_experiment_table(std::cout, out.report, style);
     if (style.bars) print_experiment_bars(std::cout, out.report, style, terminal.forced());
+    files.table = false;
+  } else if (files.table && terminal.narrow) {  // a train-sweep's table: its lines wrapped at 80 characters
+    std::ostringstream table;
+    out.writers.table(table, out.report);
+    std::cout << wrap_lines(table.str(), kNarrowColumns);
     files.table = false;
   }
   write_report(out.report, out.writers, files, std::cout);

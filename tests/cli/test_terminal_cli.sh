@@ -32,6 +32,10 @@ for p in sys.argv[1:3]:
 assert max(len(l) for l in open(sys.argv[3], encoding="utf-8").read().splitlines()) > 80  # the default is wider
 PY
 [ $? = 0 ] && ok "--narrow: within 80 columns"
+"$gf" train-sweep --placements post,pre --layers 2 --warmup 0,5 --lr 1e-3 --seeds 1 --d-model 8 --heads 2 \
+  --seq-len 4 --steps 10 --batch 4 --eval-size 8 --narrow > "$tmp/narrow_t.txt" 2> /dev/null || fail "train-sweep --narrow exited $?"
+/usr/bin/python3 -c "import sys; l = open(sys.argv[1], encoding='utf-8').read().splitlines(); assert l and max(map(len, l)) <= 80" \
+  "$tmp/narrow_t.txt" && ok "train-sweep --narrow: within 80 columns" || fail "train-sweep --narrow: a line over 80"
 
 # a compare's bars: one block per depth, the placements side by side, one scale (its line says so)
 "$gf" compare $C --bars --json "$tmp/c.json" > "$tmp/c.txt" 2> /dev/null || fail "compare --bars exited $?"
