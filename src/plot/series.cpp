@@ -369,7 +369,8 @@ Figure panel_figure(std::vector<LineFigure> panels, const std::vector<Series>& l
     const size_t r = i / static_cast<size_t>(cols);
     // the panel's own legend below its axes, and rotated x tic labels, take room under the axes
     rotated.push_back(built.back().body.find("rotate by") != std::string::npos ? 0.4 : 0.0);
-    key_pad[r] = std::max(key_pad[r], built.back().extra_height + rotated.back() + (built.back().extra_height > 0 ? 0.12 : 0.0));
+    // (0.2: the key's `height 1` adds half a line under its last row, which ran off the bottom of the canvas)
+    key_pad[r] = std::max(key_pad[r], built.back().extra_height + rotated.back() + (built.back().extra_height > 0 ? 0.2 : 0.0));
     if (!panels[i].title.empty())  // gnuplot draws a title about a line above the axes: room for each line
       top[r] = std::max(top[r], 0.26 + 0.16 * static_cast<double>(1 + std::count(panels[i].title.begin(), panels[i].title.end(), '\n')));
   }
@@ -392,9 +393,18 @@ Figure panel_figure(std::vector<LineFigure> panels, const std::vector<Series>& l
     std::string body = built[i].body;
     const std::string below = "set key below center noopaque";
     const auto at = body.find(below);
-    if (at != std::string::npos)  // the panel's own legend, centred under its axes
-      body.replace(at, below.size(), "set key at screen " + sx(x0 + (left + cell - right) / 2) + "," +
+    if (at != std::string::npos) {  // the panel's own legend, centred under its axes, but never past its cell:
+      // a wide legend (long names) of a right-hand panel ran its samples off the canvas (issue 38)
+      const std::vector<std::string> titles = legend_titles(panels[i].series);
+      size_t longest = 0;
+      for (const auto& t : titles) longest = std::max(longest, drawn_length(t));
+      const KeyBox k = key_box(titles, cell, panels[i].key_rows);
+      const double key_w = 1.1 * k.cols * (static_cast<double>(longest) + 8) * kCharWidth;  // gnuplot's own is wider
+      const double lo = x0 + key_w / 2 + 0.1, hi = x0 + cell - key_w / 2 - 0.1;
+      const double centre = lo > hi ? x0 + cell / 2 : std::clamp(x0 + (left + cell - right) / 2, lo, hi);
+      body.replace(at, below.size(), "set key at screen " + sx(centre) + "," +
                                          sy(yt + panel_height + bottom + rotated[i] + 0.05) + " center top");
+    }
     fig.body += "reset\n" + base_style() + "set lmargin at screen " + sx(x0 + left) + "\nset rmargin at screen " +
                 sx(x0 + cell - right) + "\nset tmargin at screen " + sy(yt) + "\nset bmargin at screen " +
                 sy(yt + panel_height) + "\n" + body;

@@ -18,6 +18,7 @@ from pathlib import Path
 
 MIN_TEXT_PT = 7.0      # the issue's floor: no text in a vector figure smaller than 7 pt
 CANVAS_SLACK_PT = 0.5  # a box may touch the canvas edge by rounding
+EDGE_PT = 0.75         # a drawing this close to the canvas edge was cut there
 OVERLAP_PT = 0.6       # two labels' boxes may share a sliver this thick (glyph boxes include side bearings)
 
 
@@ -148,12 +149,95 @@ def layout_problems(figure: Path, workdir: Path):
     for x0, y0, x1, y1, t in lines:
         if x0 < -CANVAS_SLACK_PT or y0 < -CANVAS_SLACK_PT or x1 > w + CANVAS_SLACK_PT or y1 > h + CANVAS_SLACK_PT:
             problems.append(f"label {t!r} outside the {w:g} x {h:g} pt canvas: [{x0:.1f}, {y0:.1f}, {x1:.1f}, {y1:.1f}]")
+    problems += drawing_problems(pdf, w, h)
     upright = [ln for ln in lines if not _near_slanted(ln, slanted)]
     for i in range(len(upright)):
         for j in range(i + 1, len(upright)):
             if _overlap(upright[i], upright[j]) > OVERLAP_PT:
                 problems.append(f"labels overlap: {upright[i][4]!r} and {upright[j][4]!r}")
     return problems
+
+
+_TOKEN = re.compile(r"\((?:\\.|[^\\)])*\)|\[[^\]]*\]|<[^>]*>|/[^\s/\[\]()<>]+|[-+]?(?:\d+\.?\d*|\.\d+)|[A-Za-z'\"*]+")
+
+
+def drawing_points(pdf_path: Path):
+    """Every point a path passes through (m, l, c and the corners of re), on the page, in points from the top left,
+    of the paths that are drawn (stroked or filled; clipping paths left out), with the current transformation
+    (q/Q/cm) applied: legend samples and markers included, which text boxes do not show."""
+    data = pdf_path.read_bytes()
+    m = re.search(rb"/MediaBox\s*\[\s*[-\d.]+\s+[-\d.]+\s+([-\d.]+)\s+([-\d.]+)", data)
+    page_w, page_h = (float(m.group(1)), float(m.group(2))) if m else (0.0, 0.0)
+    out = []
+    for s in _streams(data):
+        if sum(c < " " and c not in "\n\r\t" or c > "~" for c in s) > len(s) // 50:
+            continue  # a font or an image, not a content stream
+        ctm = [[1.0, 0.0, 0.0, 1.0, 0.0, 0.0]]
+        stack, path, in_text = [], [], False
+
+        def put(x, y):
+            t = ctm[-1]
+            path.append((x * t[0] + y * t[2] + t[4], page_h - (x * t[1] + y * t[3] + t[5])))
+
+        for tok in _TOKEN.findall(s):
+            if tok[0] in "-+.0123456789":
+                stack.append(float(tok))
+                continue
+            if tok[0] in "([</":
+                stack.append(tok)
+                continue
+            nums = [v for v in stack if isinstance(v, float)]
+            if tok == "BT":
+                in_text = True
+            elif tok == "ET":
+                in_text = False
+            elif in_text:
+                pass
+            elif tok == "q":
+                ctm.append(list(ctm[-1]))
+            elif tok == "Q":
+                if len(ctm) > 1:
+                    ctm.pop()
+            elif tok == "cm" and len(nums) >= 6:
+                ctm[-1] = _mul(nums[-6:], ctm[-1])
+            elif tok in ("m", "l") and len(nums) >= 2:
+                put(*nums[-2:])
+            elif tok == "c" and len(nums) >= 6:
+                for i in (0, 2, 4):
+                    put(*nums[-6 + i:len(nums) - 4 + i])
+            elif tok in ("v", "y") and len(nums) >= 4:
+                put(*nums[-4:-2]), put(*nums[-2:])
+            elif tok == "re" and len(nums) >= 4:
+                x, y, w, h = nums[-4:]
+                corners = [(x, y), (x + w, y), (x, y + h), (x + w, y + h)]
+                before = len(path)
+                for px, py in corners:
+                    put(px, py)
+                xs, ys = [p[0] for p in path[before:]], [p[1] for p in path[before:]]
+                if min(xs) <= 0.5 and min(ys) <= 0.5 and max(xs) >= page_w - 0.5 and max(ys) >= page_h - 0.5:
+                    del path[before:]  # the page's background, not a drawing
+            elif tok in ("S", "s", "f", "F", "f*", "B", "B*", "b", "b*"):
+                out += path
+                path = []
+            elif tok in ("n", "W", "W*"):  # a clipping path (W n) or one ended unpainted
+                if tok == "n":
+                    path = []
+            stack = []
+    return out
+
+
+def drawing_problems(pdf_path: Path, w: float, h: float):
+    """Paths drawn outside the canvas or up to its very edge (a legend sample cut at the right, a marker off the
+    page): the vector terminals clip a drawing at the canvas edge (pdfcairo) or leave it past it (svg), and nothing
+    of a figure with margins ends exactly there."""
+    edge = EDGE_PT
+    outside = [(x, y) for x, y in drawing_points(pdf_path)
+               if x < edge or y < edge or x > w - edge or y > h - edge]
+    if not outside:
+        return []
+    x, y = max(outside, key=lambda p: max(-p[0], -p[1], p[0] - w, p[1] - h))
+    return [f"{len(outside)} point(s) of drawn lines or markers outside or on the edge of the {w:g} x {h:g} pt "
+            f"canvas, e.g. at ({x:.1f}, {y:.1f}) (a legend sample cut off?)"]
 
 
 # ---- series styles, from the script ------------------------------------------------------------------------------
