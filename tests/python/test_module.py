@@ -441,6 +441,25 @@ def case_plot():
     want = [q["metrics"]["bottom.grad_norm"]["mean"] for q in sorted(c5["ratios"], key=lambda q: q["layers"])]
     if not np.array_equal(ax.get_lines()[0].get_ydata(), want) or ax.get_lines()[-1].get_ydata()[0] != 0.01:
         fail("claims: the C5 panel is not the paired ratio with the article's value")
+    # claims panels that show their claim (issue 38), as the command draws them: a sweep over a flag against layer l
+    # (colour by placement, the flag named by what it means), and Lemma 2's bounds beside activation_rms
+    c11 = gradflow.sweep(placement="pre,sandwich", layers=3, param="no-final-norm", values="false,true", seeds=2,
+                         d_model=8, heads=2, seq_len=4, gradients_only=True).to_dict()
+    c11["spec"] = {"claim": "C11", "plot": {"x": "layer", "metric": "grad_norm"}}
+    (ax,) = gradflow.plot(c11, kind="claims")
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    g = [g for g in c11["groups"] if g["placement"] == "pre" and g["value"] == "true"][0]
+    drawn = {c.get_label(): c.lines[0] for c in ax.containers}  # errorbar containers: their data line first
+    if ("Pre-LN, no final norm" not in labels or "Sandwich-LN, with final norm" not in labels or
+            list(drawn["Pre-LN, no final norm"].get_ydata()) != [l["grad_norm"]["mean"] for l in g["per_layer"]]):
+        fail(f"claims: the C11 panel is not the per-layer profile of each group ({labels})")
+    lemma = gradflow.compare(placements="post,pre", layers=[4], seeds=2, d_model=8, heads=2, seq_len=4,
+                             gradients_only=True).to_dict()
+    lemma["spec"] = {"claim": "Xiong et al. 2020, Lemma 2", "plot": {"x": "layer", "metric": "activation_rms"}}
+    (ax,) = gradflow.plot(lemma, kind="claims")
+    bounds = [line for line in ax.get_lines() if line.get_label() == "Lemma 2 bounds, Pre-LN"]
+    if not bounds or abs(bounds[0].get_ydata()[3] - (1 + 3 / 2) ** 0.5) > 1e-12:
+        fail("claims: the Lemma 2 panel lacks its bounds")
     print("ok: gradflow.plot grad-by-depth, jacobian-norms, token-geometry, spectrum, heatmap, sensitivity, "
           "loss-curves, grad-over-training, phase-diagram, attention-entropy, claims")
 

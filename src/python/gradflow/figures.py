@@ -368,6 +368,8 @@ def _attention_entropy(axes, reports):
 
 
 def _claim_panel(d, metric):
+    """(metrics, their legend labels, ratio, article value, per layer, y label, claim) of a claim report's panel: the
+    spec's "plot" first, then the built-in choice for its claim (as src/plot/kind_claims.cpp: panel_for)."""
     spec = dict(d.get("spec") or {})
     content = (d.get("spec_file") or {}).get("content") or {}
     for key in ("claim", "description", "plot"):
@@ -375,10 +377,74 @@ def _claim_panel(d, metric):
             spec[key] = content[key]
     m, ratio, article = _CLAIM_PANELS.get(spec.get("claim", ""), (_DEFAULT_METRIC, False, None))
     q = spec.get("plot") if isinstance(spec.get("plot"), dict) else {}
-    m = q.get("metric", m)
-    ratio = q.get("ratio", ratio)
-    article = q.get("article_value", article)
-    return (metric or m), ratio, article, spec.get("claim", "")
+    ms = q.get("metrics") or [q.get("metric", m)]
+    labels = q.get("labels") or []
+    if metric:
+        ms, labels = [metric], []
+    return (ms, labels, q.get("ratio", ratio), q.get("article_value", article), q.get("x") == "layer",
+            q.get("ylabel"), spec.get("claim", ""))
+
+
+def _swept(param, value):
+    """A swept option's value as a legend names it (src/plot/inputs.cpp: swept_label): a flag by what it means."""
+    v = str(value)
+    if v not in ("true", "false"):
+        return f"{param}={v}"
+    negated = param.startswith("no-")
+    words = (param[3:] if negated else param).replace("-", " ")
+    if negated:
+        return ("no " if v == "true" else "with ") + words
+    return ("" if v == "true" else "no ") + words
+
+
+_LEMMA2 = "Xiong et al. 2020, Lemma 2"
+
+
+def _claim_lines(a, d, ms, labels, per_layer, claim):
+    """A claim panel of groups: each metric against depth (or the swept value), or against layer l of the deepest
+    groups; colour by placement, marker and dash by metric or swept value; Lemma 2's bounds on a Lemma 2 panel."""
+    from . import Error  # noqa: PLC0415
+    groups = d["groups"]
+    deepest = max(g["layers"] for g in groups)
+    placements, variants = [], []
+    values_differ = len({str(g.get("value")) for g in groups}) > 1
+    for k, m in enumerate(ms):
+        for g in groups:
+            if per_layer and g["layers"] != deepest:
+                continue
+            if g["placement"] not in placements:
+                placements.append(g["placement"])
+            variant = (k, g.get("value") if values_differ else None)
+            if variant not in variants:
+                variants.append(variant)
+            label = _name(g["placement"])
+            if values_differ:
+                label += ", " + _swept(d.get("param", "value"), g["value"])
+            if len(ms) > 1:
+                label += ", " + (labels[k] if labels else m)
+            if per_layer:
+                cells = [layer.get(m) for layer in g.get("per_layer", [])]
+                if not cells or any(not isinstance(c, dict) for c in cells):
+                    raise Error(f"{m!r} is not a per-layer metric of the report; fix: name one of per_layer's fields")
+                pts = [(float(layer["index"]), c["mean"], c.get("std") or 0.0) for layer, c in zip(g["per_layer"], cells)]
+            else:
+                cell = g["scalars"].get(m)
+                if cell is None:
+                    raise Error(f"metric {m!r} is not in the report; fix: use one of {', '.join(g['scalars'])}")
+                x = g.get("x") if "param" in d else g["layers"]
+                pts = [(float(x), cell["mean"], cell["std"] or 0.0)]
+            xs, ys, es = (_np.array(v, dtype=float) for v in zip(*pts))
+            colour = _style(placements.index(g["placement"]))["color"]
+            mark = _style(placements.index(g["placement"]) + variants.index(variant))
+            a.errorbar(xs, ys, yerr=es, label=label, color=colour, marker=mark["marker"], capsize=2,
+                       linestyle=mark["linestyle"], markersize=3.5, linewidth=1.4)
+    if per_layer and claim == _LEMMA2 and ms == ["activation_rms"]:
+        ls = _np.arange(deepest, dtype=float)
+        a.plot(ls, _np.sqrt(1 + ls / 2), color="#707070", linestyle=":", linewidth=1, label="Lemma 2 bounds, Pre-LN")
+        a.plot(ls, _np.sqrt(1 + 3 * ls / 2), color="#707070", linestyle=":", linewidth=1)
+    a.set_xlabel(f"layer l (L = {deepest})" if per_layer else (d.get("param") or "layers"))
+    a.set_yscale("log")
+    a.legend(fontsize=6)
 
 
 def _claims(axes, reports, metric):
@@ -390,7 +456,8 @@ def _claims(axes, reports, metric):
         if "groups" not in d:
             raise Error("claims reads compare/sweep reports of the claim specs; fix: pass gradflow.compare's or the "
                         "JSON of `gradflow run examples/claims/...`")
-        m, ratio, article, claim = _claim_panel(d, metric)
+        ms, labels, ratio, article, per_layer, ylabel, claim = _claim_panel(d, metric)
+        m = ms[0]
         if ratio:
             if not d.get("ratios"):
                 raise Error("the report holds no ratios between placements; fix: run the claim with two placements")
@@ -414,6 +481,9 @@ def _claims(axes, reports, metric):
             a.set_xlabel(d.get("param") or "layers")
             a.set_ylabel(f"ratio of {m}")
             a.legend(fontsize=6)
+        elif per_layer or len(ms) > 1:
+            _claim_lines(a, d, ms, labels, per_layer, claim)
+            a.set_ylabel(ylabel or (m if len(ms) == 1 else "value"))
         else:
             _sensitivity(a, [d], m)
         if article is not None:
