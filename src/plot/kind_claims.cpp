@@ -247,24 +247,30 @@ LineFigure ratio_figure(const PlotInput& in, const std::string& metric) {
   return f;
 }
 
-// "CLAIM: stem" on one line when it fits the panel's axes (`inches` wide), else the claim (shortened with "…"
-// when even it does not fit) over "(stem)": several specs test one claim, the file tells them apart.
+// "CLAIM: stem" on one line when it fits the panel's axes (`inches` wide), else the claim in at most three lines
+// (the third shortened with "…" only when even three do not hold it) over "(stem)": several specs test one claim,
+// the file tells them apart.
 std::string panel_title(const std::string& claim, const std::string& stem, double inches) {
   if (claim.empty()) return stem;
-  const size_t fit = static_cast<size_t>(std::max(inches, 0.5) / 0.08);  // a title's characters are ~0.08 in
   auto chars = [](const std::string& s) {
     size_t n = 0;
     for (unsigned char c : s) n += (c & 0xC0) != 0x80;
     return n;
   };
+  const double width = std::max(inches, 0.5);
+  const size_t fit = static_cast<size_t>(width / 0.08);  // a title's characters are ~0.08 in
   if (chars(claim) + 2 + chars(stem) <= fit) return claim + ": " + stem;
-  std::string first = claim;
-  if (chars(first) > fit) {
-    size_t cut = std::min(first.size(), fit > 1 ? fit - 1 : 1);
-    while (cut > 0 && (static_cast<unsigned char>(first[cut]) & 0xC0) == 0x80) --cut;  // not inside a character
-    first = first.substr(0, cut) + "…";
+  std::vector<std::string> lines = title_lines(claim, width);
+  if (lines.size() > 3) {
+    std::string last = lines[2];
+    for (size_t k = 3; k < lines.size(); ++k) last += " " + lines[k];
+    size_t cut = std::min(last.size(), fit > 1 ? fit - 1 : 1);
+    while (cut > 0 && (static_cast<unsigned char>(last[cut]) & 0xC0) == 0x80) --cut;  // not inside a character
+    lines = {lines[0], lines[1], last.substr(0, cut) + "…"};
   }
-  return first + "\n(" + stem + ")";
+  std::string title;
+  for (const auto& l : lines) title += l + "\n";
+  return title + "(" + stem + ")";
 }
 
 // Whether the report is a --reduced run of its spec: the spec file's "reduced" overrides are the options it ran.

@@ -117,6 +117,27 @@ def _near_slanted(box, slanted):
     return False
 
 
+def slanted_overlaps(runs):
+    """Pairs of slanted strings (rotated tic labels) that run into each other: parallel, closer than their text is
+    tall, and sharing a stretch along their direction (each about 0.45 em a glyph, from where it starts)."""
+    import math
+    out = []
+    slanted = _slanted(runs)
+    for i in range(len(slanted)):
+        for j in range(i + 1, len(slanted)):
+            (s1, t1, x1, y1, a1), (s2, t2, x2, y2, a2) = slanted[i], slanted[j]
+            if abs(a1 - a2) > 1:
+                continue
+            ux, uy = math.cos(math.radians(a1)), -math.sin(math.radians(a1))  # along the text (page y down)
+            apart = abs((x2 - x1) * -uy + (y2 - y1) * ux)  # between the two baselines
+            n1, n2 = (len(re.sub(r"\\(.)", r"\1", t)) for t in (t1, t2))
+            b1, b2 = x1 * ux + y1 * uy, x2 * ux + y2 * uy
+            shared = min(b1 + 0.45 * s1 * n1, b2 + 0.45 * s2 * n2) - max(b1, b2)
+            if apart < 0.8 * min(s1, s2) and shared > 1.0:
+                out.append((t1, t2))
+    return out
+
+
 def text_lines(pdf_path: Path):
     """(page_width, page_height, [(xmin, ymin, xmax, ymax, text)]) from pdftotext -bbox-layout."""
     xml = subprocess.run(["pdftotext", "-bbox-layout", str(pdf_path), "-"], check=True, capture_output=True).stdout
@@ -150,6 +171,8 @@ def layout_problems(figure: Path, workdir: Path):
         if x0 < -CANVAS_SLACK_PT or y0 < -CANVAS_SLACK_PT or x1 > w + CANVAS_SLACK_PT or y1 > h + CANVAS_SLACK_PT:
             problems.append(f"label {t!r} outside the {w:g} x {h:g} pt canvas: [{x0:.1f}, {y0:.1f}, {x1:.1f}, {y1:.1f}]")
     problems += drawing_problems(pdf, w, h)
+    for a, b in slanted_overlaps(text_runs(pdf))[:3]:
+        problems.append(f"slanted labels overlap: {a!r} and {b!r} (glyph codes as the PDF holds them)")
     upright = [ln for ln in lines if not _near_slanted(ln, slanted)]
     for i in range(len(upright)):
         for j in range(i + 1, len(upright)):

@@ -1,5 +1,6 @@
 """test_figure_check.py — figure_check.py catches what it is for: gnuplot scripts drawn with each fault on purpose
-(small text, a label off the canvas, a legend sample off the canvas, two labels on one spot, a label clipped away,
+(small text, a label off the canvas, a legend sample off the canvas, two labels on one spot, two rotated labels
+on one another, a label clipped away,
 two series drawn alike, one title in two styles) must each be reported, and the same scripts without the fault must pass. Without this, a
 check that cannot fail would pass every figure.
 """
@@ -27,6 +28,8 @@ FAULTS = {
     "share colour, marker and dash": "plot x with lines lt 1 title 'post', 2*x with lines lt 1 title 'pre'\n",
     # the legend's samples pushed past the right edge, its text still on the canvas (issue 38: samples cut off)
     "of drawn lines or markers outside or on the edge": "set key at screen 1.06,0.9\n" + CLEAN,
+    # two rotated tic labels on top of each other (upright labels are checked by their boxes; these by geometry)
+    "slanted labels overlap": "set xtics rotate by 45 right ('Sandwich-LN' 1, 'NormFormer' 1.2, 'Post-LN' 5)\n" + CLEAN,
 }
 
 

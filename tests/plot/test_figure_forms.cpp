@@ -393,3 +393,15 @@ TEST_CASE("claims panels that show their claim (issue 38): per-layer profiles, s
   REQUIRE(colours["Pre-LN"].size() == 1);
   REQUIRE(colours["Post-LN"] != colours["Pre-LN"]);
 }
+
+TEST_CASE("a claims panel's title holds its whole claim in up to three lines, not cut after one (issue 38)") {
+  TempDir dir;
+  J r = compare_report({"post", "pre"}, {2, 4});
+  r["spec"] = {{"claim", "C4 mechanism: per-layer estimate vs true product"}};
+  // two panels side by side (3.5 in each): too narrow for the claim and the file name on one line
+  const Written w = figure(dir, "claims", {write_json(dir, "per_layer_estimate_torch.json", r), write_json(dir, "b.json", r)});
+  INFO(w.script);
+  REQUIRE(w.script.find("set title 'C4 mechanism: per-layer'.\"\\n\".'estimate vs true product'") != std::string::npos);  // wrapped, whole
+  REQUIRE(w.script.find("…") == std::string::npos);
+  REQUIRE(w.script.find("(per_layer_estimate_torch)") != std::string::npos);
+}
