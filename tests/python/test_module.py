@@ -453,6 +453,14 @@ def case_plot():
     if ("Pre-LN, no final norm" not in labels or "Sandwich-LN, with final norm" not in labels or
             list(drawn["Pre-LN, no final norm"].get_ydata()) != [l["grad_norm"]["mean"] for l in g["per_layer"]]):
         fail(f"claims: the C11 panel is not the per-layer profile of each group ({labels})")
+    # a sweep over values without a number (examples/claims/c5_inits.json): a category each, as the command draws it
+    inits = gradflow.sweep(placement="post,pre", layers=2, param="init", values="torch,xavier", seeds=2, d_model=8,
+                           heads=2, seq_len=4, gradients_only=True).to_dict()
+    inits["spec"] = {"claim": "C5"}
+    inits["spec"]["plot"] = {"metric": "summary.bottom_to_top_grad_ratio", "ratio": False}
+    (ax,) = gradflow.plot(inits, kind="claims")
+    if [t.get_text() for t in ax.get_xticklabels()] != ["torch", "xavier"]:
+        fail("claims: a sweep over init is not drawn as categories")
     lemma = gradflow.compare(placements="post,pre", layers=[4], seeds=2, d_model=8, heads=2, seq_len=4,
                              gradients_only=True).to_dict()
     lemma["spec"] = {"claim": "Xiong et al. 2020, Lemma 2", "plot": {"x": "layer", "metric": "activation_rms"}}

@@ -407,7 +407,9 @@ def _claim_lines(a, d, ms, labels, per_layer, claim):
     groups = d["groups"]
     deepest = max(g["layers"] for g in groups)
     placements, variants = [], []
-    values_differ = len({str(g.get("value")) for g in groups}) > 1
+    categorical = not per_layer and "param" in d and any(not isinstance(g.get("x"), (int, float)) for g in groups)
+    categories = [] if categorical else None
+    values_differ = len({str(g.get("value")) for g in groups}) > 1 and not categorical
     for k, m in enumerate(ms):
         for g in groups:
             if per_layer and g["layers"] != deepest:
@@ -432,6 +434,10 @@ def _claim_lines(a, d, ms, labels, per_layer, claim):
                 if cell is None:
                     raise Error(f"metric {m!r} is not in the report; fix: use one of {', '.join(g['scalars'])}")
                 x = g.get("x") if "param" in d else g["layers"]
+                if categories is not None:  # values without a number (init torch, xavier): a category each
+                    if g["value"] not in categories:
+                        categories.append(g["value"])
+                    x = categories.index(g["value"])
                 pts = [(float(x), cell["mean"], cell["std"] or 0.0)]
             xs, ys, es = (_np.array(v, dtype=float) for v in zip(*pts))
             colour = _style(placements.index(g["placement"]))["color"]
@@ -443,6 +449,8 @@ def _claim_lines(a, d, ms, labels, per_layer, claim):
         a.plot(ls, _np.sqrt(1 + ls / 2), color="#707070", linestyle=":", linewidth=1, label="Lemma 2 bounds, Pre-LN")
         a.plot(ls, _np.sqrt(1 + 3 * ls / 2), color="#707070", linestyle=":", linewidth=1)
     a.set_xlabel(f"layer l (L = {deepest})" if per_layer else (d.get("param") or "layers"))
+    if categories:
+        a.set_xticks(range(len(categories)), categories, rotation=30 if len(categories) > 4 else 0)
     a.set_yscale("log")
     a.legend(fontsize=6)
 
@@ -481,7 +489,7 @@ def _claims(axes, reports, metric):
             a.set_xlabel(d.get("param") or "layers")
             a.set_ylabel(f"ratio of {m}")
             a.legend(fontsize=6)
-        elif per_layer or len(ms) > 1:
+        elif per_layer or len(ms) > 1 or any(not isinstance(g.get("x", 0), (int, float)) for g in d["groups"]):
             _claim_lines(a, d, ms, labels, per_layer, claim)
             a.set_ylabel(ylabel or (m if len(ms) == 1 else "value"))
         else:
