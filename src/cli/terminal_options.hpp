@@ -20,9 +20,10 @@ struct TerminalOptions {
 };
 
 inline void add_terminal_options(CLI::App& sub, TerminalOptions& o) {
-  sub.add_flag("--bars,!--no-bars", o.bars,
-               "log-scale bars of ||dL/dx_l|| beside the table also into a file or pipe (default: on a terminal "
-               "only); --no-bars: never");
+  sub.add_flag_callback("--bars", [&o] { o.bars = 1; },
+                        "log-scale bars of ||dL/dx_l|| beside the table, also into a file or pipe (default: on a "
+                        "terminal only)");
+  sub.add_flag_callback("--no-bars", [&o] { o.bars = -1; }, "no bars, not even on a terminal");
   sub.add_flag("--narrow", o.narrow, "a table of at most 80 characters a line (fewer columns, shorter bars)");
 }
 

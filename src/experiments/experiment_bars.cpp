@@ -9,6 +9,7 @@
 #include "gradflow/experiments/experiment_terminal.hpp"
 #include "gradflow/model/placement.hpp"
 #include "gradflow/report/fields.hpp"
+#include "gradflow/report/flag_meaning.hpp"
 #include "gradflow/report/terminal.hpp"
 
 namespace gradflow {
@@ -36,6 +37,12 @@ std::string fit(const std::string& s, size_t width) {
   return out + std::string(width - shown, ' ');
 }
 
+size_t shown(const std::string& s) {
+  size_t n = 0;
+  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
 struct Column {
   std::string label;
   std::vector<double> grad;  // per layer, the mean over seeds
@@ -57,8 +64,14 @@ void print_experiment_bars(std::ostream& os, const Json& report, const TerminalS
   for (const auto& g : groups) {
     Column c;
     c.label = placement_display_name(g.value(kPlacement, std::string("?")));
-    if (sweep) c.label += ", " + g.value(kValue, std::string());
-    if (two_d) c.label += "," + g.value(kValue2, std::string());
+    // the swept values as the table's columns give them, a flag by its meaning ("no final norm")
+    const auto value = [&g, &report](const char* param, const char* value) {
+      const std::string v = g.value(value, std::string());
+      const std::string meaning = flag_meaning(report.value(param, std::string()), v);
+      return meaning.empty() ? v : meaning;
+    };
+    if (sweep) c.label += ", " + value(kParam, kValue);
+    if (two_d) c.label += ", " + value(kParam2, kValue2);
     if (!g.contains(kPerLayer)) continue;
     for (const auto& l : g[kPerLayer]) {
       const double v = l.contains(kGradNorm) && l[kGradNorm].is_object() && l[kGradNorm][kMean].is_number()
@@ -86,9 +99,19 @@ void print_experiment_bars(std::ostream& os, const Json& report, const TerminalS
   for (const auto& [L, columns] : by_depth)
     for (size_t first = 0; first < columns.size(); first += per_row) {
       const size_t last = std::min(columns.size(), first + per_row);
-      std::string head = fit("layer", lead);
-      for (size_t c = first; c < last; ++c) head += fit(columns[c].label, cell) + std::string(gap, ' ');
-      os << "L = " << L << "\n" << trimmed(head);
+      // a label longer than its column goes on two lines, broken after its placement ("Sandwich-LN," / "no final
+      // norm")
+      std::string head = fit("layer", lead), second = fit("", lead);
+      bool two_lines = false;
+      for (size_t c = first; c < last; ++c) {
+        const std::string& label = columns[c].label;
+        const size_t comma = label.find(", ");
+        const bool split = shown(label) > cell && comma != std::string::npos;
+        two_lines |= split;
+        head += fit(split ? label.substr(0, comma + 1) : label, cell) + std::string(gap, ' ');
+        second += fit(split ? label.substr(comma + 2) : "", cell) + std::string(gap, ' ');
+      }
+      os << "L = " << L << "\n" << trimmed(head) << (two_lines ? trimmed(second) : "");
       for (long long l = 0; l < L; ++l) {
         std::string row = fit(std::to_string(l), lead);
         for (size_t c = first; c < last; ++c) {

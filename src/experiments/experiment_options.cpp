@@ -31,7 +31,7 @@ Json given_options(const CLI::App& sub) {
     if (name == "threads" || name == "quiet") continue;  // how it ran, not what: the report is the same for every
                                                          // --threads (docs/experiments.md) and with or without -q
     if (name == "plan") continue;                        // where it runs
-    if (name == "bars" || name == "narrow") continue;    // how its table looks
+    if (name == "bars" || name == "no-bars" || name == "narrow") continue;  // how its table looks
     if (opt->get_expected_min() == 0) {
       j[name] = true;
       continue;

@@ -10,6 +10,7 @@
 #include "gradflow/core/error.hpp"
 #include "gradflow/core/nearest_names.hpp"
 #include "gradflow/model/placement.hpp"
+#include "gradflow/report/flag_meaning.hpp"
 #include "gradflow/report/fields.hpp"
 
 namespace gradflow {
@@ -25,17 +26,10 @@ std::string short_value(const PlotJson& v) {
   return s.str();
 }
 
-// A swept option and its value as a legend names them: "init-scale=0.5"; a flag by what it means ("no-final-norm"
-// true: "no final norm", false: "with final norm"; "causal" true: "causal", false: "no causal").
+// A swept option and its value as a legend names them: "init-scale=0.5", a flag by what it means (flag_meaning).
 std::string swept_label(const std::string& param, const PlotJson& v) {
-  const std::string value = short_value(v);
-  if (value != "true" && value != "false" && value != "yes" && value != "no") return param + "=" + value;
-  const bool on = value == "true" || value == "yes";
-  const bool negated = param.rfind("no-", 0) == 0;
-  std::string words = negated ? param.substr(3) : param;
-  std::replace(words.begin(), words.end(), '-', ' ');
-  if (negated) return (on ? "no " : "with ") + words;
-  return (on ? "" : "no ") + words;
+  const std::string value = short_value(v), meaning = flag_meaning(param, value);
+  return meaning.empty() ? param + "=" + value : meaning;
 }
 
 // Config fields worth a legend entry when they differ, with their short names.

@@ -42,6 +42,11 @@ PY
 grep -q "one scale for every group" "$tmp/c.txt" && grep -q "^layer Post-LN  *Pre-LN" "$tmp/c.txt" &&
   [ "$(grep -c '^L = ' "$tmp/c.txt")" = 2 ] && ok "compare --bars: Post-LN beside Pre-LN, a block per depth" ||
   fail "compare --bars: $(cat "$tmp/c.txt")"
+# a sweep over a flag: its columns named by what the flag means, on two lines where one is too narrow
+"$gf" sweep --placement pre,sandwich --layers 2 --param no-final-norm --values false,true --d-model 8 --heads 2 \
+  --seq-len 4 --seeds 1 --gradients-only --bars --narrow > "$tmp/flag.txt" 2> /dev/null || fail "sweep over a flag exited $?"
+grep -q "^layer Pre-LN,  *Pre-LN, no final norm" "$tmp/flag.txt" && grep -q "^      with final norm" "$tmp/flag.txt" &&
+  ok "a swept flag named by its meaning" || fail "swept flag columns: $(grep -A1 '^layer' "$tmp/flag.txt")"
 "$gf" compare $C --json "$tmp/c2.json" > "$tmp/c2.txt" 2> /dev/null
 [ "$(bars "$tmp/c2.txt")" = 0 ] && ok "compare: no bars into a file by default" || fail "compare: bars into a file"
 /usr/bin/python3 - "$tmp/c.json" <<'PY' && ok "the spec records no terminal flags" || fail "a terminal flag in the spec"
