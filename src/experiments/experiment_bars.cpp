@@ -65,8 +65,8 @@ void print_experiment_bars(std::ostream& os, const Json& report, const TerminalS
     Column c;
     c.label = placement_display_name(g.value(kPlacement, std::string("?")));
     // the swept values as the table's columns give them, a flag by its meaning ("no final norm")
-    const auto value = [&g, &report](const char* param, const char* value) {
-      const std::string v = g.value(value, std::string());
+    const auto value = [&g, &report](const char* param, const char* field) {
+      const std::string v = g.value(field, std::string());
       const std::string meaning = flag_meaning(report.value(param, std::string()), v);
       return meaning.empty() ? v : meaning;
     };
