@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "gradflow/core/utf8.hpp"
 #include "gradflow/experiments/experiment_terminal.hpp"
 #include "gradflow/model/placement.hpp"
 #include "gradflow/report/fields.hpp"
@@ -29,18 +30,12 @@ std::string fit(const std::string& s, size_t width) {
   std::string out;
   size_t shown = 0;
   for (size_t i = 0; i < s.size(); ++i) {
-    const bool starts = (static_cast<unsigned char>(s[i]) & 0xC0) != 0x80;
+    const bool starts = utf8_starts(s, i);
     if (starts && shown == width) break;
     shown += starts;
     out += s[i];
   }
   return out + std::string(width - shown, ' ');
-}
-
-size_t shown(const std::string& s) {
-  size_t n = 0;
-  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
-  return n;
 }
 
 struct Column {
@@ -106,7 +101,7 @@ void print_experiment_bars(std::ostream& os, const Json& report, const TerminalS
       for (size_t c = first; c < last; ++c) {
         const std::string& label = columns[c].label;
         const size_t comma = label.find(", ");
-        const bool split = shown(label) > cell && comma != std::string::npos;
+        const bool split = utf8_length(label) > cell && comma != std::string::npos;
         two_lines |= split;
         head += fit(split ? label.substr(0, comma + 1) : label, cell) + std::string(gap, ' ');
         second += fit(split ? label.substr(comma + 2) : "", cell) + std::string(gap, ' ');

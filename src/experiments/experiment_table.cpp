@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "gradflow/core/utf8.hpp"
 #include "gradflow/experiments/experiment.hpp"
 #include "gradflow/experiments/experiment_terminal.hpp"
 #include "gradflow/report/fields.hpp"
@@ -29,8 +30,7 @@ struct Column {
 // `s` padded with spaces to `width` characters as a terminal shows them (UTF-8: "±" is one character, two bytes),
 // then one space.
 std::string cell(const std::string& s, size_t width) {
-  size_t shown = 0;
-  for (unsigned char c : s) shown += (c & 0xC0) != 0x80;
+  const size_t shown = utf8_length(s);
   return s + std::string(width > shown ? width - shown : 0, ' ') + " ";
 }
 

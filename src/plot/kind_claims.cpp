@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "gradflow/core/error.hpp"
+#include "gradflow/core/utf8.hpp"
 #include "gradflow/plot/kinds.hpp"
 #include "gradflow/plot/style.hpp"
 #include "gradflow/report/fields.hpp"
@@ -93,14 +94,21 @@ Panel panel_for(const PlotInput& in, const PlotOptions& o) {
   return p;
 }
 
-// The per-layer profile of `metric` (per_layer[l].<metric>, mean ± std over seeds) of each group at the deepest L
-// of the report: a line per group against layer l.
+// The largest depth among the report's groups: a per-layer panel draws the groups of that depth.
 long long deepest_layers(const PlotJson& report) {
   long long deepest = 0;
   for (const auto& g : report[kGroups]) deepest = std::max(deepest, g.value(kLayers, 0LL));
   return deepest;
 }
 
+// Whether group g is drawn on a per-layer panel: of the deepest L, and holding its per-layer metrics.
+bool drawn_per_layer(const PlotJson& report, size_t g, long long deepest) {
+  const PlotJson& group = report[kGroups][g];
+  return group.value(kLayers, 0LL) == deepest && group.contains(kPerLayer);
+}
+
+// The per-layer profile of `metric` (per_layer[l].<metric>, mean ± std over seeds) of each group at the deepest L
+// of the report: a line per group against layer l.
 LineFigure layer_figure(const PlotInput& in, const std::string& metric) {
   const PlotJson& groups = in.json[kGroups];
   const long long deepest = deepest_layers(in.json);
@@ -114,7 +122,7 @@ LineFigure layer_figure(const PlotInput& in, const std::string& metric) {
   if (f.ylabel.empty()) f.ylabel = metric, f.ylabel_plain = true;
   bool any = false;
   for (size_t g = 0; g < groups.size(); ++g) {
-    if (groups[g].value(kLayers, 0LL) != deepest || !groups[g].contains(kPerLayer)) continue;
+    if (!drawn_per_layer(in.json, g, deepest)) continue;
     Series s;
     s.title = labels[g];
     for (const auto& layer : groups[g][kPerLayer]) {
@@ -160,30 +168,30 @@ struct StyleKey {
 // The panel of one report: its metrics (a line per group and metric) against depth, the swept value or layer;
 // `keys` gets each series' StyleKey.
 LineFigure metrics_figure(const PlotInput& in, const Panel& p, std::vector<StyleKey>& keys) {
+  // a per-layer panel's groups (layer_figure's lines, in its order) differ by placement and by what the sweep
+  // varies: colour by the placement, marker and dash by the rest (with and without the final norm)
+  std::vector<StyleKey> group_keys;
+  if (p.per_layer) {
+    std::vector<std::string> variants;
+    const auto factors = group_factors(in.json);
+    const long long deepest = deepest_layers(in.json);
+    for (size_t g = 0; g < factors.size(); ++g) {
+      if (!drawn_per_layer(in.json, g, deepest)) continue;
+      std::string rest;
+      for (size_t k = 1; k < factors[g].size(); ++k) rest += factors[g][k] + ";";
+      auto it = std::find(variants.begin(), variants.end(), rest);
+      if (it == variants.end()) it = variants.insert(variants.end(), rest);
+      group_keys.push_back({factors[g].front(), static_cast<int>(it - variants.begin())});
+    }
+  }
+  const int per_metric = static_cast<int>(group_keys.size());  // each further metric's marks come after these
   LineFigure f;
   for (size_t m = 0; m < p.metrics.size(); ++m) {
     LineFigure one = p.per_layer ? layer_figure(in, p.metrics[m]) : sensitivity_figure(in, p.metrics[m], "");
-    // a per-layer panel's groups differ by placement and by what the sweep varies: colour by the placement,
-    // marker and dash by the rest (with and without the final norm)
-    std::vector<StyleKey> group_keys;
-    if (p.per_layer) {
-      std::vector<std::string> variants;
-      const auto factors = group_factors(in.json);
-      const long long deepest = deepest_layers(in.json);
-      for (size_t g = 0; g < factors.size(); ++g) {
-        if (in.json[kGroups][g].value(kLayers, 0LL) != deepest) continue;
-        std::string rest;
-        for (size_t k = 1; k < factors[g].size(); ++k) rest += factors[g][k] + ";";
-        auto it = std::find(variants.begin(), variants.end(), rest);
-        if (it == variants.end()) it = variants.insert(variants.end(), rest);
-        group_keys.push_back({factors[g].front(), static_cast<int>(it - variants.begin())});
-      }
-    }
     for (size_t j = 0; j < one.series.size(); ++j) {
       Series& s = one.series[j];
-      const int variants = static_cast<int>(group_keys.size());
       keys.push_back(j < group_keys.size()
-                         ? StyleKey{group_keys[j].group, group_keys[j].metric + static_cast<int>(m) * variants}
+                         ? StyleKey{group_keys[j].group, group_keys[j].metric + static_cast<int>(m) * per_metric}
                          : StyleKey{s.title, static_cast<int>(m)});
       if (p.metrics.size() > 1) s.title += ", " + (p.labels.empty() ? p.metrics[m] : p.labels[m]);
     }
@@ -252,20 +260,15 @@ LineFigure ratio_figure(const PlotInput& in, const std::string& metric) {
 // the file tells them apart.
 std::string panel_title(const std::string& claim, const std::string& stem, double inches) {
   if (claim.empty()) return stem;
-  auto chars = [](const std::string& s) {
-    size_t n = 0;
-    for (unsigned char c : s) n += (c & 0xC0) != 0x80;
-    return n;
-  };
   const double width = std::max(inches, 0.5);
   const size_t fit = static_cast<size_t>(width / 0.08);  // a title's characters are ~0.08 in
-  if (chars(claim) + 2 + chars(stem) <= fit) return claim + ": " + stem;
+  if (utf8_length(claim) + 2 + utf8_length(stem) <= fit) return claim + ": " + stem;
   std::vector<std::string> lines = title_lines(claim, width);
   if (lines.size() > 3) {
     std::string last = lines[2];
     for (size_t k = 3; k < lines.size(); ++k) last += " " + lines[k];
     size_t cut = std::min(last.size(), fit > 1 ? fit - 1 : 1);
-    while (cut > 0 && (static_cast<unsigned char>(last[cut]) & 0xC0) == 0x80) --cut;  // not inside a character
+    while (cut > 0 && !utf8_starts(last, cut)) --cut;  // not inside a character
     lines = {lines[0], lines[1], last.substr(0, cut) + "…"};
   }
   std::string title;

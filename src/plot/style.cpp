@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "gradflow/core/utf8.hpp"
 #include "gradflow/report/number_text.hpp"
 
 namespace gradflow {
@@ -156,14 +157,9 @@ std::vector<std::string> title_lines(const std::string& title, double width_in) 
   const size_t fit = static_cast<size_t>(std::max(8.0, (width_in - 0.25) / (0.075 * kFontPt / 9)));
   std::vector<std::string> lines;
   std::string line, word;
-  const auto chars = [](const std::string& t) {
-    size_t n = 0;
-    for (unsigned char c : t) n += (c & 0xC0) != 0x80;
-    return n;
-  };
   const auto flush_word = [&] {
     if (word.empty()) return;
-    if (!line.empty() && chars(line) + 1 + chars(word) > fit) lines.push_back(line), line.clear();
+    if (!line.empty() && utf8_length(line) + 1 + utf8_length(word) > fit) lines.push_back(line), line.clear();
     line += (line.empty() ? "" : " ") + word;
     word.clear();
   };
