@@ -24,9 +24,9 @@ JacobianChains::JacobianChains(const AnalysisContext& ctx, Index max_copies) : c
 }
 
 StreamedSweep JacobianChains::streamed(Index K, bool with_blocks,
-                                       const std::function<void(Index, Index)>& after_block) {
-  if (kernels_) return streamed_frobenius(*kernels_, K, with_blocks, after_block);
-  return streamed_frobenius(ctx_.model, ctx_.trace, K, with_blocks, after_block);
+                                       const std::function<void(Index, Index)>& after_block, ChunkRange range) {
+  if (kernels_) return streamed_frobenius(*kernels_, K, with_blocks, after_block, range);
+  return streamed_frobenius(ctx_.model, ctx_.trace, K, with_blocks, after_block, range);
 }
 
 HutchinsonSweep JacobianChains::hutchinson(Index K, uint64_t seed, bool with_blocks,

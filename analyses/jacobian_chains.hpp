@@ -25,8 +25,9 @@ class JacobianChains {
   // The kernels' chain, when the run uses it, holds up to `max_copies` stacked cotangents.
   JacobianChains(const AnalysisContext& ctx, Index max_copies);
 
-  // Exact ‖P_l‖_F, ‖B_l‖_F from K identity rows at a time (matrix_free/streamed.hpp).
-  StreamedSweep streamed(Index K, bool with_blocks, const std::function<void(Index, Index)>& after_block);
+  // Exact ‖P_l‖_F, ‖B_l‖_F from K identity rows at a time (matrix_free/streamed.hpp); a part: `range`'s chunks.
+  StreamedSweep streamed(Index K, bool with_blocks, const std::function<void(Index, Index)>& after_block,
+                         ChunkRange range = {});
   // Hutchinson's K probes in one sweep (matrix_free/hutchinson.hpp); K <= max_copies.
   HutchinsonSweep hutchinson(Index K, uint64_t seed, bool with_blocks, const std::function<void(Index)>& after_block);
   // dx_to/dx_from as an operator for Lanczos (matrix_free/chain_singular.hpp); `what` names it in errors.

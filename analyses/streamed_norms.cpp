@@ -3,19 +3,24 @@
 // (matrix_free/streamed.hpp), in the fields explicit mode uses, each with method "exact (streamed)"; plus the exact
 // mean of σ² (‖·‖_F²/N, the dynamical isometry statistic). Spectral norms, σ_min and the rank need singular values:
 // null here (explicit or matrix-free mode). With --device cuda the chain runs on the GPU's kernels
-// (matrix_free/device_chain.hpp; the forward pass stays on the CPU).
+// (matrix_free/device_chain.hpp; the forward pass stays on the CPU). A task of a split run (analyze --plan) computes
+// its chunks alone and reports their sums ("streamed_partial"); merge_streamed_partials (run/streamed_merge.hpp)
+// writes the norms from every task's.
 #include <algorithm>
 #include <cmath>
 
 #include "jacobian_chains.hpp"
+#include "gradflow/core/error.hpp"
 #include "gradflow/report/fields.hpp"
 #include "gradflow/report/progress.hpp"
 #include "gradflow/run/analysis.hpp"
+#include "gradflow/run/streamed_merge.hpp"
 
 namespace gradflow {
 namespace {
 
 constexpr const char* kStreamedMethod = "exact (streamed)";
+constexpr const char* kPartialKey = "streamed_partial";
 
 // JSON cannot hold ±Inf/NaN: those become null (the log10_ fields stay finite).
 Json number_or_null(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); }
@@ -26,6 +31,65 @@ Json norms_json(const ExactNorm& e) {
               {"rms_gain", number_or_null(e.rms_gain)},
               {"mean_squared_singular_value", number_or_null(e.mean_sq_singular)},
               {"method", kStreamedMethod}};
+}
+
+// The norms of a whole sweep into the report's fields; s == null: the same fields with null norms and `why` as their
+// method (a task's share of a split run, or a merge missing tasks), in the same places.
+void write_norms(Json& report, const StreamedSweep* s, const StreamedShape& shape, Index product_size,
+                 const std::string& why) {
+  const Index L = static_cast<Index>(report[fields::kLayers].size()), N = shape.state_rows;
+  const bool blocks = !shape.block_rows.empty();  // --stream-blocks off: ‖P_l‖_F only, half the work
+  const Json absent{{fields::kFrobeniusNorm, nullptr}, {"method", why}};
+  double log_gain_product = 0;
+  for (Index l = 0; l < L; ++l) {
+    Json& layer = report[fields::kLayers][static_cast<size_t>(l)];
+    if (!blocks) {
+      layer[fields::kBlockJacobian] = Json{{fields::kFrobeniusNorm, nullptr}, {"method", "not computed (--stream-blocks off)"}};
+    } else if (s) {
+      const ExactNorm& b = s->block[static_cast<size_t>(l)];
+      layer[fields::kBlockJacobian] = norms_json(b);
+      log_gain_product += (b.log10_value - 0.5 * std::log10(static_cast<double>(N))) * std::log(10.0);
+    } else {
+      layer[fields::kBlockJacobian] = absent;
+    }
+    Json p = s ? norms_json(s->product[static_cast<size_t>(l)]) : absent;
+    p["size"] = product_size;
+    layer[fields::kProductJacobian] = std::move(p);
+  }
+  Json& sum = report[fields::kSummary];
+  // the per-layer estimate (product of the blocks' RMS gains) beside the true product's RMS gain
+  sum[fields::kPerLayerRmsGainProduct] = blocks && s ? number_or_null(std::exp(log_gain_product)) : Json(nullptr);
+  sum[fields::kBottomProductRmsGain] = report[fields::kLayers][0][fields::kProductJacobian].value("rms_gain", Json());
+  sum["rms_gain_method"] = s ? std::string(kStreamedMethod) : why;
+  sum["stream_rows"] = shape.rows_per_chunk;
+  sum["stream_chunks"] = shape.chunks();
+}
+
+Json shape_json(const StreamedShape& sh) {
+  return Json{{"out_rows", sh.out_rows}, {"state_rows", sh.state_rows}, {"block_rows", sh.block_rows},
+              {"rows_per_chunk", sh.rows_per_chunk}, {"chunks", sh.chunks()}};
+}
+
+// A task's share: its chunks and, per chunk, each layer's [mantissa, exp2] as the sweep added it.
+Json partial_json(const StreamedSweep& s, Index begin, Index end, Index product_size) {
+  const auto pairs = [](const std::vector<SquareSum>& sums) {
+    Json a = Json::array();
+    for (const SquareSum& q : sums) a.push_back(Json::array({q.mantissa, q.exp2}));
+    return a;
+  };
+  Json product = Json::array(), block = Json::array();
+  for (const ChunkSquares& c : s.part) {
+    product.push_back(pairs(c.product));
+    block.push_back(pairs(c.block));
+  }
+  const Index total = s.shape.total_rows(), K = s.shape.rows_per_chunk;
+  Json j{{"chunks", {begin, end}},
+         {"rows", {begin * K, std::min(end * K, total)}},
+         {"shape", shape_json(s.shape)},
+         {"product_size", product_size},
+         {"product", std::move(product)}};
+  if (!s.shape.block_rows.empty()) j["block"] = std::move(block);
+  return j;
 }
 
 class StreamedNorms final : public Analysis {
@@ -40,42 +104,160 @@ class StreamedNorms final : public Analysis {
   }
   void run(const AnalysisContext& ctx, Json& report) const override {
     // N: the state's size n·width (the columns of B_l and P_l); P_l's singular values: min(N, n·d)
-    const Index L = ctx.model.layers(), N = ctx.tokens() * ctx.width();
-    const Index P_size = ctx.product_size();
-    const bool blocks = ctx.opts.stream_blocks;  // --stream-blocks off: ‖P_l‖_F only, half the work
+    const Index L = ctx.model.layers(), N = ctx.tokens() * ctx.width(), K = ctx.opts.stream_rows;
+    const bool blocks = ctx.opts.stream_blocks;
+    const RunPart& part = ctx.opts.part;
+    const ChunkRange range{part.chunk_begin, part.chunk_end};
     // progress in units of one cotangent through one block (each row goes through block l twice: P_l and B_l)
     const Index per_row = blocks ? 2 : 1;
-    Progress progress("streamed exact Jacobian norms", per_row * N * L, ctx.opts.progress);
+    const Index rows = range.whole() ? N : std::min(N, K * (range.end - range.begin));
+    Progress progress(range.whole() ? "streamed exact Jacobian norms" : "streamed exact Jacobian norms (this task's rows)",
+                      per_row * rows * L, ctx.opts.progress);
     const auto step = [&](Index, Index k) { progress.step(per_row * k); };
     // the model's own VJPs, or the chain on a device's kernels (the trace uploaded once, the stacks stay there)
-    const StreamedSweep s =
-        JacobianChains(ctx, std::min(ctx.opts.stream_rows, N)).streamed(ctx.opts.stream_rows, blocks, step);
-    double log_gain_product = 0;
-    for (Index l = 0; l < L; ++l) {
-      Json& layer = report[fields::kLayers][static_cast<size_t>(l)];
-      if (blocks) {
-        const ExactNorm& b = s.block[static_cast<size_t>(l)];
-        layer[fields::kBlockJacobian] = norms_json(b);
-        log_gain_product += (b.log10_value - 0.5 * std::log10(static_cast<double>(N))) * std::log(10.0);
-      } else {
-        layer[fields::kBlockJacobian] = Json{{fields::kFrobeniusNorm, nullptr}, {"method", "not computed (--stream-blocks off)"}};
-      }
-      Json p = norms_json(s.product[static_cast<size_t>(l)]);
-      p["size"] = P_size;
-      layer[fields::kProductJacobian] = std::move(p);
+    const StreamedSweep s = JacobianChains(ctx, std::min(K, N)).streamed(K, blocks, step, range);
+    if (range.whole()) {
+      write_norms(report, &s, s.shape, ctx.product_size(), "");
+      return;
     }
-    Json& sum = report[fields::kSummary];
-    // the per-layer estimate (product of the blocks' RMS gains) beside the true product's RMS gain
-    sum[fields::kPerLayerRmsGainProduct] = blocks ? number_or_null(std::exp(log_gain_product)) : Json(nullptr);
-    sum[fields::kBottomProductRmsGain] = report[fields::kLayers][0][fields::kProductJacobian]["rms_gain"];
-    sum["rms_gain_method"] = kStreamedMethod;
-    sum["stream_rows"] = s.rows_per_chunk;
-    sum["stream_chunks"] = s.chunks;
+    write_norms(report, nullptr, s.shape, ctx.product_size(), "this task's rows only (gradflow merge adds every task's)");
+    report[kPartialKey] = partial_json(s, range.begin, range.end, ctx.product_size());
   }
 };
+
+// --- the merge of a split run's tasks (run/streamed_merge.hpp) ----------------------------------------------------
+
+bool is_index(const Json& j) { return j.is_number_integer(); }
+Index index_of(const Json& j) { return static_cast<Index>(j.get<long long>()); }
+
+// The shape a partial records, or "" -> problem text.
+std::string read_shape(const Json& j, Index L, StreamedShape& sh) {
+  if (!j.is_object()) return "its \"shape\" is not an object";
+  for (const char* k : {"out_rows", "state_rows", "rows_per_chunk", "chunks"})
+    if (!j.contains(k) || !is_index(j[k]) || index_of(j[k]) < 1) return std::string("its shape's \"") + k + "\" is not a positive integer";
+  if (!j.contains("block_rows") || !j["block_rows"].is_array()) return "its shape's \"block_rows\" is not a list";
+  sh.out_rows = index_of(j["out_rows"]);
+  sh.state_rows = index_of(j["state_rows"]);
+  sh.rows_per_chunk = index_of(j["rows_per_chunk"]);
+  sh.block_rows.clear();
+  for (const Json& b : j["block_rows"]) {
+    if (!is_index(b) || index_of(b) < 1) return "its shape's \"block_rows\" holds something other than row counts";
+    sh.block_rows.push_back(index_of(b));
+  }
+  if (!sh.block_rows.empty() && static_cast<Index>(sh.block_rows.size()) != L)
+    return "its shape has " + std::to_string(sh.block_rows.size()) + " blocks' rows for " + std::to_string(L) + " layers";
+  if (sh.chunks() != index_of(j["chunks"])) return "its shape's \"chunks\" does not follow from its rows";
+  return "";
+}
+
+// Each chunk's [mantissa, exp2] per layer: a mantissa 0 or in [0.5, 1) (SquareSum's form), an integer exponent.
+std::string read_squares(const Json& j, const char* key, Index chunks, Index L, Index begin,
+                         std::vector<ChunkSquares>* out, bool block) {
+  if (!j.is_array() || static_cast<Index>(j.size()) != chunks)
+    return std::string("its \"") + key + "\" does not hold one entry per chunk";
+  for (Index c = 0; c < chunks; ++c) {
+    const Json& layers = j[static_cast<size_t>(c)];
+    if (!layers.is_array() || static_cast<Index>(layers.size()) != L)
+      return std::string("its \"") + key + "\" of chunk " + std::to_string(begin + c) + " is not one entry per layer";
+    std::vector<SquareSum> sums;
+    for (const Json& q : layers) {
+      if (!q.is_array() || q.size() != 2 || !q[0].is_number() || !is_index(q[1]))
+        return std::string("its \"") + key + "\" holds something other than [mantissa, exponent] pairs";
+      const double m = q[0].get<double>();
+      const long long e = q[1].get<long long>();
+      if (!(m == 0 || (m >= 0.5 && m < 1)) || e < -100000000LL || e > 100000000LL)
+        return std::string("its \"") + key + "\" holds a pair that is not a sum of squares' mantissa and exponent";
+      sums.push_back(SquareSum{m, static_cast<long>(e)});
+    }
+    if (out) {
+      ChunkSquares& r = (*out)[static_cast<size_t>(c)];
+      (block ? r.block : r.product) = std::move(sums);
+      r.chunk = begin + c;
+    }
+  }
+  return "";
+}
+
+// The partial's shape and chunks, or a problem.
+std::string read_partial(const Json& report, long long begin, long long end, StreamedShape& shape,
+                         std::vector<ChunkSquares>* chunks) {
+  if (!report.is_object() || !report.contains(kPartialKey)) return "it holds no \"streamed_partial\" (not a task's share of a split streamed run)";
+  if (!report.contains(fields::kLayers) || !report[fields::kLayers].is_array()) return "it has no \"layers\"";
+  const Json& p = report[kPartialKey];
+  const Index L = static_cast<Index>(report[fields::kLayers].size());
+  if (!p.is_object() || !p.contains("chunks") || !p["chunks"].is_array() || p["chunks"].size() != 2 ||
+      !is_index(p["chunks"][0]) || !is_index(p["chunks"][1]))
+    return "its \"streamed_partial\" has no [begin, end) \"chunks\"";
+  if (p["chunks"][0].get<long long>() != begin || p["chunks"][1].get<long long>() != end)
+    return "it holds chunks " + p["chunks"].dump() + ", not its task's [" + std::to_string(begin) + ", " +
+           std::to_string(end) + "]";
+  std::string bad = read_shape(p.value("shape", Json()), L, shape);
+  if (!bad.empty()) return bad;
+  if (begin < 0 || begin >= end || end > shape.chunks()) return "its chunks lie outside its shape's";
+  if (!p.contains("product_size") || !is_index(p["product_size"])) return "its \"product_size\" is not an integer";
+  if (chunks) chunks->assign(static_cast<size_t>(end - begin), ChunkSquares{});
+  bad = read_squares(p.value("product", Json()), "product", end - begin, L, begin, chunks, false);
+  if (bad.empty() && !shape.block_rows.empty())
+    bad = read_squares(p.value("block", Json()), "block", end - begin, L, begin, chunks, true);
+  else if (bad.empty() && p.contains("block"))
+    bad = "it holds blocks' squares without blocks' rows";
+  return bad;
+}
 
 }  // namespace
 
 std::unique_ptr<Analysis> make_streamed_norms() { return std::make_unique<StreamedNorms>(); }
+
+std::string streamed_partial_problem(const Json& report, long long begin, long long end) {
+  StreamedShape shape;
+  return read_partial(report, begin, end, shape, nullptr);
+}
+
+void merge_streamed_partials(Json& report, const std::vector<Json>& partials) {
+  if (partials.empty()) throw Error("internal: a streamed merge without tasks", ErrorKind::Internal);
+  std::vector<ChunkSquares> all;
+  StreamedShape shape;
+  Index product_size = 0;
+  std::vector<std::pair<Index, Index>> covered;  // [first row, end row) of each run of consecutive chunks
+  Index next = 0;                                // the chunk that follows all so far (plan order is chunk order)
+  bool complete = true;
+  for (size_t t = 0; t < partials.size(); ++t) {
+    const Json& p = partials[t];
+    const Index begin = index_of(p["chunks"][0]), end = index_of(p["chunks"][1]);
+    Json wrapped{{fields::kLayers, report[fields::kLayers]}, {kPartialKey, p}};
+    StreamedShape sh;
+    std::vector<ChunkSquares> chunks;
+    const std::string bad = read_partial(wrapped, begin, end, sh, &chunks);
+    if (!bad.empty()) throw Error("internal: a streamed partial that was checked: " + bad, ErrorKind::Internal);
+    if (t == 0) {
+      shape = sh;
+      product_size = index_of(p["product_size"]);
+    }
+    require(sh == shape && index_of(p["product_size"]) == product_size,
+            "the tasks' streamed shares are of different sweeps (chunks " + p["chunks"].dump() + " against the first "
+            "task's); fix: write the plan again and rerun every task");
+    if (begin < next) throw Error("internal: streamed partials out of chunk order", ErrorKind::Internal);
+    if (begin != next) complete = false;
+    const Index K = shape.rows_per_chunk, total = shape.total_rows();
+    if (!covered.empty() && covered.back().second == begin * K)
+      covered.back().second = std::min(end * K, total);
+    else
+      covered.emplace_back(begin * K, std::min(end * K, total));
+    next = end;
+    for (ChunkSquares& c : chunks) all.push_back(std::move(c));
+  }
+  if (next != shape.chunks()) complete = false;
+  report.erase(kPartialKey);
+  if (complete) {
+    const StreamedSweep s = streamed_from_chunks(shape, all);
+    write_norms(report, &s, shape, product_size, "");
+    return;
+  }
+  write_norms(report, nullptr, shape, product_size, "not merged: tasks missing (--allow-partial)");
+  Json rows = Json::array();
+  for (const auto& [a, b] : covered) rows.push_back(Json::array({a, b}));
+  report[fields::kSummary]["streamed_rows_covered"] = std::move(rows);
+  report[fields::kSummary]["streamed_rows_total"] = shape.total_rows();
+}
 
 }  // namespace gradflow

@@ -9,6 +9,8 @@
 #include "cli/terminal_options.hpp"
 #include "gradflow/commands/analyze_command.hpp"
 #include "gradflow/commands/analyze_over_training.hpp"
+#include "gradflow/commands/analyze_plan.hpp"
+#include "gradflow/core/error.hpp"
 #include "gradflow/report/atomic_file.hpp"
 #include "gradflow/report/table.hpp"
 #include "gradflow/run/run_inputs.hpp"
@@ -20,6 +22,7 @@ struct AnalyzeOptions {
   std::string json;
   std::vector<std::string> weights;  // --weights: one checkpoint, or several (a run's, over training)
   TerminalOptions terminal;
+  AnalyzePlanOptions plan;  // --plan DIR [--tasks T]: a streamed run split into tasks (commands/analyze_plan.hpp)
 };
 
 // One line per checkpoint: the step, the loss and the gradient at the bottom and the top block's input.
@@ -76,7 +79,19 @@ void setup_analyze(CLI::App& app) {
   sub->add_option("--json", opts->json, "write the report to this file (docs/report-schema.md)")->check(non_empty_path());
   sub->add_flag("-q,--quiet", opts->request.quiet, "no table, no progress");
   add_terminal_options(*sub, opts->terminal);
+  add_analyze_plan_options(*sub, opts->plan);
   sub->callback([opts, sub] {
+    require(!opts->plan.dir.empty() || sub->count("--tasks") == 0,
+            "--tasks splits a plan written with --plan; fix: add --plan DIR (with --mode streamed), or drop --tasks");
+    if (!opts->plan.dir.empty()) {
+      require(opts->weights.size() <= 1 && !names_training_checkpoints(opts->weights),
+              "--plan splits one streamed run, and --weights names several checkpoints; fix: give one checkpoint");
+      require(opts->json.empty(), "--json has no effect with --plan (nothing runs now); fix: give it to gradflow merge");
+      if (!opts->weights.empty()) set_model_option(opts->request.model, "weights", opts->weights[0]);
+      note_given_analyze_options(*sub, opts->request);
+      write_analyze_plan(*sub, opts->request, opts->plan);
+      return;
+    }
     if (!names_training_checkpoints(opts->weights)) {
       if (!opts->weights.empty()) set_model_option(opts->request.model, "weights", opts->weights[0]);
       note_given_analyze_options(*sub, opts->request);

@@ -67,6 +67,24 @@ std::string submit(const std::string& script, const std::string& extra) {
   return id.substr(0, id.find(';'));  // "ID;cluster" on federated clusters
 }
 
+// A plan that records its cost (analyze --plan: the streamed sweep's estimate where it was written): the core-hours
+// of the tasks to run, before anything is submitted.
+void print_estimate(const Json& manifest, size_t to_run) {
+  if (!manifest.contains("estimate") || !manifest["estimate"].is_object()) return;
+  const Json& e = manifest["estimate"];
+  if (!e.contains("core_hours") || !e["core_hours"].is_number() || !e.contains("dgemm_flops_per_second") ||
+      !e["dgemm_flops_per_second"].is_number() || !e.contains("threads") || !e["threads"].is_number())
+    return;
+  const double all = e["core_hours"].get<double>(), tasks = static_cast<double>(manifest["tasks"].size());
+  char line[320];
+  std::snprintf(line, sizeof line,
+                "estimated %.3g core-hours for the %zu tasks to run (%.3g in all, %.3g per task), at the DGEMM rate "
+                "of the machine that wrote the plan (%.3g GFLOP/s on %d threads; docs/scaling.md)\n",
+                all * static_cast<double>(to_run) / tasks, to_run, all, all / tasks,
+                e["dgemm_flops_per_second"].get<double>() / 1e9, e["threads"].get<int>());
+  std::cout << line;
+}
+
 void run_slurm(SlurmOptions o) {
   const Json manifest = read_plan_manifest(o.dir);
   const int tasks = static_cast<int>(manifest["tasks"].size());
@@ -97,6 +115,7 @@ void run_slurm(SlurmOptions o) {
     return;
   }
   write_file_atomic(array, slurm_array_script(s, layout));
+  print_estimate(manifest, missing.size());
   std::cout << "wrote " << array << ": " << missing.size() << " of " << tasks << " tasks in "
             << layout.elements.size() << " array elements (" << layout.pack << " task" << (layout.pack > 1 ? "s" : "")
             << " each)\nwrote " << merge << "\n";

@@ -5,9 +5,11 @@
 #include <sstream>
 
 #include "cli/terminal_options.hpp"
+#include "gradflow/commands/analyze_plan.hpp"
 #include "gradflow/commands/experiment_command.hpp"
 #include "gradflow/experiments/experiment.hpp"
 #include "gradflow/experiments/experiment_terminal.hpp"
+#include "gradflow/report/table.hpp"
 #include "process/interrupt.hpp"
 
 namespace gradflow::cli {
@@ -20,7 +22,7 @@ inline SpecRun command_line_run() {
 }
 
 // The report (none after writing a plan or running tasks): the table on stdout unless quiet (a compare/sweep's in
-// the terminal's style, with its bars), --json and --csv.
+// the terminal's style, with its bars; a merged analyze plan's as analyze prints it), --json and --csv.
 inline void hand_out(const SpecOutcome& out, const TerminalOptions& terminal) {
   if (out.report.is_null()) return;
   ReportFiles files = out.files;
@@ -28,6 +30,10 @@ inline void hand_out(const SpecOutcome& out, const TerminalOptions& terminal) {
     const TerminalStyle style = terminal.style();
     print_experiment_table(std::cout, out.report, style);
     if (style.bars) print_experiment_bars(std::cout, out.report, style, terminal.forced());
+    files.table = false;
+  } else if (files.table && out.writers.table == kAnalyzeWriters.table) {  // a merged analyze plan: analyze's table
+    const TerminalStyle style = terminal.style();
+    print_report_table(std::cout, out.report, style.bars, style.narrow);
     files.table = false;
   } else if (files.table && terminal.narrow) {  // a train-sweep's table: its lines wrapped at 80 characters
     std::ostringstream table;

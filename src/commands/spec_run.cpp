@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "gradflow/core/error.hpp"
+#include "gradflow/commands/analyze_plan.hpp"
 #include "gradflow/commands/experiment_command.hpp"
 #include "gradflow/experiments/plan_dir.hpp"
 #include "gradflow/experiments/spec.hpp"
@@ -41,6 +42,7 @@ SpecOutcome run_plan_step(const SpecRun& how) {
   const std::string& dir = how.plan.dir;
   const Json manifest = read_plan_manifest(dir);
   if (how.plan.kind == PlanStep::Kind::Merge) check_outputs_outside_plan(dir, {{"--json", how.json}, {"--csv", how.csv}});
+  if (manifest["spec"]["command"] == "analyze") return run_analyze_plan_step(manifest, how);  // a split streamed run
   SpecRun step = how;
   if (how.plan.kind == PlanStep::Kind::Merge && manifest.contains("spec_file")) {
     // the spec file's content, kept in the plan (the original path may not exist where the merge runs)

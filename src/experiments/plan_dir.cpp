@@ -69,7 +69,7 @@ Json read_plan_manifest(const std::string& dir) {
   const std::string path = plan_manifest_path(dir);
   std::ifstream in(path);
   require(in.good(), "'" + dir + "' is not a gradflow plan (no " + path + "); fix: write one with --plan " + dir +
-                         " on compare, sweep, train-sweep or run");
+                         " on compare, sweep, train-sweep, run or analyze --mode streamed");
   std::stringstream ss;
   ss << in.rdbuf();
   Json m;
@@ -88,7 +88,7 @@ Json read_plan_manifest(const std::string& dir) {
                 t["name"].is_string() && t.contains("configuration"),
             "'" + path + "': task " + std::to_string(i) + " is malformed; fix: write the plan again with --plan");
   }
-  check_spec(m["spec"], "plan '" + path + "'");  // its "command", "options", ... of the types a spec has
+  check_spec(m["spec"], "plan '" + path + "'", true);  // its "command", "options", ... of the types a spec has
   return m;
 }
 

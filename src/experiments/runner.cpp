@@ -38,6 +38,11 @@ using Kind = PlanStep::Kind;
 // cd34...", or "" when none does.
 std::string input_change(const Json& then, const Json& now) {
   if (!then.is_object() || !now.is_object()) return "";
+  for (const char* key : {"gradflow_version", "git_commit"})  // recorded by plans whose merge needs one gradflow
+    if (then.contains(key) && now.contains(key) && then[key] != now[key])
+      return "the gradflow differs (version " + then.value("gradflow_version", Json("?")).dump() + ", commit " +
+             then.value("git_commit", Json()).dump() + " then; " + now.value("gradflow_version", Json("?")).dump() +
+             ", commit " + now.value("git_commit", Json()).dump() + " now)";
   for (const auto& [key, option] : {std::pair<const char*, const char*>{"weights_sha256", "--weights"},
                                     {"input_sha256", "--input"}, {"cotangent_sha256", "--cotangent"}}) {
     if (!then.contains(key) || !now.contains(key) || then[key] == now[key]) continue;  // absent: other options

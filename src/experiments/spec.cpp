@@ -23,12 +23,13 @@ std::string spec_value_text(const Json& v) {
               "command line, e.g. \"layers\": \"6,12,24\"");
 }
 
-void check_spec(const Json& spec, const std::string& where) {
+void check_spec(const Json& spec, const std::string& where, bool plan) {
   require(spec.is_object(), where + ": a spec is a JSON object; fix: see examples/claims/*.json");
   require(spec.contains("gradflow_spec") && spec["gradflow_spec"] == kSpecVersion,
           where + ": \"gradflow_spec\" must be " + std::to_string(kSpecVersion) + "; fix: add \"gradflow_spec\": 1");
   require(spec.contains("command") && spec["command"].is_string() &&
-              (spec["command"] == "compare" || spec["command"] == "sweep" || spec["command"] == "train-sweep"),
+              (spec["command"] == "compare" || spec["command"] == "sweep" || spec["command"] == "train-sweep" ||
+               (plan && spec["command"] == "analyze")),
           where + ": \"command\" must be \"compare\", \"sweep\" or \"train-sweep\"; fix: e.g. \"command\": \"compare\"");
   for (const char* key : {"options", "reduced"}) {
     if (!spec.contains(key)) continue;

@@ -96,45 +96,99 @@ class HostStacks final : public CotangentStacks {
 }  // namespace
 
 StreamedSweep streamed_frobenius(const Model& model, const Trace& trace, Index K, bool with_blocks,
-                                 const std::function<void(Index, Index)>& after_block) {
+                                 const std::function<void(Index, Index)>& after_block, ChunkRange range) {
   HostStacks stacks(model, trace);
-  return streamed_frobenius(stacks, K, with_blocks, after_block);
+  return streamed_frobenius(stacks, K, with_blocks, after_block, range);
 }
 
+Index StreamedShape::total_rows() const { return block_rows.empty() ? out_rows : std::max(out_rows, state_rows); }
+Index StreamedShape::chunks() const {
+  return rows_per_chunk > 0 ? (total_rows() + rows_per_chunk - 1) / rows_per_chunk : 0;
+}
+
+namespace {
+
+// The norms from the sums of every chunk: P_l's N_out·N_state matrix has min(N_out, N_state) singular values, B_l's
+// min(n·out_width(l), N_state); the RMS gain is over the N_state inputs.
+void norms_from_sums(StreamedSweep& out, const std::vector<SquareSum>& prod, const std::vector<SquareSum>& block) {
+  const StreamedShape& sh = out.shape;
+  for (const SquareSum& s : prod)
+    out.product.push_back(exact_norm_from(s, std::min(sh.out_rows, sh.state_rows), sh.state_rows));
+  for (size_t l = 0; l < block.size(); ++l)
+    out.block.push_back(exact_norm_from(block[l], std::min(sh.block_rows[l], sh.state_rows), sh.state_rows));
+}
+
+}  // namespace
+
 StreamedSweep streamed_frobenius(CotangentStacks& e, Index K, bool with_blocks,
-                                 const std::function<void(Index, Index)>& after_block) {
+                                 const std::function<void(Index, Index)>& after_block, ChunkRange range) {
   if (K < 1) throw Error("internal: streamed_frobenius with K = " + std::to_string(K), ErrorKind::Internal);
   // P_l has N_out = n·d rows, B_l the state's n·width (ResiDual: 2n·d) except B_{L−1}, which ends in the head
-  const Index L = e.layers(), n = e.tokens(), width = e.state_width(), d_out = e.out_width(L - 1);
-  const Index N_out = n * d_out, N_state = n * width;
-  std::vector<SquareSum> prod(static_cast<size_t>(L)), block(with_blocks ? static_cast<size_t>(L) : 0);
-  const Index total = with_blocks ? std::max(N_out, N_state) : N_out;
+  const Index L = e.layers(), n = e.tokens(), d_out = e.out_width(L - 1);
   StreamedSweep out;
-  out.rows_per_chunk = std::min(K, total);
-  for (Index start = 0; start < total; start += out.rows_per_chunk) {
-    const Index k = std::min(out.rows_per_chunk, total - start);
-    const Index kp = std::max<Index>(0, std::min(k, N_out - start));  // this chunk's rows of P_l
+  StreamedShape& sh = out.shape;
+  sh.out_rows = n * d_out;
+  sh.state_rows = n * e.state_width();
+  if (with_blocks)
+    for (Index l = 0; l < L; ++l) sh.block_rows.push_back(n * e.out_width(l));
+  const Index total = sh.total_rows();
+  sh.rows_per_chunk = out.rows_per_chunk = std::min(K, total);
+  out.chunks = sh.chunks();
+  const Index first = range.begin, end = range.end < 0 ? out.chunks : range.end;
+  if (first < 0 || first >= end || end > out.chunks)
+    throw Error("internal: streamed chunks [" + std::to_string(first) + ", " + std::to_string(end) +
+                    ") outside the sweep's " + std::to_string(out.chunks),
+                ErrorKind::Internal);
+  const bool part = !range.whole();  // a part records each chunk's sums; the whole sweep adds them as it goes
+  std::vector<SquareSum> prod(static_cast<size_t>(L)), block(with_blocks ? static_cast<size_t>(L) : 0);
+  for (Index c = first; c < end; ++c) {
+    const Index start = c * out.rows_per_chunk, k = std::min(out.rows_per_chunk, total - start);
+    const Index kp = std::max<Index>(0, std::min(k, sh.out_rows - start));  // this chunk's rows of P_l
+    if (part) out.part.push_back(ChunkSquares{c, std::vector<SquareSum>(prod.size()), std::vector<SquareSum>(block.size())});
+    std::vector<SquareSum>& P = part ? out.part.back().product : prod;
+    std::vector<SquareSum>& B = part ? out.part.back().block : block;
     if (kp > 0) e.set_identity(CotangentStacks::kPStack, start, kp, d_out);
     for (Index l = L - 1; l >= 0; --l) {
       if (kp > 0) {
         e.vjp(CotangentStacks::kPStack, l);  // rows start.. of P_l (as P_lᵀe_i)
-        e.add_squares(CotangentStacks::kPStack, prod[static_cast<size_t>(l)]);
+        e.add_squares(CotangentStacks::kPStack, P[static_cast<size_t>(l)]);
       }
       if (with_blocks) {
-        const Index kb = std::max<Index>(0, std::min(k, n * e.out_width(l) - start));  // this chunk's rows of B_l
-        if (kb > 0) {
+        const Index kb = std::max<Index>(0, std::min(k, sh.block_rows[static_cast<size_t>(l)] - start));
+        if (kb > 0) {  // this chunk's rows of B_l
           e.set_identity(CotangentStacks::kBStack, start, kb, e.out_width(l));
           e.vjp(CotangentStacks::kBStack, l);  // rows start.. of B_l
-          e.add_squares(CotangentStacks::kBStack, block[static_cast<size_t>(l)]);
+          e.add_squares(CotangentStacks::kBStack, B[static_cast<size_t>(l)]);
         }
       }
       if (after_block) after_block(l, k);
     }
-    ++out.chunks;
   }
-  for (const SquareSum& s : prod) out.product.push_back(exact_norm_from(s, std::min(N_out, N_state), N_state));
-  for (Index l = 0; l < static_cast<Index>(block.size()); ++l)
-    out.block.push_back(exact_norm_from(block[static_cast<size_t>(l)], std::min(n * e.out_width(l), N_state), N_state));
+  if (!part) norms_from_sums(out, prod, block);
+  return out;
+}
+
+StreamedSweep streamed_from_chunks(const StreamedShape& shape, const std::vector<ChunkSquares>& chunks) {
+  const auto fail = [](const std::string& what) {
+    throw Error("internal: streamed chunks to merge: " + what, ErrorKind::Internal);
+  };
+  if (shape.rows_per_chunk < 1 || static_cast<Index>(chunks.size()) != shape.chunks())
+    fail(std::to_string(chunks.size()) + " records for " + std::to_string(shape.chunks()) + " chunks");
+  const size_t L = chunks.empty() ? 0 : chunks.front().product.size();
+  std::vector<SquareSum> prod(L), block(shape.block_rows.size());
+  for (size_t c = 0; c < chunks.size(); ++c) {
+    const ChunkSquares& r = chunks[c];
+    if (r.chunk != static_cast<Index>(c) || r.product.size() != L || r.block.size() != block.size())
+      fail("record " + std::to_string(c) + " is chunk " + std::to_string(r.chunk) + " or of another depth");
+    // each record holds one addition (SquareSum keeps it exactly as mantissa·2^exp2): added again, the same one
+    for (size_t l = 0; l < L; ++l) prod[l].add(r.product[l].mantissa, r.product[l].exp2);
+    for (size_t l = 0; l < block.size(); ++l) block[l].add(r.block[l].mantissa, r.block[l].exp2);
+  }
+  StreamedSweep out;
+  out.shape = shape;
+  out.rows_per_chunk = shape.rows_per_chunk;
+  out.chunks = shape.chunks();
+  norms_from_sums(out, prod, block);
   return out;
 }
 

@@ -6,6 +6,9 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include <omp.h>
+
+#include "gradflow/backend/backend.hpp"
 #include "gradflow/core/error.hpp"
 #include "gradflow/run/memory_estimate.hpp"
 
@@ -27,6 +30,15 @@ double streamed_flops(const ModelConfig& cfg, Index n_tokens, bool with_blocks) 
 
 double streamed_seconds_estimate(const ModelConfig& cfg, Index n_tokens, double dgemm_rate, bool with_blocks) {
   return streamed_flops(cfg, n_tokens, with_blocks) / (kStreamedDgemmFraction * dgemm_rate);
+}
+
+StreamedCost streamed_cost_here(const ModelConfig& cfg, Index n_tokens, bool with_blocks) {
+  StreamedCost c;
+  c.flops = streamed_flops(cfg, n_tokens, with_blocks);
+  c.dgemm_rate = host_dgemm_rate();
+  c.seconds = streamed_seconds_estimate(cfg, n_tokens, c.dgemm_rate, with_blocks);
+  c.threads = omp_get_max_threads();
+  return c;
 }
 
 double parse_duration(const std::string& text, const std::string& option) {

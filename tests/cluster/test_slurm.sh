@@ -8,7 +8,9 @@
 #      report and CSV equal the local `compare` run's, every numeric leaf (scripts/compare_reports.py);
 #   2. a train-sweep plan of 8 tasks in a folder with a space and a % (quoted in the directives, % kept literal in
 #      --output), packed 3 to an array element (--max-array-size 3) on 2 CPUs each: the jobs log there; the merged
-#      report equals the local `train-sweep` run's.
+#      report equals the local `train-sweep` run's;
+#   3. a --mode streamed analyze split into 4 tasks (analyze --plan): the merge job's report equals the local
+#      single-process run's bit for bit, and `gradflow slurm` printed the estimated core-hours first.
 # The daemons are stopped by PID when the test ends, also on failure. If they cannot start, the test fails with the
 # daemon's own log lines (it is never skipped).
 usage="usage: test_slurm.sh PATH/TO/gradflow WORKDIR PATH/TO/plan_task_fault"
@@ -162,3 +164,17 @@ scontrol show job "$mid" | grep -q "ExitCode=0:0" || fail "train merge job: $(ca
 $cmp_reports "$W/train-local.json" "$P/report.json" || fail "merged train-sweep report differs from the local run"
 $cmp_reports "$W/train-local.csv" "$P/report.csv" || fail "merged train-sweep CSV differs from the local run"
 echo "ok: train-sweep, 8 tasks packed 3 per element: merged report and CSV equal the local run"
+
+# --- 3. a streamed analyze split into 4 tasks ----------------------------------------------------------------------
+A="analyze --placement post --layers 3 --d-model 16 --heads 2 --seq-len 12 --mode streamed --stream-rows 16"
+P="$W/runs/streamed"
+"$gf" $A -q --json "$W/streamed-local.json" || fail "local streamed analyze"
+"$gf" $A --plan "$P" --tasks 4 -q || fail "analyze --plan"
+"$gf" slurm "$P" --submit >"$W/submit4.out" 2>&1 || fail "gradflow slurm (streamed): $(cat "$W/submit4.out")"
+grep -q "estimated .* core-hours for the 4 tasks to run" "$W/submit4.out" || fail "no estimate: $(cat "$W/submit4.out")"
+aid=$(job_id array "$W/submit4.out")
+mid=$(job_id merge "$W/submit4.out")
+wait_jobs "$aid,$mid"
+scontrol show job "$mid" | grep -q "ExitCode=0:0" || fail "streamed merge job: $(cat "$P/slurm/merge-$mid.out")"
+$cmp_reports "$W/streamed-local.json" "$P/report.json" || fail "merged streamed report differs from the local run"
+echo "ok: a streamed analyze split into 4 Slurm tasks: the merged report equals the local run"

@@ -124,3 +124,89 @@ TEST_CASE("streamed norms: the chunk size changes only the summation order, the 
   }
   REQUIRE_THROWS_AS(streamed_frobenius(model, ctx.trace, 0, true), Error);
 }
+
+namespace {
+// The chunk ranges of `tasks` contiguous parts of `chunks` chunks, as even as they go (analyze --plan's split).
+std::vector<ChunkRange> split_ranges(Index chunks, Index tasks) {
+  std::vector<ChunkRange> r;
+  for (Index t = 0; t < tasks; ++t) r.push_back(ChunkRange{t * chunks / tasks, (t + 1) * chunks / tasks});
+  return r;
+}
+bool same_bits(const ExactNorm& a, const ExactNorm& b) {
+  return a.value == b.value && a.log10_value == b.log10_value && a.mean_sq_singular == b.mean_sq_singular &&
+         a.rms_gain == b.rms_gain;
+}
+}  // namespace
+
+TEST_CASE("streamed norms split into chunk ranges and merged in chunk order equal the whole sweep bit for bit",
+          "[matrix_free]") {
+  // every placement family: one stream, two (resi-dual: B_l has 2N rows below the top), the parallel residual,
+  // a gated unit; K that divides the rows, one that does not, one row per chunk
+  for (const char* placement : {"post", "pre", "resi-dual", "parallel", "deepnorm", "peri"}) {
+    ModelConfig cfg = small_model(placement, 3);
+    Model model(cfg);
+    InitConfig init;
+    init.seed = 11;
+    initialize(model, init);
+    AnalysisOptions opts;
+    opts.seq_len = 4;
+    opts.progress = false;
+    const AnalysisContext ctx(model, random_normal(11, "input", 4, 8), opts, make_backend(BackendKind::Cpu), nullptr, 11);
+    for (const bool blocks : {true, false})
+      for (const Index K : {Index{1}, Index{5}, Index{8}}) {
+        const StreamedSweep whole = streamed_frobenius(model, ctx.trace, K, blocks);
+        REQUIRE(whole.part.empty());
+        for (const Index tasks : {Index{1}, Index{3}, Index{7}}) {
+          if (tasks > whole.chunks) continue;
+          INFO(placement << (blocks ? " with blocks" : " P_l only") << ", K " << K << ", " << tasks << " tasks of "
+                         << whole.chunks << " chunks");
+          std::vector<ChunkSquares> records;
+          // the parts in reverse order (tasks finish in any order); the records are put back in chunk order
+          const std::vector<ChunkRange> ranges = split_ranges(whole.chunks, tasks);
+          std::vector<std::vector<ChunkSquares>> parts(ranges.size());
+          for (size_t t = ranges.size(); t-- > 0;) {
+            StreamedSweep s = streamed_frobenius(model, ctx.trace, K, blocks, {}, ranges[t]);
+            REQUIRE(s.product.empty());
+            REQUIRE(s.shape == whole.shape);
+            REQUIRE(static_cast<Index>(s.part.size()) == ranges[t].end - ranges[t].begin);
+            parts[t] = std::move(s.part);
+          }
+          for (auto& p : parts)
+            for (auto& c : p) records.push_back(std::move(c));
+          const StreamedSweep merged = streamed_from_chunks(whole.shape, records);
+          REQUIRE(merged.product.size() == whole.product.size());
+          REQUIRE(merged.block.size() == whole.block.size());
+          for (size_t l = 0; l < whole.product.size(); ++l) CHECK(same_bits(merged.product[l], whole.product[l]));
+          for (size_t l = 0; l < whole.block.size(); ++l) CHECK(same_bits(merged.block[l], whole.block[l]));
+          CHECK(merged.chunks == whole.chunks);
+          CHECK(merged.rows_per_chunk == whole.rows_per_chunk);
+        }
+      }
+  }
+}
+
+TEST_CASE("streamed chunk records: a missing, repeated or foreign chunk is refused, a range outside the sweep too",
+          "[matrix_free]") {
+  ModelConfig cfg = small_model("pre", 2);
+  Model model(cfg);
+  InitConfig init;
+  init.seed = 3;
+  initialize(model, init);
+  AnalysisOptions opts;
+  opts.seq_len = 4;
+  opts.progress = false;
+  const AnalysisContext ctx(model, random_normal(3, "input", 4, 8), opts, make_backend(BackendKind::Cpu), nullptr, 3);
+  const StreamedSweep all = streamed_frobenius(model, ctx.trace, 8, true, {}, ChunkRange{0, 4});  // 32 rows: 4 chunks
+  REQUIRE(all.part.size() == 4);
+  std::vector<ChunkSquares> missing(all.part.begin(), all.part.begin() + 3);
+  REQUIRE_THROWS_AS(streamed_from_chunks(all.shape, missing), Error);
+  std::vector<ChunkSquares> swapped = all.part;
+  std::swap(swapped[1], swapped[2]);
+  REQUIRE_THROWS_AS(streamed_from_chunks(all.shape, swapped), Error);
+  std::vector<ChunkSquares> shallow = all.part;
+  shallow[2].product.pop_back();  // a record of another depth
+  REQUIRE_THROWS_AS(streamed_from_chunks(all.shape, shallow), Error);
+  REQUIRE_NOTHROW(streamed_from_chunks(all.shape, all.part));
+  REQUIRE_THROWS_AS(streamed_frobenius(model, ctx.trace, 8, true, {}, ChunkRange{3, 5}), Error);  // past the last
+  REQUIRE_THROWS_AS(streamed_frobenius(model, ctx.trace, 8, true, {}, ChunkRange{2, 2}), Error);  // empty
+}

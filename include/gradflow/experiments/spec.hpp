@@ -21,7 +21,9 @@ constexpr int kSpecVersion = 1;
 // Reads and checks a spec file (Error naming the file, the key and the fix); a compare/sweep report gives its spec.
 nlohmann::ordered_json load_spec(const std::string& path);
 // Checks a parsed spec; `where` names it in errors (a file path).
-void check_spec(const nlohmann::ordered_json& spec, const std::string& where);
+// `plan`: the spec of a plan's manifest, which may also be "analyze" (a streamed run split into tasks,
+// commands/analyze_plan.hpp); a spec file runs compare, sweep or train-sweep only.
+void check_spec(const nlohmann::ordered_json& spec, const std::string& where, bool plan = false);
 // The spec's options (with "reduced" merged over them when asked) as command-line words, command first:
 // {"compare", "--placements", "post,pre", "--gradients-only", ...}.
 std::vector<std::string> spec_to_args(const nlohmann::ordered_json& spec, bool reduced);

@@ -27,6 +27,14 @@ EngineRequest parse_engine_request(const std::string& mode, bool gradients_only)
 // probes of a small model would run for hours without a better answer than a thousand give).
 inline constexpr Index kMaxProbes = 100000;
 
+// analyze --plan: one task's share of a streamed run split across processes (commands/analyze_plan.hpp). The
+// default is the whole run; a part reports the sums of squares its chunks add (the report's "streamed_partial"), and
+// the plan's merge adds every part's in the order one process adds them.
+struct RunPart {
+  Index chunk_begin = 0, chunk_end = -1;  // chunks [begin, end) of --stream-rows identity rows (−1: to the last)
+  bool whole() const { return chunk_begin == 0 && chunk_end < 0; }
+};
+
 struct AnalysisOptions {
   Index seq_len = 16;               // --seq-len n (tokens of the random input)
   std::string loss = "dot";         // --loss dot (L = Σ g ⊙ y, g seeded N(0,1)) | half-sq (L = ½ Σ y²)
@@ -52,6 +60,7 @@ struct AnalysisOptions {
                                     // costs about two forward passes: a parameter JVP and a perturbed forward)
   double sensitivity_size = 1e-3;   // --sensitivity-size r: δ_i = r·|θ_i|·ξ_i, ξ_i ~ N(0, 1) per parameter entry
   double max_time_seconds = 600;    // --max-time: auto chooses streamed mode only when its estimate fits this
+  RunPart part;                     // analyze --plan's tasks: a share of the streamed sweep
   uint64_t probe_seed = 0;          // random probes of matrix-free mode (analyze() sets it from --seed)
 };
 

@@ -23,6 +23,16 @@ inline constexpr double kStreamedDgemmFraction = 0.4;
 // Estimated seconds of --mode streamed on this machine: streamed_flops / (kStreamedDgemmFraction · rate).
 double streamed_seconds_estimate(const ModelConfig& cfg, Index n_tokens, double dgemm_rate, bool with_blocks = true);
 
+// What a streamed run costs on this machine's CPU, for a plan that splits it (analyze --plan; `gradflow slurm` prints
+// it): streamed_seconds_estimate at the host's DGEMM rate (measured once per process on its `threads` threads), and
+// the core-hours that makes (seconds · threads). An estimate where the plan was written, not where the tasks run.
+struct StreamedCost {
+  double flops = 0, dgemm_rate = 0, seconds = 0;
+  int threads = 1;
+  double core_hours() const { return seconds * threads / 3600.0; }
+};
+StreamedCost streamed_cost_here(const ModelConfig& cfg, Index n_tokens, bool with_blocks);
+
 // Parses durations like "600", "90s", "10m", "1.5h" (seconds); Error naming the option on anything else.
 double parse_duration(const std::string& text, const std::string& option);
 // "42 s", "12.5 min", "3.2 h", "4.1 days"
