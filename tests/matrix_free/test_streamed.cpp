@@ -12,6 +12,7 @@
 #include "gradflow/model/init.hpp"
 #include "gradflow/model/placement.hpp"
 #include "gradflow/run/context.hpp"
+#include "small_context.hpp"
 #include "small_model.hpp"
 #include "tolerances.hpp"
 
@@ -143,15 +144,9 @@ TEST_CASE("streamed norms split into chunk ranges and merged in chunk order equa
   // every placement family: one stream, two (resi-dual: B_l has 2N rows below the top), the parallel residual,
   // a gated unit; K that divides the rows, one that does not, one row per chunk
   for (const char* placement : {"post", "pre", "resi-dual", "parallel", "deepnorm", "peri"}) {
-    ModelConfig cfg = small_model(placement, 3);
-    Model model(cfg);
-    InitConfig init;
-    init.seed = 11;
-    initialize(model, init);
-    AnalysisOptions opts;
-    opts.seq_len = 4;
-    opts.progress = false;
-    const AnalysisContext ctx(model, random_normal(11, "input", 4, 8), opts, make_backend(BackendKind::Cpu), nullptr, 11);
+    const SmallContext sc = make_small_context(placement, 3, 11);
+    const Model& model = *sc.model;
+    const AnalysisContext& ctx = *sc.ctx;
     for (const bool blocks : {true, false})
       for (const Index K : {Index{1}, Index{5}, Index{8}}) {
         const StreamedSweep whole = streamed_frobenius(model, ctx.trace, K, blocks);
@@ -187,15 +182,9 @@ TEST_CASE("streamed norms split into chunk ranges and merged in chunk order equa
 
 TEST_CASE("streamed chunk records: a missing, repeated or foreign chunk is refused, a range outside the sweep too",
           "[matrix_free]") {
-  ModelConfig cfg = small_model("pre", 2);
-  Model model(cfg);
-  InitConfig init;
-  init.seed = 3;
-  initialize(model, init);
-  AnalysisOptions opts;
-  opts.seq_len = 4;
-  opts.progress = false;
-  const AnalysisContext ctx(model, random_normal(3, "input", 4, 8), opts, make_backend(BackendKind::Cpu), nullptr, 3);
+  const SmallContext sc = make_small_context("pre", 2, 3);
+  const Model& model = *sc.model;
+  const AnalysisContext& ctx = *sc.ctx;
   const StreamedSweep all = streamed_frobenius(model, ctx.trace, 8, true, {}, ChunkRange{0, 4});  // 32 rows: 4 chunks
   REQUIRE(all.part.size() == 4);
   std::vector<ChunkSquares> missing(all.part.begin(), all.part.begin() + 3);
