@@ -12,6 +12,7 @@
 #include "gradflow/model/model.hpp"
 #include "gradflow/report/atomic_file.hpp"
 #include "gradflow/report/table.hpp"
+#include "gradflow/run/engine.hpp"
 #include "gradflow/run/run_inputs.hpp"
 #include "gradflow/run/streamed_merge.hpp"
 #include "gradflow/run/time_estimate.hpp"
@@ -206,6 +207,13 @@ void add_analyze_plan_options(CLI::App& sub, AnalyzePlanOptions& o) {
 void write_analyze_plan(const CLI::App& sub, const AnalyzeRequest& r, const AnalyzePlanOptions& plan) {
   const Json spec{{"gradflow_spec", kSpecVersion}, {"command", "analyze"}, {"options", given_options(sub)}};
   const std::unique_ptr<PlanJobs> p = plan_jobs(spec, "analyze --plan");
+  {  // a task that would not fit --max-memory is refused here, before the plan is written (and again in each task)
+    AnalysisOptions a = p->rc.analysis;
+    a.engine_request = EngineRequest::Streamed;
+    a.backend = parse_backend_kind(r.device);
+    const RunBackend backend(a.backend);  // built only when asked: the streamed check asks no device
+    choose_engine(p->rc.model, a, backend);
+  }
   RunnerOptions opts;
   opts.progress = !r.quiet;
   opts.plan.kind = PlanStep::Kind::Write;

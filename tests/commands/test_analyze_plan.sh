@@ -159,6 +159,7 @@ bad "--plan without --mode streamed" analyze --placement post --layers 2 --d-mod
 bad "--plan with --gradients-only" analyze --placement post --layers 2 --d-model 8 --heads 2 --gradients-only --plan "$T/nothing"
 bad "--tasks above the chunks" analyze --placement post $MODEL --plan "$T/nothing" --tasks 15
 bad "--tasks without --plan" analyze --placement post $MODEL --tasks 3
+bad "a task above --max-memory" analyze $BIG --plan "$T/nothing" --max-memory 1M
 bad "--json with --plan" analyze --placement post $MODEL --plan "$T/nothing" --json "$T/nothing.json"
 bad "merge --csv of an analyze plan" merge "$dir" --csv "$T/nothing.csv"
 bad "merge --json into the plan" merge "$dir" --json "$dir/results/r.json"
