@@ -25,7 +25,7 @@ constexpr const char* kNoun = "row range";  // what one task computes, in the ru
 
 void print_table(std::ostream& os, const Json& report) { print_report_table(os, report, false); }
 
-// An analyze plan's spec parsed by analyze's own options (as run_spec parses an experiment's).
+// An analyze plan's spec parsed by analyze's own options (parse_spec_options, as run_spec parses an experiment's).
 struct ParsedSpec {
   CLI::App app;
   AnalyzeRequest request;
@@ -38,14 +38,7 @@ std::unique_ptr<ParsedSpec> parse_spec(const Json& spec, const std::string& wher
   CLI::App* sub = p->app.add_subcommand("analyze");
   add_analyze_options(*sub, p->request);
   add_analyze_plan_options(*sub, p->plan);
-  const std::vector<std::string> words = spec_to_args(spec, false);
-  std::vector<std::string> reversed(words.rbegin(), words.rend());
-  try {
-    p->app.parse(reversed);
-  } catch (const CLI::ParseError& e) {
-    throw Error(where + ": " + e.what() + "; fix: correct its \"options\" (flags of `gradflow analyze --help`, without "
-                "dashes), or write the plan again");
-  }
+  parse_spec_options(p->app, spec, where);
   note_given_analyze_options(*sub, p->request);
   require(p->request.mode == "streamed" && !p->request.gradients_only,
           where + ": --plan splits the exact streamed sweep only, and this is --mode " + p->request.mode +

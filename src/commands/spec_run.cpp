@@ -27,15 +27,19 @@ SpecOutcome run_spec(const Json& spec, const std::string& where, const SpecRun& 
   }
   require(static_cast<bool>(run), where + ": \"command\" must be \"compare\", \"sweep\" or \"train-sweep\"; fix: "
                                  "e.g. \"command\": \"compare\"");
+  parse_spec_options(app, spec, where);
+  return run(how);
+}
+
+void parse_spec_options(CLI::App& app, const Json& spec, const std::string& where) {
   const std::vector<std::string> words = spec_to_args(spec, false);
   std::vector<std::string> reversed(words.rbegin(), words.rend());
   try {
     app.parse(reversed);
   } catch (const CLI::ParseError& e) {
-    throw Error(where + ": " + e.what() + "; fix: correct its \"options\" (flags of `gradflow " + command +
-                " --help`, without dashes)");
+    throw Error(where + ": " + e.what() + "; fix: correct its \"options\" (flags of `gradflow " +
+                spec["command"].get<std::string>() + " --help`, without dashes)");
   }
-  return run(how);
 }
 
 SpecOutcome run_plan_step(const SpecRun& how) {

@@ -48,6 +48,10 @@ ExperimentRun add_experiment_command(CLI::App& sub, const std::string& command);
 // then run with `how`. `where` names the spec in errors ("spec 'c5.json'", "plan 'DIR'").
 SpecOutcome run_spec(const nlohmann::ordered_json& spec, const std::string& where, const SpecRun& how);
 
+// Parses a spec's options (spec_to_args: its command word first) with `app`, whose subcommands hold the commands'
+// own options; a parse error becomes Error naming `where` and the fix.
+void parse_spec_options(CLI::App& app, const nlohmann::ordered_json& spec, const std::string& where);
+
 // Runs step how.plan (Task: the tasks how.plan.task_ids; Merge) of the plan in how.plan.dir: the spec its manifest
 // records, with how.plan. A merge of a plan written by `gradflow run SPEC` records the spec file's content, kept
 // as DIR/spec.json (the original path may not exist where the merge runs).
