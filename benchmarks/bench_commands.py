@@ -3,8 +3,8 @@
 measured in the same run (bench_jacobians' (2048, 2048) product) and the fraction of it achieved:
 
 1. Full-scale gradients only (Post-LN, d = 512, h = 8, d_ff = 2048, n = 128, L = 24): the whole command
-   `gradflow analyze --mode matrix-free --spectral-layers none --hutchinson-probes 0` (initialization, forward,
-   backward, every gradient norm) against PyTorch's warm forward + backward of the same nn.TransformerEncoder
+   `gradflow analyze --gradients-only` (initialization, forward, backward, every gradient norm; its peak resident
+   memory from /usr/bin/time) against PyTorch's warm forward + backward of the same nn.TransformerEncoder
    (float64, 2 threads, min of 3 after a warm-up, the model built before the clock starts).
 2. `gradflow jacobian` of one Post-LN block at n = 32, d = 64 (N = 2048), written as .npy (atomic write, fsync),
    against a Python script doing the same with PyTorch (start-up and import included: both are whole commands):
@@ -51,15 +51,20 @@ def model_args(m):
             "--d-ff", str(m["dff"]), "--seq-len", str(m["n"])]
 
 
-def timed(cmd, env):
-    """(wall seconds, user+sys CPU seconds of the child) of one run."""
+def timed(cmd, env, rss=None):
+    """(wall seconds, user+sys CPU seconds of the child) of one run; with a list `rss`, the run is under
+    /usr/bin/time and its peak resident memory (MiB) is appended to it."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if rss is not None:
+        cmd = ["/usr/bin/time", "-f", "peak-rss-kib %M", *cmd]
     t = time.perf_counter()
     r = subprocess.run(cmd, capture_output=True, text=True, env=env)
     wall = time.perf_counter() - t
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if r.returncode != 0:
         sys.exit(f"{' '.join(cmd)} failed ({r.returncode}): {r.stderr[-800:]}")
+    if rss is not None:
+        rss.append(next(int(l.split()[1]) for l in r.stderr.splitlines() if l.startswith("peak-rss-kib")) / 1024)
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
@@ -85,11 +90,10 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         # 1. full-scale gradients only
         m = FULL
-        cmd = [exe, "analyze", *model_args(m), "--mode", "matrix-free", "--spectral-layers", "none",
-               "--hutchinson-probes", "0", "-q", "--json", os.path.join(tmp, "g.json")]
-        g, inits, all_splits = [], [], []
+        cmd = [exe, "analyze", *model_args(m), "--gradients-only", "-q", "--json", os.path.join(tmp, "g.json")]
+        g, inits, all_splits, rss = [], [], [], []
         for _ in range(a.repeats):
-            g.append(timed(cmd, env))
+            g.append(timed(cmd, env, rss))
             all_splits.append(json.load(open(os.path.join(tmp, "g.json")))["timing_seconds"])
             inits.append(all_splits[-1]["model_and_init"])
         splits = all_splits[min(range(a.repeats), key=lambda i: g[i][0])]  # the fastest run's own split
@@ -116,7 +120,7 @@ def main():
         gw, gc = min(w for w, _ in g), min(c for _, c in g)
         tw = min(tt)
         res["full_scale"] = {"gradflow_wall": [w for w, _ in g], "gradflow_cpu": [c for _, c in g],
-                             "gradflow_timing": all_splits, "gradflow_model_and_init": inits,
+                             "gradflow_timing": all_splits, "gradflow_model_and_init": inits, "gradflow_peak_rss_mib": rss,
                              "torch_build": builds, "torch_warm": tt, "flops": fl}
         # 2. one block's Jacobian as whole commands
         m = BLOCK
@@ -145,6 +149,7 @@ def main():
           f"PyTorch warm forward+backward {tw:.2f} s | {gw / tw:.2f}x PyTorch's time | {fl / 1e9:.1f} GFLOP: "
           f"{rate.ceiling(fl):.2f} s | whole command {rate.fraction(fl, gw):.0%}, forward+backward "
           f"{rate.fraction(fl, splits['forward_backward']):.0%}; PyTorch {rate.fraction(fl, tw):.0%} |")
+    print(f"| its peak resident memory | {max(rss):.0f} MiB (largest of {a.repeats}) | | | | |")
     print(f"| the same model's construction and initialization (full scale, 75.6 M parameters) | {min(inits):.2f} s "
           f"(the report's model_and_init, min of {a.repeats}) | PyTorch builds nn.TransformerEncoder {min(builds):.2f} s "
           f"(min of 3) | {min(inits) / min(builds):.2f}x PyTorch's time | — (no GEMMs: 604 MB written once) | — |")

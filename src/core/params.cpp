@@ -25,6 +25,11 @@ Mat zeros(Index rows, Index cols) {
 
 }  // namespace
 
+bool is_weight_matrix(ParamRole r) {
+  return r == ParamRole::InProjWeight || r == ParamRole::OutProjWeight || r == ParamRole::Linear1Weight ||
+         r == ParamRole::Linear2Weight || r == ParamRole::Linear3Weight;
+}
+
 const char* to_string(ParamRole role) {
   switch (role) {
     case ParamRole::InProjWeight: return "in_proj_weight";
@@ -55,7 +60,8 @@ int ParamStore::add(const std::string& name, std::vector<int64_t> shape, ParamRo
   if (shape.size() == 1) cols = shape[0];
   else if (shape.size() == 2) { rows = shape[0]; cols = shape[1]; }
   else throw Error("internal: parameter '" + name + "' must be 1-D or 2-D", ErrorKind::Internal);
-  params_.push_back(Param{name, std::move(shape), zeros(rows, cols), role});
+  const bool deferred = defer_matrices_ && is_weight_matrix(role);
+  params_.push_back(Param{name, std::move(shape), deferred ? Mat() : zeros(rows, cols), role, !deferred});
   const int i = static_cast<int>(params_.size()) - 1;
   by_name_[name] = i;
   return i;
@@ -67,9 +73,29 @@ int ParamStore::index(const std::string& name) const {
   return it->second;
 }
 
+Mat& ParamStore::held_value(int i) {
+  Param& p = params_[static_cast<size_t>(i)];
+  if (!p.held)
+    throw Error("internal: parameter '" + p.name + "' was read while its block's weights are not held (weights "
+                "per block)", ErrorKind::Internal);
+  return p.value;
+}
+
+void ParamStore::materialize(int i) {
+  Param& p = params_[static_cast<size_t>(i)];
+  p.value.resize(p.rows(), p.cols());
+  p.held = true;
+}
+
+void ParamStore::release(int i) {
+  Param& p = params_[static_cast<size_t>(i)];
+  p.value.resize(0, 0);
+  p.held = false;
+}
+
 Index ParamStore::numel() const {
   Index n = 0;
-  for (const auto& p : params_) n += p.value.size();
+  for (const auto& p : params_) n += p.rows() * p.cols();  // held or not
   return n;
 }
 
@@ -77,8 +103,8 @@ ParamGrads::ParamGrads(const ParamStore& store, bool allocate) {
   g_.reserve(store.size());
   shapes_.reserve(store.size());
   for (const auto& p : store.all()) {
-    shapes_.emplace_back(p.value.rows(), p.value.cols());
-    g_.push_back(allocate ? zeros(p.value.rows(), p.value.cols()) : Mat());
+    shapes_.emplace_back(p.rows(), p.cols());
+    g_.push_back(allocate ? zeros(p.rows(), p.cols()) : Mat());
   }
 }
 

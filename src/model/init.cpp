@@ -13,10 +13,7 @@ namespace {
 
 using Role = ParamRole;
 
-bool is_matrix(Role r) {
-  return r == Role::InProjWeight || r == Role::OutProjWeight || r == Role::Linear1Weight || r == Role::Linear2Weight ||
-         r == Role::Linear3Weight;
-}
+bool is_matrix(Role r) { return is_weight_matrix(r); }
 
 // torch default for a Linear's bias: U(±1/√fan_in); fan_in of linear1 and linear3 is d, of linear2 d_ff.
 void torch_default(Role r, Mat& v, Rng& rng, Index d, Index dff) {
@@ -61,54 +58,58 @@ void initialize(Model& model, const InitConfig& init) {
     for (const auto& s : init_schemes()) list += (list.empty() ? "" : ", ") + s;
     throw Error("unknown --init '" + init.scheme + "'; fix: use one of " + list);
   }
+  for (auto& p : model.params().all()) {
+    check_cancel();  // a front end asked to stop (core/cancel.hpp)
+    if (p.held) initialize_param(cfg, init, p);  // a deferred one is drawn when its block is (block_weights.hpp)
+  }
+}
+
+void initialize_param(const ModelConfig& cfg, const InitConfig& init, Param& p) {
   const Index d = cfg.d_model, dff = cfg.ff();
   const double inv_sqrt_2L = 1.0 / std::sqrt(2.0 * static_cast<double>(cfg.layers));
   const Placement& placement = find_placement(cfg.placement);
-  for (auto& p : model.params().all()) {
-    check_cancel();  // a front end asked to stop (core/cancel.hpp)
-    Rng rng(init.seed, p.name);
-    const Role r = p.role;
-    Mat& v = p.value;
-    switch (r) {
-      case Role::NormWeight: v.setConstant(cfg.norm_offset ? 0.0 : 1.0); continue;  // γ = 1 either way
-      case Role::NormBias: v.setZero(); continue;
-      case Role::NormAlpha: v.setConstant(0.5); continue;  // DyT's α
-      // the scheme's own parameters: ReZero's gate (--rezero-alpha), Admin's ω (1, then profiled), NormFormer's
-      // w_resid and c_attn (1)
-      case Role::Gate: case Role::SkipVector: case Role::HeadScale:
-        v.setConstant(placement.initial_value(cfg, r));
-        continue;
-      case Role::Embedding: case Role::OutputHead:
-        throw Error("internal: initialize() met a training parameter '" + p.name + "'", ErrorKind::Internal);
-      default: break;
-    }
-    if (init.scheme == "torch") {
-      torch_default(r, v, rng, d, dff);
-    } else if (init.scheme == "xavier") {
-      if (is_matrix(r)) xavier_uniform(v, rng);
-      else torch_default(r, v, rng, d, dff);
-    } else if (init.scheme == "xavier-normal") {
-      if (is_matrix(r)) xavier_normal(v, rng);
-      else v.setZero();
-    } else if (init.scheme == "gpt2") {
-      if (is_matrix(r)) rng.fill_normal(v, 0.02);
-      else v.setZero();
-      if (r == Role::OutProjWeight || r == Role::Linear2Weight) v *= inv_sqrt_2L;
-    } else if (init.scheme == "t-fixup") {
-      // Xavier uniform, biases 0; the v rows are redrawn as Xavier of their own (d, d) block (×√2, as the
-      // reference code does for fairseq's gain-1/√2 v_proj); then v, out_proj, linear1 (and a gated branch's
-      // linear3), linear2 × 0.67·L^(-1/4)
-      if (is_matrix(r)) xavier_uniform(v, rng);
-      else v.setZero();
-      const double t = tfixup_scale(cfg);
-      if (r == Role::InProjWeight) v.bottomRows(cfg.kv() * cfg.hd()) *= std::sqrt(2.0) * t;  // v: the last K·e rows
-      if (r == Role::OutProjWeight || r == Role::Linear1Weight || r == Role::Linear2Weight || r == Role::Linear3Weight)
-        v *= t;
-    }
-    // the placement's own rescaling of the reference code, after the scheme (DeepNet β, Sub-LN γ, B2T L^(-1/2))
-    placement.rescale_initial(cfg, r, d, v);
-    if (r == Role::OutProjWeight || r == Role::Linear2Weight) v *= init.scale;
+  Rng rng(init.seed, p.name);
+  const Role r = p.role;
+  Mat& v = p.value;
+  switch (r) {
+    case Role::NormWeight: v.setConstant(cfg.norm_offset ? 0.0 : 1.0); return;  // γ = 1 either way
+    case Role::NormBias: v.setZero(); return;
+    case Role::NormAlpha: v.setConstant(0.5); return;  // DyT's α
+    // the scheme's own parameters: ReZero's gate (--rezero-alpha), Admin's ω (1, then profiled), NormFormer's
+    // w_resid and c_attn (1)
+    case Role::Gate: case Role::SkipVector: case Role::HeadScale:
+      v.setConstant(placement.initial_value(cfg, r));
+      return;
+    case Role::Embedding: case Role::OutputHead:
+      throw Error("internal: initialize() met a training parameter '" + p.name + "'", ErrorKind::Internal);
+    default: break;
   }
+  if (init.scheme == "torch") {
+    torch_default(r, v, rng, d, dff);
+  } else if (init.scheme == "xavier") {
+    if (is_matrix(r)) xavier_uniform(v, rng);
+    else torch_default(r, v, rng, d, dff);
+  } else if (init.scheme == "xavier-normal") {
+    if (is_matrix(r)) xavier_normal(v, rng);
+    else v.setZero();
+  } else if (init.scheme == "gpt2") {
+    if (is_matrix(r)) rng.fill_normal(v, 0.02);
+    else v.setZero();
+    if (r == Role::OutProjWeight || r == Role::Linear2Weight) v *= inv_sqrt_2L;
+  } else if (init.scheme == "t-fixup") {
+    // Xavier uniform, biases 0; the v rows are redrawn as Xavier of their own (d, d) block (×√2, as the
+    // reference code does for fairseq's gain-1/√2 v_proj); then v, out_proj, linear1 (and a gated branch's
+    // linear3), linear2 × 0.67·L^(-1/4)
+    if (is_matrix(r)) xavier_uniform(v, rng);
+    else v.setZero();
+    const double t = tfixup_scale(cfg);
+    if (r == Role::InProjWeight) v.bottomRows(cfg.kv() * cfg.hd()) *= std::sqrt(2.0) * t;  // v: the last K·e rows
+    if (r == Role::OutProjWeight || r == Role::Linear1Weight || r == Role::Linear2Weight || r == Role::Linear3Weight)
+      v *= t;
+  }
+  // the placement's own rescaling of the reference code, after the scheme (DeepNet β, Sub-LN γ, B2T L^(-1/2))
+  placement.rescale_initial(cfg, r, d, v);
+  if (r == Role::OutProjWeight || r == Role::Linear2Weight) v *= init.scale;
 }
 
 void profile_initialization(Model& model, const Mat& x0) { find_placement(model.config().placement).profile(model, x0); }

@@ -26,8 +26,10 @@ NormLayer Model::make_norm(const std::string& prefix, Index width) {
   return n;
 }
 
-Model::Model(ModelConfig cfg, const KernelOps& kernels) : cfg_(std::move(cfg)), kernels_(&kernels) {
+Model::Model(ModelConfig cfg, const KernelOps& kernels, WeightResidency residency)
+    : cfg_(std::move(cfg)), kernels_(&kernels) {
   cfg_.validate();
+  if (residency == WeightResidency::PerBlock) params_.defer_weight_matrices();
   const Placement& placement = find_placement(cfg_.placement);
   const Index d = cfg_.d_model, dff = cfg_.ff(), e = cfg_.hd(), qw = cfg_.q_width(), qkvw = cfg_.qkv_width();
   ops::HeadsSpec heads;  // the heads' shape and extras (the decoder blocks'; classic nn.MultiheadAttention by default)
@@ -131,7 +133,7 @@ Model::Model(ModelConfig cfg, const KernelOps& kernels) : cfg_(std::move(cfg)), 
   param_block_.resize(params_.size(), -1);
 }
 
-Trace Model::forward(const Mat& x0) const {
+Trace Model::forward(const Mat& x0, const BlockHook* hook) const {
   require(x0.cols() == cfg_.d_model, "input width " + std::to_string(x0.cols()) + " differs from d_model " +
                                          std::to_string(cfg_.d_model) + "; fix: match --d-model to the input");
   Trace t;
@@ -140,14 +142,16 @@ Trace Model::forward(const Mat& x0) const {
   t.blocks.resize(blocks_.size());
   for (Index l = 0; l < layers(); ++l) {
     check_cancel();  // a front end asked to stop (core/cancel.hpp)
+    if (hook) (*hook)(l, false);
     t.x.push_back(block_forward(l, t.x.back(), t.blocks[static_cast<size_t>(l)]));
+    if (hook) (*hook)(l, true);
   }
   t.y = head_forward(t.x.back(), t.head);
   return t;
 }
 
 Mat Model::backward(const Trace& t, const Mat& dy, ParamGrads* g, std::vector<Mat>* dx_layers,
-                    const BackwardHook* hook) const {
+                    const BlockHook* hook) const {
   if (dx_layers) dx_layers->assign(blocks_.size() + 1, Mat());
   Mat dx = head_vjp(t.head, dy, g);
   if (dx_layers) (*dx_layers)[blocks_.size()] = dx;

@@ -3,8 +3,10 @@
 
 #include <chrono>
 #include <cstdio>
+#include <optional>
 
 #include "gradflow/backend/backend.hpp"
+#include "gradflow/model/block_weights.hpp"
 #include "gradflow/run/analysis.hpp"
 #include "gradflow/run/context.hpp"
 #include "gradflow/run/engine.hpp"
@@ -22,7 +24,9 @@ nlohmann::ordered_json analyze(const RunConfig& rc, const RunBackend& backend, c
   rc.model.validate();
   // validates and refuses what does not fit
   const EngineChoice choice = chosen ? *chosen : choose_engine(rc.model, rc.analysis, backend);
-  Model model(rc.model);
+  // gradients only from a seeded init: the weight matrices one block at a time (the same report, a block's memory)
+  const bool per_block = weights_per_block(rc.model, rc.analysis, choice.engine, !rc.weights.empty());
+  Model model(rc.model, cpu_kernels(), per_block ? WeightResidency::PerBlock : WeightResidency::Resident);
   AnalysisOptions opts = rc.analysis;
   opts.engine = choice.engine;
   opts.probe_seed = rc.init.seed;
@@ -32,12 +36,15 @@ nlohmann::ordered_json analyze(const RunConfig& rc, const RunBackend& backend, c
   const std::shared_ptr<const Backend> be = backend.get();
   check_analyses(model, opts, *be);
   const RunInputs in = prepare_run(rc, model);  // --weights/--input/--cotangent, or --init and seeded draws
+  const std::optional<BlockWeights> weights = per_block ? std::optional<BlockWeights>(std::in_place, model, rc.init)
+                                                        : std::nullopt;
   if (opts.spectrum && opts.engine != Engine::Explicit && opts.progress)
     std::fprintf(stderr, "gradflow: note: --spectrum skipped: %s\n", choice.reason.c_str());
   const auto t1 = std::chrono::steady_clock::now();
   // NaN/Inf errors name the fix that fits where this run's numbers came from (numeric_fix.hpp)
   const AnalysisContext ctx = with_nonfinite_fix(rc, in.x0, [&] {
-    return AnalysisContext(model, in.x0, opts, be, in.cotangent_or_null(), rc.init.seed, in.lm_loss_or_null());
+    return AnalysisContext(model, in.x0, opts, be, in.cotangent_or_null(), rc.init.seed, in.lm_loss_or_null(),
+                           weights ? &weights->hook() : nullptr);
   });
   const auto t2 = std::chrono::steady_clock::now();
   Json body = with_nonfinite_fix(rc, in.x0, [&] { return run_analyses(ctx); });

@@ -14,10 +14,11 @@ namespace gradflow {
 
 AnalysisContext::AnalysisContext(const Model& m, Mat x0, const AnalysisOptions& o,
                                  std::shared_ptr<const Backend> backend, const Mat* cotangent, uint64_t seed,
-                                 const std::function<double(const Mat& y, Mat& dL_dy)>* output_loss)
+                                 const std::function<double(const Mat& y, Mat& dL_dy)>* output_loss,
+                                 const Model::BlockHook* weights)
     : model(m), opts(o), grads(m.params(), o.keep_param_grads), backend_(std::move(backend)) {
   if (!backend_) throw Error("internal: an analysis context without a backend", ErrorKind::Internal);
-  trace = model.forward(x0);
+  trace = model.forward(x0, weights);
   if (!all_finite(trace.y)) {
     for (Index l = 1; l < static_cast<Index>(trace.x.size()); ++l)
       if (!all_finite(trace.x[static_cast<size_t>(l)]))
@@ -44,7 +45,7 @@ AnalysisContext::AnalysisContext(const Model& m, Mat x0, const AnalysisOptions& 
   } else {
     throw Error("unknown --loss '" + opts.loss + "'; fix: use --loss dot or --loss half-sq (or lm with --token-ids)");
   }
-  backward_with_param_norms();
+  backward_with_param_norms(weights);
   for (Index l = model.layers(); l >= 0; --l)
     if (!all_finite(dx[static_cast<size_t>(l)]))
       throw Error("backward pass produced NaN/Inf in dL/dx at layer " + std::to_string(l) +
@@ -56,7 +57,7 @@ AnalysisContext::AnalysisContext(const Model& m, Mat x0, const AnalysisOptions& 
                       std::string(kNonFiniteFix), ErrorKind::Numeric);
 }
 
-void AnalysisContext::backward_with_param_norms() {
+void AnalysisContext::backward_with_param_norms(const Model::BlockHook* weights) {
   const auto& params = model.params().all();
   param_grad_norms.assign(params.size(), 0.0);
   in_proj_part_norms.assign(params.size(), {});
@@ -72,7 +73,7 @@ void AnalysisContext::backward_with_param_norms() {
       in_proj_part_norms[static_cast<size_t>(i)].push_back(frobenius_norm(g.middleRows(starts[part], widths[part])));
   };
   if (opts.keep_param_grads) {
-    model.backward(trace, dL_dy, &grads, &dx);
+    model.backward(trace, dL_dy, &grads, &dx, weights);
     for (size_t i = 0; i < params.size(); ++i) take_norms(static_cast<int>(i));
     return;
   }
@@ -86,7 +87,9 @@ void AnalysisContext::backward_with_param_norms() {
     (l >= 0 ? of_block[static_cast<size_t>(l)] : outside).push_back(static_cast<int>(i));
   }
   for (int i : outside) grads.allocate(i);
-  const Model::BackwardHook hook = [&](Index l, bool done) {
+  // (with weights held per block: drawn before the block's accumulators, freed after them)
+  const Model::BlockHook hook = [&](Index l, bool done) {
+    if (weights && !done) (*weights)(l, false);
     for (int i : of_block[static_cast<size_t>(l)]) {
       if (!done) {
         grads.allocate(i);
@@ -95,6 +98,7 @@ void AnalysisContext::backward_with_param_norms() {
         grads.release(i);
       }
     }
+    if (weights && done) (*weights)(l, true);
   };
   model.backward(trace, dL_dy, &grads, &dx, &hook);
   for (int i : outside) {

@@ -10,10 +10,16 @@
 #include "gradflow/backend/backend.hpp"
 #include "gradflow/core/error.hpp"
 #include "gradflow/core/format_bytes.hpp"
+#include "gradflow/model/placement.hpp"
 #include "gradflow/run/memory_estimate.hpp"
 #include "gradflow/run/time_estimate.hpp"
 
 namespace gradflow {
+
+bool weights_per_block(const ModelConfig& cfg, const AnalysisOptions& opts, Engine engine, bool from_checkpoint) {
+  return opts.weights_per_block && engine == Engine::GradientsOnly && opts.backend == BackendKind::Cpu &&
+         !from_checkpoint && opts.sensitivity_probes == 0 && !find_placement(cfg.placement).profiles();
+}
 
 EngineChoice choose_engine(const ModelConfig& cfg, const AnalysisOptions& opts, const RunBackend& backend) {
   if (backend.kind() != opts.backend)
@@ -129,7 +135,9 @@ EngineChoice choose_engine(const ModelConfig& cfg, const AnalysisOptions& opts, 
                    "(the forward trace), or raise --max-memory");
   } else {
     const Index probes = c.engine == Engine::MatrixFree ? opts.hutchinson_probes : 0;
-    MemoryEstimate need = streaming_memory(cfg, opts.seq_len, probes);
+    // (a checkpoint's run: apply_file_sizes has set checkpoint_bytes)
+    const bool per_block = weights_per_block(cfg, opts, c.engine, opts.checkpoint_bytes > 0);
+    MemoryEstimate need = streaming_memory(cfg, opts.seq_len, probes, per_block);
     require_memory(add_checkpoint_kept(need, opts.checkpoint_bytes), opts.max_memory_bytes,
                    std::string(to_string(c.engine)) + " mode",
                    "lower --layers or --seq-len (the trace keeps " + std::to_string(cfg.heads) + " attention matrices of (" +

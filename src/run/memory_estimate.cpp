@@ -143,14 +143,16 @@ MemoryEstimate explicit_memory(const ModelConfig& cfg, Index n_tokens, BackendKi
   return m;
 }
 
-MemoryEstimate streaming_memory(const ModelConfig& cfg, Index n_tokens, Index probes) {
+MemoryEstimate streaming_memory(const ModelConfig& cfg, Index n_tokens, Index probes, bool weights_per_block) {
   const double n = static_cast<double>(n_tokens), d = static_cast<double>(cfg.d_model);
   const double ff = static_cast<double>(cfg.ff()), h = static_cast<double>(cfg.heads);
   const double k = static_cast<double>(std::max<Index>(probes, 1));
   const double params = body_parameter_count(cfg);
   MemoryEstimate m;
-  // the parameters, and one block's parameter gradients (analyze frees each block's after taking their norms)
-  m.add("parameters", (params + params / static_cast<double>(std::max<Index>(cfg.layers, 1))) * sizeof(double));
+  // the parameters (or one block's: weights_per_block), and one block's parameter gradients (analyze frees each
+  // block's after taking their norms)
+  const double per_block = params / static_cast<double>(std::max<Index>(cfg.layers, 1));
+  m.add("parameters", ((weights_per_block ? per_block : params) + per_block) * sizeof(double));
   m.add("forward trace", trace_doubles(cfg, n_tokens) * sizeof(double));
   // transient per-head (n, n) products of the backward pass; k stacked probes through the widest sublayer
   m.add("probes and backward transients", (4 * h * n * n + 6 * k * n * (d + ff)) * sizeof(double));

@@ -12,8 +12,10 @@
 #include "gradflow/linalg/svd.hpp"
 #include "gradflow/linalg/top_singular.hpp"
 #include "gradflow/model/init.hpp"
+#include "gradflow/model/placement.hpp"
 #include "gradflow/run/analysis.hpp"
 #include "gradflow/backend/backend.hpp"
+#include "experiments/runner_fixtures.hpp"
 #include "small_model.hpp"
 #include "tolerances.hpp"
 
@@ -266,4 +268,52 @@ TEST_CASE("analyze: ||B_l - I||_2 and ||B_l - I||_F/||I||_F are the explicit B_l
       if (std::string(p) == "rezero" && l < 2) CHECK(rel == 0.0);
     });
   }
+}
+
+TEST_CASE("analyze --gradients-only: weights held per block give the resident run's report, bit for bit",
+          "[analysis]") {
+  // analyze() holds a seeded model's weight matrices one block at a time in gradients-only mode (block_weights.hpp);
+  // the report must be the one of the model held whole, whatever the placement (two streams, parallel branches,
+  // learnable skips and gates included)
+  for (const auto& pl : placements()) {
+    INFO(pl->name());
+    RunConfig rc = small(pl->name());
+    rc.analysis.engine_request = EngineRequest::GradientsOnly;
+    CHECK(weights_per_block(rc.model, rc.analysis, Engine::GradientsOnly, false) == !pl->profiles());
+    rc.analysis.weights_per_block = false;
+    const std::string whole = test::without_timing(analyze(rc));
+    rc.analysis.weights_per_block = true;
+    CHECK(test::without_timing(analyze(rc)) == whole);
+  }
+  RunConfig rc = small("pre");  // a decoder block: gated feed-forward, grouped heads, rotary positions; gpt2 init
+  rc.model.ffn = FeedForwardKind::SwiGLU;
+  rc.model.heads = 4;
+  rc.model.kv_heads = 2;
+  rc.model.rope = true;
+  rc.model.causal = true;
+  rc.init.scheme = "gpt2";
+  rc.analysis.engine_request = EngineRequest::GradientsOnly;
+  rc.analysis.weights_per_block = false;
+  const std::string whole = test::without_timing(analyze(rc));
+  rc.analysis.weights_per_block = true;
+  CHECK(test::without_timing(analyze(rc)) == whole);
+}
+
+TEST_CASE("analyze: weights are held per block only where nothing reads them after the pass", "[analysis]") {
+  RunConfig rc = small("post");
+  const AnalysisOptions& o = rc.analysis;
+  CHECK(weights_per_block(rc.model, o, Engine::GradientsOnly, false));
+  CHECK_FALSE(weights_per_block(rc.model, o, Engine::GradientsOnly, true));  // a checkpoint's weights
+  for (Engine e : {Engine::Explicit, Engine::MatrixFree, Engine::Streamed})  // their products revisit every block
+    CHECK_FALSE(weights_per_block(rc.model, o, e, false));
+  rc.analysis.sensitivity_probes = 2;  // perturbed forward passes of a copy of the model
+  CHECK_FALSE(weights_per_block(rc.model, rc.analysis, Engine::GradientsOnly, false));
+  rc.analysis.sensitivity_probes = 0;
+  rc.model.placement = "admin";  // ω is profiled by a forward pass of the whole initialized model
+  CHECK_FALSE(weights_per_block(rc.model, rc.analysis, Engine::GradientsOnly, false));
+  // with --sensitivity-probes the gradients-only report is the resident model's (nothing held per block to compare)
+  RunConfig s = small("pre");
+  s.analysis.engine_request = EngineRequest::GradientsOnly;
+  s.analysis.sensitivity_probes = 2;
+  CHECK_NOTHROW(analyze(s));
 }

@@ -115,8 +115,10 @@ TEST_CASE("mode: matrix-free and gradients-only above their own (streaming) esti
     REQUIRE(std::string(e.what()).find("matrix-free mode") != std::string::npos);
     REQUIRE(std::string(e.what()).find("fix:") != std::string::npos);
   }
-  rc.analysis.engine_request = EngineRequest::GradientsOnly;  // --gradients-only keeps the trace but no probes
-  rc.analysis.max_memory_bytes = streaming_memory_estimate(rc.model, 6, 0);
+  rc.analysis.engine_request = EngineRequest::GradientsOnly;  // --gradients-only keeps the trace but no probes,
+  // and one block's weights at a time
+  rc.analysis.max_memory_bytes = streaming_memory(rc.model, 6, 0, true).total();
+  REQUIRE(rc.analysis.max_memory_bytes < streaming_memory_estimate(rc.model, 6, 0));
   REQUIRE_NOTHROW(choose_engine(rc.model, rc.analysis, RunBackend(rc.analysis.backend)));
   rc.analysis.max_memory_bytes -= 1;
   REQUIRE_THROWS_AS(choose_engine(rc.model, rc.analysis, RunBackend(rc.analysis.backend)), Error);

@@ -30,7 +30,8 @@ TEST_CASE("memory: the recipe's parameter count bounds the model's, within 3·d 
   }
 }
 
-TEST_CASE("memory: a billion layers is refused by every engine with the parameters named", "[memory]") {
+TEST_CASE("memory: a billion layers is refused by every engine with the parameters named (the trace: gradients only)",
+          "[memory]") {
   ModelConfig cfg = small_model("post", 1000000000);
   for (EngineRequest r : {EngineRequest::Auto, EngineRequest::Explicit, EngineRequest::MatrixFree,
                           EngineRequest::GradientsOnly, EngineRequest::Streamed}) {
@@ -42,7 +43,8 @@ TEST_CASE("memory: a billion layers is refused by every engine with the paramete
       FAIL("not refused");
     } catch (const Error& e) {
       const std::string msg = e.what();
-      CHECK(msg.find("parameters") != std::string::npos);
+      // gradients only holds one block's weights at a time: its trace is what does not fit
+      CHECK(msg.find(r == EngineRequest::GradientsOnly ? "forward trace" : "parameters") != std::string::npos);
       CHECK(msg.find("fix:") != std::string::npos);
     }
   }
@@ -68,4 +70,24 @@ TEST_CASE("memory: with a device backend the host counts the B_l it builds, not 
   CHECK_THROWS_AS(choose_engine(cfg, o, RunBackend(o.backend)), Error);
   o.backend = BackendKind::Cuda;
   CHECK(choose_engine(cfg, o, RunBackend(o.backend)).engine == Engine::Explicit);
+}
+
+TEST_CASE("memory: a gradients-only run with weights held per block counts one block's weights, not all of them",
+          "[memory]") {
+  ModelConfig cfg = small_model("post", 24);
+  cfg.d_model = 512;
+  cfg.heads = 8;
+  cfg.d_ff = 2048;
+  const double params = body_parameter_count(cfg) * sizeof(double);
+  const MemoryEstimate whole = streaming_memory(cfg, 128, 0), per_block = streaming_memory(cfg, 128, 0, true);
+  // all the weights and one block's gradients, against one block's weights and one block's gradients
+  CHECK(whole.total() - per_block.total() == Approx(params * 23.0 / 24.0).epsilon(1e-12));
+  // what choose_engine refuses by: the full-scale model's 605 MB of weights are not counted per block
+  AnalysisOptions o;
+  o.seq_len = 128;
+  o.engine_request = EngineRequest::GradientsOnly;
+  o.max_memory_bytes = 0.8 * params;  // ~460 MiB: the trace (~320 MiB) fits beside one block, not beside all
+  CHECK_NOTHROW(choose_engine(cfg, o, RunBackend(BackendKind::Cpu)));
+  o.weights_per_block = false;
+  CHECK_THROWS_AS(choose_engine(cfg, o, RunBackend(BackendKind::Cpu)), Error);
 }

@@ -34,22 +34,35 @@ enum class ParamRole {
   OutputHead,      // training: the untied output projection
 };
 const char* to_string(ParamRole role);
+// The projection and feed-forward weight matrices (in_proj, out_proj, linear1/2/3): ~all of a block's parameters.
+bool is_weight_matrix(ParamRole role);
 
 struct Param {
   std::string name;            // e.g. "layers.3.linear2.weight"
   std::vector<int64_t> shape;  // PyTorch shape, e.g. {64, 256}
-  Mat value;                   // (rows, cols) as described above
+  Mat value;                   // (rows, cols) as described above; empty while the parameter is not held (below)
   ParamRole role;              // what it is for
+  bool held = true;            // false: a deferred parameter between materialize() and release() calls
+  Index rows() const { return shape.size() == 2 ? shape[0] : 1; }
+  Index cols() const { return shape.size() == 2 ? shape[1] : shape[0]; }
 };
 
 class ParamStore {
  public:
   // Adds a zero-filled tensor; shape of 1 entry => stored (1, shape[0]); 2 entries => (shape[0], shape[1]).
+  // After defer_weight_matrices(), a weight matrix (is_weight_matrix) is added deferred instead: not held, no memory.
   int add(const std::string& name, std::vector<int64_t> shape, ParamRole role);
   int index(const std::string& name) const;  // throws Error naming the tensor when missing
   bool has(const std::string& name) const { return by_name_.count(name) != 0; }
-  Mat& operator[](int i) { return params_[static_cast<size_t>(i)].value; }
-  const Mat& operator[](int i) const { return params_[static_cast<size_t>(i)].value; }
+  // Reading a parameter that is not held is an internal error (named), never a read of an empty matrix.
+  Mat& operator[](int i) { return held_value(i); }
+  const Mat& operator[](int i) const { return const_cast<ParamStore*>(this)->held_value(i); }
+  // Weights held per block (Model built with WeightResidency::PerBlock, model/block_weights.hpp): the matrices start
+  // deferred; materialize(i) allocates parameter i (uninitialized: the caller fills it), release(i) frees it again.
+  void defer_weight_matrices() { defer_matrices_ = true; }
+  bool any_deferred() const { return defer_matrices_; }
+  void materialize(int i);
+  void release(int i);
   Mat& at(const std::string& name) { return (*this)[index(name)]; }
   const Mat& at(const std::string& name) const { return (*this)[index(name)]; }
   const std::vector<Param>& all() const { return params_; }
@@ -58,8 +71,10 @@ class ParamStore {
   Index numel() const;
 
  private:
+  Mat& held_value(int i);
   std::vector<Param> params_;
   std::unordered_map<std::string, int> by_name_;
+  bool defer_matrices_ = false;
 };
 
 // Gradient accumulators shaped like a ParamStore; rule: parameter gradients are ACCUMULATED (+=).

@@ -25,7 +25,11 @@
 namespace gradflow {
 
 const std::vector<std::string>& init_schemes();
+// Draws every held parameter (a deferred weight matrix, WeightResidency::PerBlock, is left to block_weights.hpp).
 void initialize(Model& model, const InitConfig& init);
+// The one parameter p's initial value (held, allocated), as initialize() draws it from its own stream: the same
+// values whenever and in whatever order it is called. init.scheme must be known (initialize() checks it).
+void initialize_param(const ModelConfig& cfg, const InitConfig& init, Param& p);
 // The data-dependent step of initialization, after initialize(): the placement's profile() — Admin (Liu et al.
 // 2020) profiles ω by one forward pass on x0 (src/model/placements/admin.cpp); a no-op for every other placement.
 void profile_initialization(Model& model, const Mat& x0);

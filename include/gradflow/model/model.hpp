@@ -28,11 +28,17 @@ struct Trace {
   Mat y;                           // (n, d) network output
 };
 
+// Where a model's weight matrices live: all of them for its lifetime (the default), or one block at a time
+// (block_weights.hpp: drawn from the init's streams when a pass reaches the block, freed when it leaves).
+enum class WeightResidency { Resident, PerBlock };
+
 class Model {
  public:
-  // Parameters are created zero (init.hpp). Every pass runs its arithmetic through `kernels` (kernel_ops.hpp, memory on
-  // the host): the double-precision reference by default; they must outlive the model.
-  explicit Model(ModelConfig cfg, const KernelOps& kernels = cpu_kernels());
+  // Parameters are created zero (init.hpp); under WeightResidency::PerBlock the weight matrices are created deferred
+  // (ParamStore::materialize). Every pass runs its arithmetic through `kernels` (kernel_ops.hpp, memory on the
+  // host): the double-precision reference by default; they must outlive the model.
+  explicit Model(ModelConfig cfg, const KernelOps& kernels = cpu_kernels(),
+                 WeightResidency residency = WeightResidency::Resident);
   const KernelOps& kernels() const { return *kernels_; }
 
   const ModelConfig& config() const { return cfg_; }
@@ -57,16 +63,16 @@ class Model {
   const std::vector<ResidualUnit>& block(Index l) const { return blocks_[static_cast<size_t>(l)]; }
   std::vector<ResidualUnit>& block(Index l) { return blocks_[static_cast<size_t>(l)]; }
 
-  // Whole network.
-  Trace forward(const Mat& x0) const;
+  // Called as hook(l, false) before and hook(l, true) after a pass runs block l (optional everywhere).
+  using BlockHook = std::function<void(Index block, bool done)>;
+  // Whole network; hook around each block's forward, from the bottom block up.
+  Trace forward(const Mat& x0, const BlockHook* hook = nullptr) const;
   // Backward from dL/dy: returns dL/dx_0 (n, d), the input's gradient (for two streams the sum of the two
   // streams' gradients at depth 0); fills dx_layers[l] = dL/dx_l, the state's (l = 0..L, the last = dL/dx_L)
   // when given, and accumulates parameter gradients into g when given.
-  // hook (optional) is called as hook(l, false) before and hook(l, true) after the VJP of block l, from the top
-  // block down; the head's VJP comes first and is not hooked.
-  using BackwardHook = std::function<void(Index block, bool done)>;
+  // hook around the VJP of each block, from the top block down; the head's VJP comes first and is not hooked.
   Mat backward(const Trace& t, const Mat& dy, ParamGrads* g, std::vector<Mat>* dx_layers = nullptr,
-               const BackwardHook* hook = nullptr) const;
+               const BlockHook* hook = nullptr) const;
   // Tangent through blocks l..L-1 and the head: P_l · v (v may hold stacked copies).
   Mat jvp_from(const Trace& t, Index l, const Mat& v) const;
   // The output tangent J_x0 dx0 + J_θ dθ of the whole network (dθ shaped like the parameters: one tangent per

@@ -55,6 +55,7 @@ class Placement {
   virtual double initial_value(const ModelConfig&, ParamRole) const { return 1.0; }
   // The data-dependent step of initialization, after initialize(): e.g. Admin profiles ω by one forward pass on x0.
   virtual void profile(Model&, const Mat& /*x0*/) const {}
+  virtual bool profiles() const { return false; }  // whether profile() does anything
   // The report: its options' values as resolved (into config), the constants the recipe used (into
   // placement_constants), and per block what the model holds (e.g. ReZero's gate, Admin's ω, mix's post_ln).
   virtual void config_fields(const ModelConfig&, nlohmann::ordered_json&) const {}

@@ -18,9 +18,12 @@ namespace gradflow {
 
 struct AnalysisContext {
   // backend: the run's one backend (RunBackend::get(), backend.hpp), where the Jacobians' work runs.
+  // weights: for a model whose weight matrices are held per block (block_weights.hpp), the hook that draws and frees
+  // them around each block of the forward and backward pass (nothing after the pass may read them).
   AnalysisContext(const Model& model, Mat x0, const AnalysisOptions& opts, std::shared_ptr<const Backend> backend,
                   const Mat* cotangent = nullptr, uint64_t seed = 0,
-                  const std::function<double(const Mat& y, Mat& dL_dy)>* output_loss = nullptr);
+                  const std::function<double(const Mat& y, Mat& dL_dy)>* output_loss = nullptr,
+                  const Model::BlockHook* weights = nullptr);
 
   const Model& model;
   AnalysisOptions opts;
@@ -56,7 +59,7 @@ struct AnalysisContext {
   Mat jacobian_between(Index from, Index to) const;
 
  private:
-  void backward_with_param_norms();
+  void backward_with_param_norms(const Model::BlockHook* weights);
   std::shared_ptr<const Backend> backend_;
 };
 

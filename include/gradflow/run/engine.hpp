@@ -38,6 +38,11 @@ struct EngineChoice {
 // here (a plan written on a login node) is said so in the reason, and the run chooses again on its node.
 EngineChoice choose_engine(const ModelConfig& cfg, const AnalysisOptions& opts, const RunBackend& backend);
 
+// Whether a run of `engine` holds the model's weight matrices one block at a time (model/block_weights.hpp):
+// gradients-only mode on the CPU with opts.weights_per_block, from a seeded initialization (no checkpoint) without a
+// data-dependent step (Admin's profile), and no perturbed forward passes (--sensitivity-probes).
+bool weights_per_block(const ModelConfig& cfg, const AnalysisOptions& opts, Engine engine, bool from_checkpoint);
+
 // --spectral-layers: "all" | "none" | "bottom" | "top" | comma-separated indices "0,6,12" (each in 0..L-1).
 // Returns the ascending, de-duplicated layer list; Error(BadInput) naming the option otherwise.
 std::vector<Index> parse_spectral_layers(const std::string& text, Index layers);

@@ -64,8 +64,9 @@ double explicit_memory_estimate(const ModelConfig& cfg, Index n_tokens);
 inline constexpr int kExplicitConcurrentLayers = 2;
 int explicit_concurrent_layers(const ModelConfig& cfg, Index n_tokens, double budget_bytes, int threads);
 // Estimated peak memory (bytes) of the engines that never form an (N, N) matrix (matrix-free, gradients-only):
-// the forward trace (dominated by h·n² attention probabilities per block) plus `probes` stacked probe vectors.
-MemoryEstimate streaming_memory(const ModelConfig& cfg, Index n_tokens, Index probes);
+// the forward trace (dominated by h·n² attention probabilities per block) plus `probes` stacked probe vectors;
+// weights_per_block: the weights of one block at a time (engine.hpp: weights_per_block) instead of all of them.
+MemoryEstimate streaming_memory(const ModelConfig& cfg, Index n_tokens, Index probes, bool weights_per_block = false);
 double streaming_memory_estimate(const ModelConfig& cfg, Index n_tokens, Index probes);
 
 // Estimated peak memory of streamed mode with chunks of `rows` identity rows (clamped to N): streaming_memory for

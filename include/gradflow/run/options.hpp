@@ -46,6 +46,8 @@ struct AnalysisOptions {
   Engine engine = Engine::Explicit;  // the engine that runs: analyze() sets it from choose_engine (engine.hpp)
   BackendKind backend = BackendKind::Cpu;  // --device: where the engine's dense linear algebra runs; the run's one
                                            // backend is built from it (backend/backend.hpp: RunBackend)
+  bool weights_per_block = true;    // a gradients-only run that can (engine.hpp: weights_per_block) holds its weight
+                                    // matrices one block at a time; false: all of them (tests: the same report)
   bool keep_param_grads = true;     // AnalysisContext::grads holds every parameter gradient (false: only their
                                     // norms, computed block by block, so the gradients are never resident at once)
   bool spectrum = false;            // --spectrum: full singular value spectra of B_l and P_l (explicit engine)

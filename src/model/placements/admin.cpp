@@ -34,6 +34,7 @@ class Admin final : public Placement {
     units[1].skip_param = "ffn_omega";
     return units;
   }
+  bool profiles() const override { return true; }
   void profile(Model& model, const Mat& x0) const override {
     ParamStore& p = model.params();
     double ratio = 1.0;  // Transformer-Clinic's encoder_ratio
