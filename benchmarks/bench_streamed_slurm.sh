@@ -33,7 +33,7 @@ t2=$(date +%s.%N)
 scontrol show job "$mid" | grep -q "ExitCode=0:0" || fail "merge job: $(cat "$P/slurm/merge-$mid.out")"
 /usr/bin/python3 - "$P" <<'PY'
 import glob, json, sys
-s = sorted(json.load(open(f)).get("elapsed_seconds", float("nan")) for f in glob.glob(sys.argv[1] + "/results/*.json"))
+s = sorted(json.load(open(f))["report"]["elapsed_seconds"] for f in glob.glob(sys.argv[1] + "/results/*.json"))
 print(f"tasks: {len(s)}, each {s[0]:.1f}-{s[-1]:.1f} s (sum {sum(s):.1f} s)")
 PY
 /usr/bin/python3 -c "print(f'single process: {$t1 - $t0:.1f} s; plan on Slurm (submit to merged report): {$t2 - $t1:.1f} s')"
