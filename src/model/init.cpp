@@ -13,8 +13,6 @@ namespace {
 
 using Role = ParamRole;
 
-bool is_matrix(Role r) { return is_weight_matrix(r); }
-
 // torch default for a Linear's bias: U(±1/√fan_in); fan_in of linear1 and linear3 is d, of linear2 d_ff.
 void torch_default(Role r, Mat& v, Rng& rng, Index d, Index dff) {
   const double kd = 1.0 / std::sqrt(static_cast<double>(d)), kff = 1.0 / std::sqrt(static_cast<double>(dff));
@@ -87,20 +85,20 @@ void initialize_param(const ModelConfig& cfg, const InitConfig& init, Param& p) 
   if (init.scheme == "torch") {
     torch_default(r, v, rng, d, dff);
   } else if (init.scheme == "xavier") {
-    if (is_matrix(r)) xavier_uniform(v, rng);
+    if (is_weight_matrix(r)) xavier_uniform(v, rng);
     else torch_default(r, v, rng, d, dff);
   } else if (init.scheme == "xavier-normal") {
-    if (is_matrix(r)) xavier_normal(v, rng);
+    if (is_weight_matrix(r)) xavier_normal(v, rng);
     else v.setZero();
   } else if (init.scheme == "gpt2") {
-    if (is_matrix(r)) rng.fill_normal(v, 0.02);
+    if (is_weight_matrix(r)) rng.fill_normal(v, 0.02);
     else v.setZero();
     if (r == Role::OutProjWeight || r == Role::Linear2Weight) v *= inv_sqrt_2L;
   } else if (init.scheme == "t-fixup") {
     // Xavier uniform, biases 0; the v rows are redrawn as Xavier of their own (d, d) block (×√2, as the
     // reference code does for fairseq's gain-1/√2 v_proj); then v, out_proj, linear1 (and a gated branch's
     // linear3), linear2 × 0.67·L^(-1/4)
-    if (is_matrix(r)) xavier_uniform(v, rng);
+    if (is_weight_matrix(r)) xavier_uniform(v, rng);
     else v.setZero();
     const double t = tfixup_scale(cfg);
     if (r == Role::InProjWeight) v.bottomRows(cfg.kv() * cfg.hd()) *= std::sqrt(2.0) * t;  // v: the last K·e rows

@@ -1,13 +1,20 @@
 # single_node_slurm.sh — sourced (". single_node_slurm.sh"), not run: a real single-node Slurm cluster for the tests
 # and benchmarks (tests/cluster/test_slurm.sh, benchmarks/bench_streamed_slurm.sh). The caller defines fail() and
-# here (this folder), runs as root, and calls:
-#   slurm_up WORKDIR   munged (as the munge user, with a key it creates), slurmctld and slurmd (slurm.conf.in: this
+# here (this folder), and calls:
+#   slurm_up WORKDIR   checks it runs as root and finds Slurm's and munge's programs (PATH gains /usr/sbin), then
+#                      munged (as the munge user, with a key it creates), slurmctld and slurmd (slurm.conf.in: this
 #                      host with its CPUs and memory, private ports, state and logs in WORKDIR, which it empties);
 #                      exports SLURM_CONF; stops the daemons by PID when the shell exits (trap), also on failure
 #   wait_jobs ID[,ID...] [SECONDS]   until Slurm has none of them pending or running (fail after SECONDS, 300)
 #   job_id array|merge FILE          the job ID `gradflow slurm --submit` printed into FILE
 slurm_up() {
 W=$1
+PATH=$PATH:/usr/sbin:/sbin
+export PATH
+[ "$(id -u)" -eq 0 ] || fail "the test cluster runs its daemons as root (SlurmUser=root); run it as root (as .ci/run does)"
+for p in munged munge slurmctld slurmd sbatch squeue scontrol sinfo runuser; do
+  command -v $p >/dev/null || fail "$p not found; fix: apt-get install slurm-wlm munge (scripts/install-deps.sh)"
+done
 rm -rf "$W"
 mkdir -p "$W/ctld" "$W/slurmd" "$W/munge" "$W/runs" || fail "cannot create $W"
 ctld_pid=""

@@ -19,14 +19,7 @@ W=${2:?$usage}
 faulty_task=${3:?$usage}
 here=$(cd "$(dirname "$0")" && pwd)
 cmp_reports="/usr/bin/python3 $here/../../scripts/compare_reports.py"
-PATH=$PATH:/usr/sbin:/sbin
-export PATH
 fail() { echo "FAIL: $*"; exit 1; }
-
-[ "$(id -u)" -eq 0 ] || fail "the test cluster runs its daemons as root (SlurmUser=root); run it as root (as .ci/run does)"
-for p in munged munge slurmctld slurmd sbatch squeue scontrol sinfo runuser; do
-  command -v $p >/dev/null || fail "$p not found; fix: apt-get install slurm-wlm munge (scripts/install-deps.sh)"
-done
 
 . "$here/single_node_slurm.sh"
 slurm_up "$W"

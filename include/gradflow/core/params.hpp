@@ -60,7 +60,6 @@ class ParamStore {
   // Weights held per block (Model built with WeightResidency::PerBlock, model/block_weights.hpp): the matrices start
   // deferred; materialize(i) allocates parameter i (uninitialized: the caller fills it), release(i) frees it again.
   void defer_weight_matrices() { defer_matrices_ = true; }
-  bool any_deferred() const { return defer_matrices_; }
   void materialize(int i);
   void release(int i);
   Mat& at(const std::string& name) { return (*this)[index(name)]; }
