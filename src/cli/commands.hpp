@@ -15,6 +15,7 @@ void setup_sweep(CLI::App& app);
 void setup_run(CLI::App& app);
 void setup_plot(CLI::App& app);
 void setup_train(CLI::App& app);
+void setup_coord_check(CLI::App& app);
 void setup_train_sweep(CLI::App& app);
 void setup_task(CLI::App& app);
 void setup_merge(CLI::App& app);

@@ -41,6 +41,7 @@ int main(int argc, char** argv) {
   gradflow::cli::setup_run(app);
   gradflow::cli::setup_plot(app);
   gradflow::cli::setup_train(app);
+  gradflow::cli::setup_coord_check(app);
   gradflow::cli::setup_train_sweep(app);
   gradflow::cli::setup_task(app);
   gradflow::cli::setup_merge(app);

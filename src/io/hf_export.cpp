@@ -100,6 +100,11 @@ void write_hf_checkpoint(const std::string& dir, const std::string& format, cons
     for (const io_detail::HfLayout& h : io_detail::hf_layouts()) known += (known.empty() ? "" : ", ") + h.format;
     throw Error("--format '" + format + "' is not a Hugging Face layout; fix: use one of " + known);
   }
+  // a parametrization's branch, logit and readout multipliers have no field in a Hugging Face config.json
+  require(!cfg.param.scales_width(),
+          "--format " + format + " cannot hold --parametrization " + to_string(cfg.param.kind) + "'s multipliers "
+          "(the family's config.json has no field for them); fix: export with --format torch-encoder and give the same "
+          "--parametrization, --base-width and --base-depth when loading it");
   bool final_norm = false;  // the model has one iff it has norm.* parameters (the placement decides by default)
   for (const SafeTensor& t : tensors) final_norm = final_norm || t.name.rfind("norm.", 0) == 0;
   nlohmann::ordered_json c;

@@ -68,6 +68,8 @@ std::string DeviceChain::unsupported(const Model& model) {
         add(c.hd() * c.heads != c.d_model, "--head-dim");
         add(c.attn_softcap > 0, "--attn-softcap");
         add(c.attn_scale > 0, "--attn-scale");
+        add(c.attn_scale <= 0 && c.param.scales_width(), "the attention scale of --parametrization " +
+                                                             to_string(c.param.kind));
         add(c.qk_norm != QkNorm::None, "--qk-norm");
         return what.empty() ? "the decoder blocks' attention" : what;
       }

@@ -44,6 +44,11 @@ void ModelConfig::validate() const {
   require(d_ff >= 0, "--d-ff must be positive (got " + std::to_string(d_ff) + "); fix: omit it for 4·d_model");
   require(std::isfinite(residual_scale), "--residual-scale must be a finite number; fix: e.g. --residual-scale 1");
   require(norm_eps > 0, "norm eps must be positive");
+  factors();  // --base-width/--base-depth given as the parametrization needs them
+  require(!param.scales_depth() || residual_scale == 1.0,
+          "--residual-scale with --parametrization " + to_string(param.kind) + ", whose branch multiplier (L/L0)^(-" +
+              (param.kind == ParametrizationKind::CompleteP ? std::string("1") : std::string("1/2")) +
+              ") is that factor already; fix: drop --residual-scale, or use --parametrization mup or sp");
   require(embed_scale > 0 && std::isfinite(embed_scale),
           "--embed-scale must be a positive number or sqrt-d; fix: e.g. --embed-scale sqrt-d (Gemma)");
   require(!qkv_bias || !bias, "--qkv-bias adds q, k, v biases to a model without biases, but every linear layer has "
@@ -87,6 +92,7 @@ QkNorm parse_qk_norm(const std::string& name) {
 }
 
 double ModelConfig::logit_scale() const {
+  if (attn_scale <= 0 && param.scales_width()) return mup_logit_scale(hd(), factors().width_mult);  // --attn-scale wins
   return 1.0 / std::sqrt(attn_scale > 0 ? attn_scale : static_cast<double>(hd()));
 }
 

@@ -93,7 +93,8 @@ void initialize_param(const ModelConfig& cfg, const InitConfig& init, Param& p) 
   } else if (init.scheme == "gpt2") {
     if (is_weight_matrix(r)) rng.fill_normal(v, 0.02);
     else v.setZero();
-    if (r == Role::OutProjWeight || r == Role::Linear2Weight) v *= inv_sqrt_2L;
+    // GPT-2's own depth factor; a depth parametrization's branch multiplier replaces it (nanoGPT-mup, completep)
+    if ((r == Role::OutProjWeight || r == Role::Linear2Weight) && !cfg.param.scales_depth()) v *= inv_sqrt_2L;
   } else if (init.scheme == "t-fixup") {
     // Xavier uniform, biases 0; the v rows are redrawn as Xavier of their own (d, d) block (×√2, as the
     // reference code does for fairseq's gain-1/√2 v_proj); then v, out_proj, linear1 (and a gated branch's
@@ -108,6 +109,8 @@ void initialize_param(const ModelConfig& cfg, const InitConfig& init, Param& p) 
   // the placement's own rescaling of the reference code, after the scheme (DeepNet β, Sub-LN γ, B2T L^(-1/2))
   placement.rescale_initial(cfg, r, d, v);
   if (r == Role::OutProjWeight || r == Role::Linear2Weight) v *= init.scale;
+  const double width = cfg.factors().init(r, init.scheme);  // the parametrization's (parametrization.hpp; 1 under sp)
+  if (width != 1.0) v *= width;
 }
 
 void profile_initialization(Model& model, const Mat& x0) { find_placement(model.config().placement).profile(model, x0); }

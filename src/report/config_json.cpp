@@ -41,6 +41,23 @@ nlohmann::ordered_json model_config_json(const Model& model, const InitConfig& i
   }
   j["final_norm"] = model.has_final_norm();
   j[fields::kResidualScale] = c.residual_scale;
+  if (c.param.scales_width()) {  // absent under sp (reports unchanged)
+    const ParametrizationFactors f = c.factors();
+    nlohmann::ordered_json p;
+    p["name"] = to_string(c.param.kind);
+    p["base_width"] = c.param.base_width;
+    p["width_multiplier"] = f.width_mult;
+    if (c.param.scales_depth()) {
+      p["base_depth"] = c.param.base_depth;
+      p["depth_multiplier"] = f.depth_mult;
+      p["alpha"] = c.param.alpha();
+    }
+    p["branch_multiplier"] = f.branch;  // composes with residual_scale: lambda = residual_scale * branch_multiplier
+    p["logit_scale"] = c.logit_scale();
+    p["logit_scale_from"] = c.attn_scale > 0 ? "--attn-scale (wins over the parametrization's)" : "parametrization";
+    p["readout_multiplier"] = f.readout;
+    j["parametrization"] = p;
+  }
   find_placement(c.placement).config_fields(c, j);  // the scheme's own options, resolved
   j[fields::kInit] = init.scheme;
   j[fields::kInitScale] = init.scale_text;

@@ -186,6 +186,21 @@ std::vector<ModelOption> make_table() {
                     true, [](ModelSettings& s, const std::string& v) {
                       s.rc.model.residual_scale = parse_number(v, "residual-scale");
                     }));
+  t.push_back(value("parametrization", "sp | mup | depth-mup | completep: how init, multipliers and Adam's rates scale "
+                    "with width (and depth) from --base-width/--base-depth (docs/math.md section 15)", "sp", true,
+                    [](ModelSettings& s, const std::string& v) { s.rc.model.param.kind = parse_parametrization(v); }));
+  t.push_back(value("base-width", "W0: the width a parametrization's hyperparameters were tuned at (m_N = d/W0)", "",
+                    true, [](ModelSettings& s, const std::string& v) {
+                      s.rc.model.param.base_width = parse_integer(v, "base-width");
+                      require(s.rc.model.param.base_width > 0, "--base-width " + v + " must be positive; fix: e.g. "
+                                                               "--base-width 64");
+                    }));
+  t.push_back(value("base-depth", "L0: the depth a depth parametrization's hyperparameters were tuned at (m_L = L/L0)",
+                    "", true, [](ModelSettings& s, const std::string& v) {
+                      s.rc.model.param.base_depth = parse_integer(v, "base-depth");
+                      require(s.rc.model.param.base_depth > 0, "--base-depth " + v + " must be positive; fix: e.g. "
+                                                               "--base-depth 2");
+                    }));
   for (const auto& o : scheme_options()) {  // the placements' own options, declared by their entries
     std::string shown;
     if (o.show_default)
@@ -354,7 +369,7 @@ RunConfig resolve(const ModelSettings& given_settings) {
   // against the placement it fixes)
   for (const char* name : {"arch", "kv-heads", "head-dim", "rope", "rope-theta", "rotary-fraction", "qk-norm",
                            "attn-softcap", "attn-scale", "ffn", "bias", "qkv-bias", "shared-norm", "norm-offset",
-                           "embed-scale", "residual-scale"})
+                           "embed-scale", "residual-scale", "parametrization", "base-width", "base-depth"})
     if (s.given.count(name)) arch.block_options.push_back(name);
   for (const char* name : {"init", "init-scale"})  // the checkpoint gives every parameter
     require(rc.weights.empty() || !s.given.count(name),
@@ -367,6 +382,10 @@ RunConfig resolve(const ModelSettings& given_settings) {
   rc.model.validate();
   rc.init.scale_text = s.init_scale;
   rc.init.scale = parse_init_scale(s.init_scale, rc.model.layers);
+  require(!rc.model.param.scales_depth() || s.init_scale != "inv-sqrt-2L",
+          "--init-scale inv-sqrt-2L with --parametrization " + to_string(rc.model.param.kind) +
+              ", whose branch multiplier (L/L0)^(-alpha) sets the depth factor already; fix: drop --init-scale, or "
+              "use --parametrization mup or sp");
   return rc;
 }
 

@@ -76,7 +76,12 @@ void LanguageModel::initialize(const InitConfig& init) {
   const double bound = 1.0 / std::sqrt(static_cast<double>(body_.d_model()));
   Rng(init.seed, "tok_embedding.weight").fill_normal(io_[tok_], 1.0);
   Rng(init.seed, "pos_embedding.weight").fill_normal(io_[pos_], 1.0);
-  if (!tied_) Rng(init.seed, "lm_head.weight").fill_uniform(io_[head_], -bound, bound);
+  if (!tied_) {
+    Rng(init.seed, "lm_head.weight").fill_uniform(io_[head_], -bound, bound);
+    // a width parametrization keeps the readout's std at the base width's (microsoft/mup's MuReadout: × m_N^(1/2))
+    const double width = body_.config().factors().readout_init();
+    if (width != 1.0) io_[head_] *= width;
+  }
 }
 
 const Mat& LanguageModel::output_weight() const { return io_[tied_ ? tok_ : head_]; }
@@ -95,8 +100,11 @@ Mat LanguageModel::embed(const std::vector<int>& tokens) const {
   return x;
 }
 
-// z = y · Wᵀ   (n, d)·(d, V) -> (n, V)
-Mat LanguageModel::logits(const Mat& y) const { return y * output_weight().transpose(); }
+// z = (r·y) · Wᵀ   (n, d)·(d, V) -> (n, V); r = the parametrization's readout multiplier m_N^(-1) (1: none)
+Mat LanguageModel::logits(const Mat& y) const {
+  const double r = body_.config().factors().readout;
+  return r == 1.0 ? Mat(y * output_weight().transpose()) : Mat((r * y) * output_weight().transpose());
+}
 
 SeqLoss LanguageModel::evaluate(const Sequence& s) const {
   const Trace t = body_.forward(embed(s.tokens));
@@ -111,9 +119,15 @@ SeqLoss LanguageModel::forward_backward(const Sequence& s, double scale, LmGrads
   const Mat z = logits(t.y);
   Mat dz = Mat::Zero(n, vocab_);  // (n, V)
   SeqLoss out = score_targets(z, s, scale, &dz);
-  // in the forward pass: z = y·Wᵀ;  dL/dy = dz·W,  dL/dW += dzᵀ·y
+  // in the forward pass: z = (r·y)·Wᵀ;  dL/dy = r·(dz·W),  dL/dW += dzᵀ·(r·y)  (r = 1 under sp)
+  const double r = body_.config().factors().readout;
   Mat dy = dz * output_weight();
-  g.io[tied_ ? tok_ : head_].noalias() += dz.transpose() * t.y;
+  if (r == 1.0) {
+    g.io[tied_ ? tok_ : head_].noalias() += dz.transpose() * t.y;
+  } else {
+    dy *= r;
+    g.io[tied_ ? tok_ : head_].noalias() += dz.transpose() * (r * t.y);
+  }
   std::vector<Mat> dx;
   const Mat dx0 = body_.backward(t, dy, &g.body, probe ? &dx : nullptr);
   // in the forward pass: x_0[i] = S·E[s_i] + P[i];  dE[s_i] += S·dx_0[i],  dP[i] += dx_0[i]
@@ -141,6 +155,7 @@ SeqLoss LanguageModel::forward_backward(const Sequence& s, double scale, LmGrads
     for (Index l = L; l >= 0 && probe->bad_backward_layer == -2; --l)
       if (!all_finite(dx[static_cast<size_t>(l)])) probe->bad_backward_layer = static_cast<int>(std::min(l, L - 1));
     probe_norms(t, *probe);
+    if (probe->want_coords) probe->coords = coord_stats(body_, t, z);
   }
   if (trace_out) *trace_out = std::move(t);
   if (dy_out) *dy_out = std::move(dy);

@@ -3,12 +3,16 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "gradflow/core/error.hpp"
 
 namespace gradflow {
 
-Adam::Adam(const std::vector<Mat*>& params, AdamOptions opts) : params_(params), o_(opts) {
+Adam::Adam(const std::vector<Mat*>& params, AdamOptions opts, std::vector<AdamScale> scales)
+    : params_(params), scales_(std::move(scales)), o_(opts) {
+  if (scales_.empty()) scales_.assign(params_.size(), AdamScale{});
+  require(scales_.size() == params_.size(), "Adam: one scale per parameter; fix: internal error");
   for (const Mat* p : params_) {
     m_.push_back(Mat::Zero(p->rows(), p->cols()));
     v_.push_back(Mat::Zero(p->rows(), p->cols()));
@@ -21,10 +25,12 @@ void Adam::step(const std::vector<const Mat*>& grads, double lr, std::vector<dou
   const double b1 = o_.beta1, b2 = o_.beta2;
   const double bias_correction1 = 1.0 - std::pow(b1, static_cast<double>(t_));
   const double bias_correction2 = 1.0 - std::pow(b2, static_cast<double>(t_));
-  const double step_size = lr / bias_correction1;
   const double bias_correction2_sqrt = std::sqrt(bias_correction2);
   if (delta_sq) delta_sq->assign(params_.size(), 0.0);
   for (size_t i = 0; i < params_.size(); ++i) {
+    const AdamScale& s = scales_[i];  // the param group's lr, eps, weight_decay (× 1 under sp: the same values)
+    const double step_size = (lr * s.lr) / bias_correction1;
+    const double eps = o_.eps * s.eps, weight_decay = o_.weight_decay * s.weight_decay;
     Mat& p = *params_[i];
     Mat& m = m_[i];
     Mat& v = v_[i];
@@ -32,10 +38,10 @@ void Adam::step(const std::vector<const Mat*>& grads, double lr, std::vector<dou
     double dsq = 0;
     for (Index r = 0; r < p.rows(); ++r)
       for (Index c = 0; c < p.cols(); ++c) {
-        const double g = o_.weight_decay != 0 ? graw(r, c) + o_.weight_decay * p(r, c) : graw(r, c);
+        const double g = weight_decay != 0 ? graw(r, c) + weight_decay * p(r, c) : graw(r, c);
         m(r, c) = m(r, c) + (1.0 - b1) * (g - m(r, c));           // exp_avg.lerp_(grad, 1 - beta1)
         v(r, c) = v(r, c) * b2 + (1.0 - b2) * (g * g);            // exp_avg_sq.mul_(beta2).addcmul_(grad, grad, 1 - beta2)
-        const double denom = std::sqrt(v(r, c)) / bias_correction2_sqrt + o_.eps;
+        const double denom = std::sqrt(v(r, c)) / bias_correction2_sqrt + eps;
         const double before = p(r, c);
         p(r, c) = before + (-step_size) * (m(r, c) / denom);      // param.addcdiv_(exp_avg, denom, value=-step_size)
         const double delta = p(r, c) - before;

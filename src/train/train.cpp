@@ -95,6 +95,21 @@ MemoryEstimate train_memory(const TrainConfig& c, int threads) {
   return m;
 }
 
+namespace {
+// The batch's coordinate statistics (coord_stats.hpp): per block and the output logits, mean |entry|.
+Json coords_json(const std::vector<SeqProbe>& probes) {
+  CoordStats s;
+  for (const auto& p : probes) s.add(p.coords);
+  const auto means = [](const std::vector<MeanAbs>& v) {
+    Json a = Json::array();
+    for (const auto& m : v) a.push_back(finite_or_null(m.mean()));
+    return a;
+  };
+  return Json{{"stream", means(s.stream)}, {"attn_branch", means(s.attn_branch)}, {"ffn_branch", means(s.ffn_branch)},
+              {"attn_logits", means(s.attn_logits)}, {"output_logits", finite_or_null(s.output_logits.mean())}};
+}
+}  // namespace
+
 Json train_config_json(const TrainConfig& c0) {
   TrainConfig c = c0;
   c.model.causal = true;
@@ -124,6 +139,14 @@ Json train_config_json(const TrainConfig& c0) {
   cfg["schedule"] = c.schedule;
   cfg["optimizer"] = Json{{"name", "adam"}, {"beta1", c.adam.beta1}, {"beta2", c.adam.beta2}, {"eps", c.adam.eps},
                           {"weight_decay", c.adam.weight_decay}, {"weight_decay_kind", "l2 (torch.optim.Adam)"}};
+  if (c.model.param.scales_width()) {  // the parametrization's Adam multipliers (absent under sp)
+    const ParametrizationFactors f = c.model.factors();
+    const ParamRole w = ParamRole::Linear1Weight, b = ParamRole::Linear1Bias;
+    cfg["optimizer"]["multipliers"] = Json{
+        {"hidden_weights", Json{{"lr", f.lr(w, true)}, {"eps", f.eps(true)}, {"weight_decay", f.weight_decay(w)}}},
+        {"block_vectors", Json{{"lr", f.lr(b, true)}, {"eps", f.eps(true)}, {"weight_decay", f.weight_decay(b)}}},
+        {"embeddings_readout_final_norm", Json{{"lr", 1.0}, {"eps", 1.0}, {"weight_decay", 1.0}}}};
+  }
   cfg["clip"] = c.clip > 0 ? Json(c.clip) : Json(nullptr);
   cfg["log_every"] = c.log_every;
   cfg["eval_size"] = c.eval_size;
@@ -163,20 +186,27 @@ Json train(const TrainConfig& c0) {
   std::vector<Mat*> params;
   std::vector<std::string> names, groups;
   std::vector<int> layer_of;  // l, or -1 outside the blocks
+  std::vector<AdamScale> scales;  // the parametrization's multipliers per tensor (all 1 under sp)
+  std::vector<ParamRole> roles;
+  const ParametrizationFactors pf = lm.body().config().factors();
   for (auto& p : lm.body().params().all()) {
     params.push_back(&p.value);
     names.push_back(p.name);
     const int l = static_cast<int>(lm.body().block_of_param(static_cast<int>(names.size()) - 1));
     layer_of.push_back(l);
     groups.push_back(l >= 0 ? "layers." + std::to_string(l) : p.name);
+    scales.push_back({pf.lr(p.role, l >= 0), pf.eps(l >= 0), pf.weight_decay(p.role)});
+    roles.push_back(p.role);
   }
   for (auto& p : lm.io_params().all()) {
     params.push_back(&p.value);
     names.push_back(p.name);
     layer_of.push_back(-1);
     groups.push_back(p.name);
+    scales.push_back({pf.lr(p.role, false), pf.eps(false), pf.weight_decay(p.role)});
+    roles.push_back(p.role);
   }
-  Adam adam(params, c.adam);
+  Adam adam(params, c.adam, scales);
   const int threads = batch_threads(c);  // as many as validate_train's memory estimate counts
   // one gradient buffer per thread (not per sequence): each sequence's gradient is computed fresh in its thread's
   // buffer and added to the total in sequence order (omp ordered), so the sum is ((g_0 + g_1) + g_2) + ... whatever
@@ -212,7 +242,10 @@ Json train(const TrainConfig& c0) {
     }
     std::vector<SeqLoss> losses(batch.size());
     std::vector<SeqProbe> probes(batch.size());
-    for (auto& p : probes) p.activation_bound = c.diverge_activation;
+    for (auto& p : probes) {
+      p.activation_bound = c.diverge_activation;
+      p.want_coords = c.coord_stats;
+    }
     total.zero();
 #pragma omp parallel for ordered schedule(static, 1) num_threads(threads)
     for (long i = 0; i < c.batch; ++i) {
@@ -321,6 +354,7 @@ Json train(const TrainConfig& c0) {
       entry["final_norm_input_rms"] = final_rms;
       entry[fields::kBottomToTopGradRatio] = finite_or_null(bottom_to_top_ratio(grad_norms));
       entry["diverged"] = diverged;
+      if (c.coord_stats) entry["coords"] = coords_json(probes);
       if (update) {
         before_sq.resize(params.size());
         for (size_t i = 0; i < params.size(); ++i) before_sq[i] = params[i]->squaredNorm();
@@ -359,6 +393,16 @@ Json train(const TrainConfig& c0) {
         for (Index l = 0; l < L; ++l)
           entry["layers"][static_cast<size_t>(l)]["update_ratio"] = ratios["layers." + std::to_string(l)];
         entry["update_ratios"] = std::move(ratios);
+        if (c.coord_stats) {
+          std::map<std::string, std::pair<double, double>> by_role;  // role -> (Σ||Δ||², Σ||θ||²)
+          for (size_t i = 0; i < params.size(); ++i) {
+            by_role[to_string(roles[i])].first += delta_sq[i];
+            by_role[to_string(roles[i])].second += before_sq[i];
+          }
+          Json r = Json::object();
+          for (const auto& [role, v] : by_role) r[role] = finite_or_null(v.second > 0 ? std::sqrt(v.first / v.second) : NAN);
+          entry["update_ratios_by_role"] = std::move(r);
+        }
       }
     }
     if (log_now) log.push_back(std::move(entry));

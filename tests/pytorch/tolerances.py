@@ -11,6 +11,11 @@ REL_TOL = 1e-9
 # per tensor ||a - b|| / ||b||.
 TRAIN_REL_TOL = 1e-10
 
+# A parametrization's initialization against the same seed's sp draw times the table's factor (the very same draws,
+# one or two multiplications: a few ulps), and its reported multipliers against the table's closed forms
+# (test_parametrization_torch.py; issue 35's 1e-12 "where deterministic").
+INIT_REL_TOL = 1e-12
+
 # A quantity that is exactly 0 (HybridNorm's key-norm bias gradient: the softmax cancels it; q, k biases at n = 1):
 # both sides are rounding, |value| <= ZERO_REL_TOL times the largest compared quantity; also the floor of the
 # relative error's denominator, so an exactly-zero reference does not divide by 0.

@@ -72,13 +72,16 @@ void check_tensor(LanguageModel& lm, const std::vector<Sequence>& b, const std::
 
 // gemma: the gemma2 preset's block (RMSNorm with scale 1 + w, GeGLU, RoPE, soft-cap, no biases) and its embedding
 // scale √d, tied as Gemma is
-void check_all_gradients(const std::string& placement, bool tied, const std::string& task_name, bool gemma = false) {
+// param: a parametrization's multipliers (readout m_N^(-1), branch m_L^(-α), μP's logit scale) in the graph
+void check_all_gradients(const std::string& placement, bool tied, const std::string& task_name, bool gemma = false,
+                         const Parametrization& param = {}) {
   TaskConfig tc;
   tc.name = task_name;
   tc.vocab = 7;
   tc.seq_len = 6;
   const Task task(tc, 3);
   ModelConfig cfg = tiny(placement);
+  cfg.param = param;
   if (gemma) {
     cfg.norm = NormKind::RMSNorm;
     cfg.norm_offset = true;
@@ -132,6 +135,16 @@ TEST_CASE("train lm: every parameter gradient vs finite differences (pre, untied
 
 TEST_CASE("train lm: every parameter gradient vs finite differences (post, tied, markov)", "[train]") {
   check_all_gradients("post", true, "markov");
+}
+
+TEST_CASE("train lm: every parameter gradient vs finite differences (completep: readout, branch, logit multipliers)",
+          "[train]") {
+  Parametrization p;
+  p.kind = ParametrizationKind::CompleteP;
+  p.base_width = 2;  // m_N = 4: readout x 1/4, logits x sqrt(e0)/e
+  p.base_depth = 1;  // m_L = 2: branches x 1/2
+  check_all_gradients("pre", false, "copy", false, p);
+  check_all_gradients("post", true, "markov", false, p);
 }
 
 TEST_CASE("train lm: every parameter gradient vs finite differences (sandwich, untied, recall)", "[train]") {

@@ -83,3 +83,33 @@ TEST_CASE("train optim: schedules by hand", "[train][quick]") {
   REQUIRE(scheduled_lr("constant", 2.0, 0, 10, 3) == 2.0);
   REQUIRE_THROWS(scheduled_lr("cosine", 1.0, 0, 10, 1));
 }
+
+TEST_CASE("train optim: per-parameter scales are a param group's own lr, eps and weight decay", "[train][quick]") {
+  // two tensors: the first with scales (1/4, 1/8, 4), the second unscaled; each must move exactly as a plain Adam
+  // with lr·s_lr, eps·s_eps, weight_decay·s_wd (torch: a param group with those values)
+  Mat p(1, 2), q(1, 2), p_ref(1, 2), q_ref(1, 2);
+  p << 1.0, -2.0;
+  q << 0.5, 3.0;
+  p_ref = p;
+  q_ref = q;
+  AdamOptions o;
+  o.eps = 1e-3;  // large enough that its scale shows
+  o.weight_decay = 0.01;
+  Adam scaled({&p, &q}, o, {AdamScale{0.25, 0.125, 4.0}, AdamScale{}});
+  AdamOptions op = o;
+  op.eps = o.eps * 0.125;
+  op.weight_decay = o.weight_decay * 4.0;
+  Adam plain_p({&p_ref}, op), plain_q({&q_ref}, o);
+  Mat g(1, 2), h(1, 2);
+  g << 0.5, -0.25;
+  h << -0.1, 0.2;
+  for (int t = 0; t < 3; ++t) {
+    const double lr = 0.1 * (t + 1);
+    scaled.step({&g, &h}, lr);
+    plain_p.step({&g}, lr * 0.25);
+    plain_q.step({&h}, lr);
+  }
+  CHECK(p == p_ref);
+  CHECK(q == q_ref);
+  CHECK_THROWS(Adam({&p, &q}, o, {AdamScale{}}));  // one scale per tensor
+}

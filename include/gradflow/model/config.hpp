@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "gradflow/model/parametrization.hpp"
 #include "gradflow/ops/activation.hpp"
 #include "gradflow/ops/norm.hpp"
 #include "gradflow/core/types.hpp"
@@ -65,6 +66,7 @@ struct ModelConfig {
   bool embed_scale_sqrt_d = false;           // --embed-scale sqrt-d: S = √d in float64 (Gemma)
   std::optional<bool> final_norm;            // unset => the placement's default; --no-final-norm => false
   double residual_scale = 1.0;               // --residual-scale λ: x + λ·G(...)
+  Parametrization param;                     // --parametrization, --base-width, --base-depth (parametrization.hpp)
   SchemeValues scheme;                       // the placements' own options (--deepnorm-alpha, --mix-order, ...)
 
   // S of --embed-scale: √d (float64) for sqrt-d, else the number given (1: none)
@@ -75,7 +77,11 @@ struct ModelConfig {
   Index hd() const { return head_dim > 0 ? head_dim : d_model / heads; }
   Index q_width() const { return heads * hd(); }                  // rows of q in in_proj, columns of out_proj
   Index qkv_width() const { return (heads + 2 * kv()) * hd(); }   // rows of in_proj
-  double logit_scale() const;                                      // 1/√(attn_scale or head_dim)
+  // 1/√(attn_scale or head_dim); without --attn-scale, a width parametrization's √e0/e (mup_logit_scale)
+  double logit_scale() const;
+  // The parametrization's factors at this width and depth (all 1 under sp); branch_multiplier() = m_L^(-α).
+  ParametrizationFactors factors() const { return parametrization_factors(param, d_model, layers); }
+  double branch_multiplier() const { return factors().branch; }
   // The feed-forward branch's activation: --activation for mlp, silu for swiglu, gelu-tanh for geglu.
   Activation ffn_activation() const;
   bool in_proj_bias() const { return bias || qkv_bias; }  // attention's q, k, v biases

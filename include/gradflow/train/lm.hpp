@@ -4,7 +4,7 @@
 // on the positions a task marks as targets:
 //   x_0 = E[s_i] + P[i]          (n, d)
 //   y   = head(blocks(x_0))      (n, d)      Model::forward
-//   z   = y · Wᵀ                 (n, V)      logits
+//   z   = (r·y) · Wᵀ             (n, V)      logits; r = m_N^(-1) under a width parametrization, else 1
 //   L   = (1/T) Σ_{targets i} −log softmax(z_i)[t_i]    T = the number of targets in the whole batch
 // Parameter names: the Model's (PyTorch nn.TransformerEncoder names) plus tok_embedding.weight, pos_embedding.weight
 // and lm_head.weight (absent when tied); a checkpoint of all of them is readable by `analyze --weights`, which
@@ -18,6 +18,7 @@
 #include "gradflow/model/config.hpp"
 #include "gradflow/model/model.hpp"
 #include "gradflow/core/params.hpp"
+#include "gradflow/train/coord_stats.hpp"
 #include "gradflow/train/tasks.hpp"
 
 namespace gradflow {
@@ -47,6 +48,8 @@ struct SeqProbe {
                                  // final norm/logits, NaN/Inf only); -2: none
   bool bad_forward_finite = false;  // that output was finite (above activation_bound), not NaN/Inf
   int bad_backward_layer = -2;   // highest l whose dL/dx_l is NaN/Inf; -2: none
+  bool want_coords = false;      // input: fill coords (train's --coord-stats; coord_check.hpp)
+  CoordStats coords;             // the coordinate sizes of this sequence's forward pass (coord_stats.hpp)
 };
 
 class LanguageModel {

@@ -24,9 +24,15 @@ struct AdamOptions {
   double weight_decay = 0.0;    // --weight-decay: L2 added to the gradient, as torch.optim.Adam
 };
 
+// One parameter's multipliers of the rate, ε and weight decay (a parametrization's, model/parametrization.hpp; as
+// a torch param group's own lr, eps and weight_decay = the base value × these). All 1: the plain update, bit for bit.
+struct AdamScale {
+  double lr = 1, eps = 1, weight_decay = 1;
+};
+
 class Adam {
  public:
-  Adam(const std::vector<Mat*>& params, AdamOptions opts);
+  Adam(const std::vector<Mat*>& params, AdamOptions opts, std::vector<AdamScale> scales = {});  // {}: all 1
   // One update of every parameter with its gradient (grads[i] matches params[i]; grads are not modified).
   // When delta_sq is given, delta_sq[i] = ||Δθ_i||² of this update.
   void step(const std::vector<const Mat*>& grads, double lr, std::vector<double>* delta_sq = nullptr);
@@ -36,6 +42,7 @@ class Adam {
  private:
   std::vector<Mat*> params_;
   std::vector<Mat> m_, v_;
+  std::vector<AdamScale> scales_;
   AdamOptions o_;
   long t_ = 0;
 };

@@ -51,6 +51,9 @@ struct TrainConfig {
   int threads = 0;                // --threads: OpenMP threads over the sequences of a batch (0: all)
   double max_memory_bytes = 0;    // --max-memory: refuse a run estimated above it (train_memory; 0: half of RAM)
   bool progress = false;          // a line per log entry on stderr
+  // coordinate statistics in every log entry: "coords" (coord_stats.hpp, over the batch's sequences) and, for the
+  // update that follows, "update_ratios_by_role" ||Δθ||/||θ|| over the tensors of each role (gradflow coord-check)
+  bool coord_stats = false;
 };
 
 // Validates every option (Error naming the option and the fix) and refuses a run whose train_memory exceeds

@@ -12,11 +12,12 @@ namespace gradflow::recipes {
 constexpr auto kA = SublayerKind::Attention;
 constexpr auto kF = SublayerKind::FeedForward;
 
-// A unit of kind k with no norm: z = x + λ·G(x).
+// A unit of kind k with no norm: z = x + λ·G(x), λ = --residual-scale × the parametrization's branch multiplier
+// m_L^(-α) (1 under sp and mup).
 inline UnitSpec unit(SublayerKind k, const ModelConfig& cfg) {
   UnitSpec u;
   u.kind = k;
-  u.branch_scale = cfg.residual_scale;
+  u.branch_scale = cfg.residual_scale * cfg.branch_multiplier();
   return u;
 }
 
