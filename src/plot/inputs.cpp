@@ -113,6 +113,9 @@ std::vector<PlotInput> load_inputs(const std::vector<std::string>& paths) {
     } else if (in.json.is_object() && ((in.json.contains(kLog) && in.json.contains(kTask)) ||
                                        (in.json.contains(kRuns) && in.json.contains(kGrid)))) {
       in.kind = InputKind::Train;
+    } else if (in.json.is_object() && in.json.contains("axes") && in.json["axes"].is_array() &&
+               in.json.contains(kConfig) && in.json[kConfig].is_object() && in.json[kConfig].contains("coord_check")) {
+      in.kind = InputKind::CoordCheck;
     } else if (in.json.is_object() && in.json.contains(kCheckpoints) && in.json.contains(kOverTraining)) {
       in.kind = InputKind::OverTraining;
     } else if (in.json.is_object() && in.json.contains(kLayers) && in.json[kLayers].is_array() &&

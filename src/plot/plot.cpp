@@ -19,7 +19,7 @@ const std::vector<std::pair<std::string, Builder>>& registry() {
       {"heatmap", plot_heatmap},             {"claims", plot_claims},
       {"loss-curves", plot_loss_curves},     {"grad-over-training", plot_grad_over_training},
       {"phase-diagram", plot_phase_diagram},   {"token-geometry", plot_token_geometry},
-      {"attention-entropy", plot_attention_entropy},
+      {"attention-entropy", plot_attention_entropy}, {"coord-check", plot_coord_check},
   };
   return r;
 }

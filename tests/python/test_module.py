@@ -408,6 +408,15 @@ def case_plot():
     if list(ax.get_lines()[2].get_xdata()) != [10, 20] or ax.get_lines()[2].get_ydata()[1] != rj.grad_norm[2]:
         fail("grad-over-training of a report over checkpoints")
     raises(["train reports"], lambda: gradflow.plot(r, kind="loss-curves"))
+    # coord-check of a command's report: a panel per quantity, a line per step, each the mean over seeds
+    cc = cli_report("coord-check", "--placement", "pre", "--layers", "2", "--d-model", "8", "--heads", "2",
+                    "--seq-len", "4", "--batch", "2", "--steps", "2", "--widths", "8,16", "--seeds", "2")
+    axes = gradflow.plot(cc, kind="coord-check")
+    rec = [q for q in cc["axes"][0]["records"] if q["size"] == 16]
+    want = np.mean([q["steps"][1]["ffn_branch"] for q in rec])
+    if len(axes) != 5 or len(axes[2].get_lines()) != 2 or axes[2].get_lines()[1].get_ydata()[1] != want:
+        fail("coord-check does not draw each step's mean over seeds against log2 width")
+    raises(["coord-check report"], lambda: gradflow.plot(r, kind="coord-check"))
     # a train-sweep: a panel per (placement, depth); each cell's mean eval curve, each run's bottom/top ratio
     ts = gradflow.train_sweep(placements="post,pre", layers=2, lr="1e-3,1e-2", warmup="0", steps=10, d_model=8,
                               heads=2, seq_len=4, seeds=1)
@@ -469,7 +478,7 @@ def case_plot():
     if not bounds or abs(bounds[0].get_ydata()[3] - (1 + 3 / 2) ** 0.5) > 1e-12:
         fail("claims: the Lemma 2 panel lacks its bounds")
     print("ok: gradflow.plot grad-by-depth, jacobian-norms, token-geometry, spectrum, heatmap, sensitivity, "
-          "loss-curves, grad-over-training, phase-diagram, attention-entropy, claims")
+          "loss-curves, grad-over-training, phase-diagram, attention-entropy, claims, coord-check")
 
 
 def rss_mib():

@@ -13,7 +13,7 @@ using PlotJson = nlohmann::ordered_json;
 
 // Train: a train or train-sweep report (docs/training.md); OverTraining: the report of analyze --weights A B ... over a
 // run's checkpoints (commands/analyze_over_training.hpp)
-enum class InputKind { Analyze, Experiment, Npy, Train, OverTraining };
+enum class InputKind { Analyze, Experiment, Npy, Train, OverTraining, CoordCheck };
 
 struct PlotInput {
   std::string path;

@@ -40,6 +40,10 @@ Figure plot_loss_curves(const std::vector<PlotInput>& in, const PlotOptions& o);
 // train report; train-sweep reports: bottom and top layer of each run.
 Figure plot_grad_over_training(const std::vector<PlotInput>& in, const PlotOptions& o);
 
+// A coord-check report (train/coord_check.hpp): mean |entry| against log2 width or depth, a panel per quantity and
+// axis, a line per step.
+Figure plot_coord_check(const std::vector<PlotInput>& in, const PlotOptions& o);
+
 // The kind names, in the order `--help` lists them.
 const std::vector<std::string>& plot_kinds();
 

@@ -2,7 +2,7 @@
 
 The same data as `gradflow plot --kind KIND` (src/plot/kind_*.cpp), in the same colours (Okabe and Ito's palette,
 src/plot/style.cpp). Kinds: every kind of the command — grad-by-depth, jacobian-norms, token-geometry, spectrum,
-heatmap, sensitivity, loss-curves, grad-over-training, phase-diagram, attention-entropy, claims.
+heatmap, sensitivity, loss-curves, grad-over-training, phase-diagram, attention-entropy, claims, coord-check.
 """
 import numpy as _np
 
@@ -18,7 +18,9 @@ def _name(placement):
     """A placement as the command's figures name it (Post-LN, Pre-LN, ...: the placement registry's display name)."""
     return _gradflow.placement_display_name(placement)
 KINDS = ("grad-by-depth", "jacobian-norms", "token-geometry", "spectrum", "heatmap", "sensitivity", "loss-curves",
-         "grad-over-training", "phase-diagram", "attention-entropy", "claims")
+         "grad-over-training", "phase-diagram", "attention-entropy", "claims", "coord-check")
+# coord-check's panels (src/plot/kind_coord_check.cpp), per checked axis
+_COORDS = ("stream", "attn_branch", "ffn_branch", "attn_logits", "output_logits")
 _DEFAULT_METRIC = "summary.bottom_to_top_grad_ratio"
 # claims: the measurement that answers each of the article's claims (src/plot/kind_claims.cpp, kClaimPanels):
 # claim id -> (metric, drawn as the paired ratio numerator/denominator, the article's value)
@@ -602,6 +604,31 @@ def _grad_over_training(ax, reports):
     ax.legend(fontsize=6)
 
 
+def _coord_check(axes, d):
+    """A panel per (axis, quantity): the mean over seeds of mean |entry| against log2 size, a line per step."""
+    k = 0
+    for axis in d["axes"]:
+        for q in _COORDS:
+            by_t = {}
+            for rec in axis["records"]:
+                for st in rec["steps"]:
+                    if isinstance(st.get(q), (int, float)):
+                        by_t.setdefault(st["t"], {}).setdefault(rec["size"], []).append(st[q])
+            a = axes[k]
+            k += 1
+            for t in sorted(by_t):
+                sizes = sorted(by_t[t])
+                st = _style(t - 1)
+                a.plot(_np.log2(sizes), [_np.mean(by_t[t][s]) for s in sizes], color=st["color"], marker=st["marker"],
+                       linestyle=st["linestyle"], label=f"t = {t}" + (" (init)" if t == 1 else ""))
+            last = [v for v in axis["verdicts"] if v["quantity"] == q and v["exponent"] is not None]
+            b = f", b = {last[-1]['exponent']:+.2f}" if last else ""
+            a.set_title(q.replace("_", " ") + (f" ({axis['axis']})" if len(d["axes"]) > 1 else "") + b, fontsize=8)
+            a.set_xlabel(f"log2 {axis['axis']}")
+            a.set_ylabel("mean |entry|")
+    axes[0].legend(fontsize=6)
+
+
 def plot(reports, kind="grad-by-depth", ax=None, param=None, metric=None, matrix="P", at=None, tokens=None):
     """Draws `kind` from one report or a list of them into `ax` (a matplotlib Axes, or a sequence of them for a
     kind of several panels; None: a new figure's) and returns the axes (a list for several panels).
@@ -625,7 +652,9 @@ def plot(reports, kind="grad-by-depth", ax=None, param=None, metric=None, matrix
     loss-curves: train (dashed) and eval (solid) loss against step of train reports; a train-sweep report: a panel
     per (placement, depth) with each (lr, warmup) cell's mean eval curve.
     grad-over-training: ||dL/dx_l|| against step of a train report, or of a report over a run's checkpoints; a
-    train-sweep report: a panel per (placement, depth) with every run's bottom/top gradient ratio."""
+    train-sweep report: a panel per (placement, depth) with every run's bottom/top gradient ratio.
+    coord-check: a `gradflow coord-check` report (its JSON loaded as a dict): a panel per quantity (and axis), mean
+    |entry| (mean over seeds) against log2 width or depth, a line per step, titled with the last step's exponent."""
     from . import Error  # noqa: PLC0415
     if kind not in KINDS:
         raise Error(f"plot kind {kind!r} is not drawn from Python (it has {', '.join(KINDS)}); fix: use "
@@ -645,6 +674,13 @@ def plot(reports, kind="grad-by-depth", ax=None, param=None, metric=None, matrix
             raise Error(f"{kind} draws one train-sweep report at a time; fix: pass one")
         d = reports[0].to_dict() if hasattr(reports[0], "to_dict") else reports[0]
         return _train_sweep_panels(ax, d, kind)
+    if kind == "coord-check":
+        d = reports[0] if len(reports) == 1 and isinstance(reports[0], dict) else None
+        if d is None or "axes" not in d or "coord_check" not in d.get("config", {}):
+            raise Error("coord-check draws one gradflow coord-check report; fix: pass its --json loaded as a dict")
+        axes = _axes(ax, len(_COORDS) * len(d["axes"]))
+        _coord_check(axes, d)
+        return axes
     if kind in ("phase-diagram", "attention-entropy", "claims"):
         if kind == "phase-diagram":
             if len(reports) != 1:
