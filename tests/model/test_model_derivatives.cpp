@@ -148,7 +148,7 @@ TEST_CASE("model: block and head Jacobians vs finite differences and JVP/VJP, ev
   }
 }
 
-TEST_CASE("model: input and parameter gradients vs finite differences, every placement", "[model][gradient]") {
+TEST_CASE("model: input and parameter gradients vs finite differences, every placement", "[model][gradient][slow]") {
   for (const Case& c : cases()) {
     INFO(c.name());
     Model m = make_model(c);
