@@ -125,6 +125,8 @@ Json train_sweep_report(const TrainSweepOptions& o, const std::vector<TrainRun>&
     std::map<long, std::vector<double>> curve;  // step -> eval losses
   };
   std::map<std::tuple<std::string, Index, double, long>, Cell> cells;
+  // (placement, depth, warmup, repetition) -> lr -> final eval loss (NaN: diverged or none)
+  std::map<std::tuple<std::string, Index, long, int>, std::map<double, double>> per_seed;
   for (size_t i = 0; i < runs.size(); ++i) {
     const auto& r = reports[i];
     const auto& run = runs[i];
@@ -154,6 +156,7 @@ Json train_sweep_report(const TrainSweepOptions& o, const std::vector<TrainRun>&
     }
     row[kCurve] = std::move(curve);
     rows.push_back(std::move(row));
+    per_seed[{run.placement, run.layers, run.warmup, run.repetition}][run.lr] = div ? NAN : fe;
     ++cell.n;
     cell.conv += conv;
     cell.div += div;
@@ -198,6 +201,31 @@ Json train_sweep_report(const TrainSweepOptions& o, const std::vector<TrainRun>&
         stable[std::to_string(w)] = best;
         nondiv[std::to_string(w)] = best_nd;
       }
+      Json optimal = Json::object();
+      for (long w : o.warmups) {
+        std::vector<double> log2_lr;
+        int fitted_at_edge = 0;
+        for (int rep = 0; rep < o.seeds; ++rep) {
+          const auto it = per_seed.find({p, L, w, rep});
+          if (it == per_seed.end()) continue;  // a partial merge lacks the seed
+          std::vector<double> lrs, losses;
+          for (const auto& [lr, fe] : it->second) {
+            lrs.push_back(lr);
+            losses.push_back(fe);
+          }
+          const double best = fitted_optimal_lr(lrs, losses);
+          if (std::isfinite(best)) log2_lr.push_back(std::log2(best));
+          else ++fitted_at_edge;
+        }
+        const Stat st = mean_std(log2_lr);
+        const double se = log2_lr.size() >= 2 ? st.std / std::sqrt(static_cast<double>(log2_lr.size())) : NAN;
+        optimal[std::to_string(w)] =
+            Json{{kLr, log2_lr.empty() ? Json(nullptr) : Json(std::exp2(st.mean))},
+                 {"log2_lr_mean", finite_or_null(log2_lr.empty() ? NAN : st.mean)},
+                 {"log2_lr_stderr", finite_or_null(se)}, {"seeds_fitted", log2_lr.size()},
+                 {"seeds_without_inner_minimum", fitted_at_edge}};
+      }
+      g["optimal_lr"] = std::move(optimal);
       g[kSmallestConvergingWarmup] = warm;
       g[kLargestStableLr] = stable;
       g[kLargestNonDivergingLr] = nondiv;
@@ -233,6 +261,26 @@ Json train_sweep_report(const TrainSweepOptions& o, const std::vector<TrainRun>&
   rep[kRatios] = std::move(ratios);
   rep[kRuns] = std::move(rows);
   return rep;
+}
+
+double fitted_optimal_lr(const std::vector<double>& lrs, const std::vector<double>& losses) {
+  std::vector<std::pair<double, double>> pts;  // (log2 lr, loss), ascending in lr
+  for (size_t i = 0; i < lrs.size() && i < losses.size(); ++i) pts.push_back({std::log2(lrs[i]), losses[i]});
+  std::sort(pts.begin(), pts.end());
+  size_t k = pts.size();
+  for (size_t i = 0; i < pts.size(); ++i)
+    if (std::isfinite(pts[i].second) && (k == pts.size() || pts[i].second < pts[k].second)) k = i;
+  if (k == pts.size() || k == 0 || k + 1 == pts.size()) return NAN;
+  const auto [u0, y0] = pts[k - 1];
+  const auto [u1, y1] = pts[k];
+  const auto [u2, y2] = pts[k + 1];
+  if (!std::isfinite(y0) || !std::isfinite(y2)) return NAN;
+  // the vertex of the parabola through the three points (y1 lowest, so it lies in [u0, u2])
+  const double a = (y0 - y1) / (u0 - u1), b = (y2 - y1) / (u2 - u1);
+  const double curvature = (b - a) / (u2 - u0);  // the parabola's leading coefficient
+  if (!(curvature > 0)) return std::exp2(u1);     // flat through the three: the grid point itself
+  const double slope_mid = a + curvature * (u1 - u0);  // derivative at u1 of the interpolating parabola
+  return std::exp2(u1 - slope_mid / (2 * curvature));
 }
 
 std::string train_sweep_csv(const Json& rep) {

@@ -3,10 +3,12 @@
 // and divergence counts, the mean eval curve, and one CSV row per run.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
 #include "gradflow/train/sweep.hpp"
+#include "tolerances.hpp"
 
 using namespace gradflow;
 using Json = nlohmann::ordered_json;
@@ -114,4 +116,51 @@ TEST_CASE("train_sweep_csv and table: one row per run", "[train][quick]") {
   REQUIRE(table.str().find("post L=2  divergence rate 0.50\n") == 0);
   REQUIRE(table.str().find("     0.001       0     2/2       0  1.1250 ± 0.1768\n") != std::string::npos);
   REQUIRE(table.str().find("      0.01       0     0/2       2  nan ± nan\n") != std::string::npos);
+}
+
+TEST_CASE("fitted_optimal_lr: the parabola's vertex in log2 lr, none at the grid's edge", "[train][quick]") {
+  // loss = (log2 lr + 7.3)² + 1 on lr = 2^-10 .. 2^-4: the vertex 2^-7.3 exactly (a parabola through three of its
+  // own points is itself)
+  std::vector<double> lrs, losses;
+  for (int k = -10; k <= -4; ++k) {
+    lrs.push_back(std::exp2(k));
+    losses.push_back((k + 7.3) * (k + 7.3) + 1.0);
+  }
+  CHECK(std::abs(std::log2(fitted_optimal_lr(lrs, losses)) + 7.3) < test::kClosedFormChainTol);
+  std::reverse(lrs.begin(), lrs.end());  // any order
+  std::reverse(losses.begin(), losses.end());
+  CHECK(std::abs(std::log2(fitted_optimal_lr(lrs, losses)) + 7.3) < test::kClosedFormChainTol);
+  CHECK(std::isnan(fitted_optimal_lr({1e-3, 1e-2, 1e-1}, {1.0, 2.0, 3.0})));    // lowest at the edge
+  CHECK(std::isnan(fitted_optimal_lr({1e-3, 1e-2, 1e-1}, {NAN, 1.0, 3.0})));    // a neighbour diverged
+  CHECK(fitted_optimal_lr({1e-3, 1e-2, 1e-1}, {2.0, 1.0, 2.0}) == Approx(1e-2).epsilon(test::kClosedFormChainTol));
+  CHECK(std::isnan(fitted_optimal_lr({}, {})));
+}
+
+TEST_CASE("train_sweep_report: the optimal lr per seed and its mean and standard error over seeds", "[train][quick]") {
+  TrainSweepOptions o;
+  o.placements = {"pre"};
+  o.layers = {2};
+  o.warmups = {0};
+  o.lrs = {0.25, 0.5, 1.0, 2.0};
+  o.seeds = 3;
+  std::vector<TrainRun> runs;
+  std::vector<Json> reports;
+  const double centre[3] = {-0.6, -0.4, 3.0};  // seed 2: the lowest loss at the grid's edge (lr 2)
+  for (double lr : o.lrs)
+    for (int r = 0; r < 3; ++r) {
+      TrainRun run;
+      run.placement = "pre";
+      run.layers = 2;
+      run.lr = lr;
+      run.repetition = r;
+      runs.push_back(run);
+      const double u = std::log2(lr) - centre[r];
+      reports.push_back(fake_run(1.0 + u * u, false));
+    }
+  const Json opt = train_sweep_report(o, runs, reports)["groups"][0]["optimal_lr"]["0"];
+  CHECK(opt["seeds_fitted"] == 2);
+  CHECK(opt["seeds_without_inner_minimum"] == 1);
+  CHECK(opt["log2_lr_mean"].get<double>() == Approx(-0.5).epsilon(test::kClosedFormChainTol));
+  CHECK(opt["log2_lr_stderr"].get<double>() == Approx(0.1).epsilon(test::kClosedFormChainTol));  // sd 0.1414/√2
+  CHECK(opt["lr"].get<double>() == Approx(std::exp2(-0.5)).epsilon(test::kClosedFormChainTol));
 }

@@ -10,6 +10,9 @@
 //   largest_stable_lr[warmup]       the largest lr whose cell converges at that warmup (null: none)
 //   largest_non_diverging_lr[warmup], final eval loss mean ± std per cell, divergence rate per cell and overall,
 //   and for each pair of placements a/b (in --placements order) the ratios of those warmups and learning rates.
+//   optimal_lr[warmup]              per seed the fitted_optimal_lr of its final eval losses over the lrs, and over
+//                                   the seeds the mean of log2 of it with its standard error (learning-rate
+//                                   transfer: does the optimum move with depth, or across reports of two widths)
 // docs/training.md states these definitions; docs/report-schema.md lists the fields.
 #pragma once
 #include <functional>
@@ -57,6 +60,10 @@ std::vector<nlohmann::ordered_json> run_train_runs(const std::vector<TrainRun>& 
                                                    RunnerStats* stats = nullptr);
 nlohmann::ordered_json train_sweep_report(const TrainSweepOptions& o, const std::vector<TrainRun>& runs,
                                           const std::vector<nlohmann::ordered_json>& reports);
+// The learning rate that minimizes a final loss over a grid (any order; a loss NaN where the run has none or
+// diverged): the vertex of the parabola in log2(lr) through the grid's lowest loss and its two neighbours in lr.
+// NaN when the lowest loss lies at the grid's edge or a neighbour has no loss (no minimum inside the grid).
+double fitted_optimal_lr(const std::vector<double>& lrs, const std::vector<double>& losses);
 // One row per run: placement,layers,warmup,lr,seed,final_eval_loss,final_train_loss,converged,diverged,diverged_step
 std::string train_sweep_csv(const nlohmann::ordered_json& report);
 void print_train_sweep_table(std::ostream& os, const nlohmann::ordered_json& report);
