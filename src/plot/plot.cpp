@@ -20,6 +20,7 @@ const std::vector<std::pair<std::string, Builder>>& registry() {
       {"loss-curves", plot_loss_curves},     {"grad-over-training", plot_grad_over_training},
       {"phase-diagram", plot_phase_diagram},   {"token-geometry", plot_token_geometry},
       {"attention-entropy", plot_attention_entropy}, {"coord-check", plot_coord_check},
+      {"lr-transfer", plot_lr_transfer},
   };
   return r;
 }
@@ -59,7 +60,7 @@ RenderedFiles make_plot(const PlotOptions& o, const std::string& command_line) {
                            "examples/claims/...`, and draw train reports with --kind loss-curves");
     inputs = std::move(kept);
   }
-  const bool train_kind = o.kind == "loss-curves" || o.kind == "grad-over-training";
+  const bool train_kind = o.kind == "loss-curves" || o.kind == "grad-over-training" || o.kind == "lr-transfer";
   const bool either_kind = o.kind == "phase-diagram";  // a 2-D sweep or a train-sweep (the kind checks which)
   for (const auto& in : inputs) {
     if (in.kind == InputKind::OverTraining) {  // a run's checkpoints analyzed: drawn against the step

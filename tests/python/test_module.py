@@ -417,6 +417,15 @@ def case_plot():
     if len(axes) != 5 or len(axes[2].get_lines()) != 2 or axes[2].get_lines()[1].get_ydata()[1] != want:
         fail("coord-check does not draw each step's mean over seeds against log2 width")
     raises(["coord-check report"], lambda: gradflow.plot(r, kind="coord-check"))
+    # lr-transfer of a train-sweep over depths: a panel per placement, a line per depth, the optimum starred
+    lt = gradflow.train_sweep(placements="pre", layers="1,2", lr="1e-3,1e-2,1e-1", warmup="0", steps=10, d_model=8,
+                              heads=2, seq_len=4, seeds=1)
+    axes = gradflow.plot(lt, kind="lr-transfer")
+    g = lt["groups"][1]
+    if len(axes) != 1 or list(axes[0].get_lines()[-2 if g["optimal_lr"]["0"]["lr"] is not None else -1].get_ydata()) != \
+            [c["final_eval_loss_mean"] for c in g["cells"]]:
+        fail("lr-transfer does not draw each depth's mean final eval loss against lr")
+    raises(["train-sweep reports"], lambda: gradflow.plot(r, kind="lr-transfer"))
     # a train-sweep: a panel per (placement, depth); each cell's mean eval curve, each run's bottom/top ratio
     ts = gradflow.train_sweep(placements="post,pre", layers=2, lr="1e-3,1e-2", warmup="0", steps=10, d_model=8,
                               heads=2, seq_len=4, seeds=1)
@@ -478,7 +487,7 @@ def case_plot():
     if not bounds or abs(bounds[0].get_ydata()[3] - (1 + 3 / 2) ** 0.5) > 1e-12:
         fail("claims: the Lemma 2 panel lacks its bounds")
     print("ok: gradflow.plot grad-by-depth, jacobian-norms, token-geometry, spectrum, heatmap, sensitivity, "
-          "loss-curves, grad-over-training, phase-diagram, attention-entropy, claims, coord-check")
+          "loss-curves, grad-over-training, phase-diagram, attention-entropy, claims, coord-check, lr-transfer")
 
 
 def rss_mib():

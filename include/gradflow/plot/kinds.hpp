@@ -44,6 +44,10 @@ Figure plot_grad_over_training(const std::vector<PlotInput>& in, const PlotOptio
 // axis, a line per step.
 Figure plot_coord_check(const std::vector<PlotInput>& in, const PlotOptions& o);
 
+// Train-sweep reports (one per width, or one over depths): final eval loss against lr, a panel per placement, a line
+// per size, each line's fitted optimum marked.
+Figure plot_lr_transfer(const std::vector<PlotInput>& in, const PlotOptions& o);
+
 // The kind names, in the order `--help` lists them.
 const std::vector<std::string>& plot_kinds();
 

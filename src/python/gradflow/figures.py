@@ -2,7 +2,7 @@
 
 The same data as `gradflow plot --kind KIND` (src/plot/kind_*.cpp), in the same colours (Okabe and Ito's palette,
 src/plot/style.cpp). Kinds: every kind of the command — grad-by-depth, jacobian-norms, token-geometry, spectrum,
-heatmap, sensitivity, loss-curves, grad-over-training, phase-diagram, attention-entropy, claims, coord-check.
+heatmap, sensitivity, loss-curves, grad-over-training, phase-diagram, attention-entropy, claims, coord-check, lr-transfer.
 """
 import numpy as _np
 
@@ -18,7 +18,7 @@ def _name(placement):
     """A placement as the command's figures name it (Post-LN, Pre-LN, ...: the placement registry's display name)."""
     return _gradflow.placement_display_name(placement)
 KINDS = ("grad-by-depth", "jacobian-norms", "token-geometry", "spectrum", "heatmap", "sensitivity", "loss-curves",
-         "grad-over-training", "phase-diagram", "attention-entropy", "claims", "coord-check")
+         "grad-over-training", "phase-diagram", "attention-entropy", "claims", "coord-check", "lr-transfer")
 # coord-check's panels (src/plot/kind_coord_check.cpp), per checked axis
 _COORDS = ("stream", "attn_branch", "ffn_branch", "attn_logits", "output_logits")
 _DEFAULT_METRIC = "summary.bottom_to_top_grad_ratio"
@@ -629,6 +629,42 @@ def _coord_check(axes, d):
     axes[0].legend(fontsize=6)
 
 
+def _lr_transfer_lines(reports):
+    """placement -> [((d, L), lrs, mean final eval losses, fitted optimum lr or None)] of one-warmup train-sweeps."""
+    from . import Error  # noqa: PLC0415
+    warmups = {w for r in reports for w in r["grid"]["warmup"]}
+    if len(warmups) != 1:
+        raise Error(f"lr-transfer draws one warmup, the reports have {len(warmups)}; fix: sweep one warmup value")
+    w = str(warmups.pop())
+    out = {}
+    for r in reports:
+        for g in r["groups"]:
+            cells = g["cells"]
+            opt = g["optimal_lr"][w]["lr"]
+            out.setdefault(g["placement"], []).append(((r["config"]["d_model"], g["layers"]), [c["lr"] for c in cells],
+                                                      [_np.nan if c["final_eval_loss_mean"] is None
+                                                       else c["final_eval_loss_mean"] for c in cells], opt))
+    return out
+
+
+def _lr_transfer(axes, lines):
+    sizes = sorted({key for v in lines.values() for key, *_ in v})
+    widths, depths = len({d for d, _ in sizes}) > 1, len({L for _, L in sizes}) > 1
+    for a, (p, v) in zip(axes, lines.items()):
+        for key, lrs, loss, opt in v:
+            k = sizes.index(key)
+            st = _style(k)
+            label = ", ".join(([f"d = {key[0]}"] if widths or not depths else []) + ([f"L = {key[1]}"] if depths else []))
+            a.plot(lrs, loss, color=st["color"], marker=st["marker"], linestyle=st["linestyle"], label=label)
+            if opt is not None:
+                a.plot([opt], [_np.nanmin(loss)], color=st["color"], marker="*", markersize=9, linestyle="none")
+        a.set_xscale("log")
+        a.set_xlabel("learning rate")
+        a.set_ylabel("final eval loss")
+        a.set_title(_name(p), fontsize=8)
+    axes[0].legend(fontsize=6)
+
+
 def plot(reports, kind="grad-by-depth", ax=None, param=None, metric=None, matrix="P", at=None, tokens=None):
     """Draws `kind` from one report or a list of them into `ax` (a matplotlib Axes, or a sequence of them for a
     kind of several panels; None: a new figure's) and returns the axes (a list for several panels).
@@ -653,6 +689,8 @@ def plot(reports, kind="grad-by-depth", ax=None, param=None, metric=None, matrix
     per (placement, depth) with each (lr, warmup) cell's mean eval curve.
     grad-over-training: ||dL/dx_l|| against step of a train report, or of a report over a run's checkpoints; a
     train-sweep report: a panel per (placement, depth) with every run's bottom/top gradient ratio.
+    lr-transfer: train-sweep reports of one warmup (one per width, or one over depths): the mean final eval loss
+    against lr, a panel per placement, a line per size, each line's fitted optimum (optimal_lr) starred.
     coord-check: a `gradflow coord-check` report (its JSON loaded as a dict): a panel per quantity (and axis), mean
     |entry| (mean over seeds) against log2 width or depth, a line per step, titled with the last step's exponent."""
     from . import Error  # noqa: PLC0415
@@ -674,6 +712,14 @@ def plot(reports, kind="grad-by-depth", ax=None, param=None, metric=None, matrix
             raise Error(f"{kind} draws one train-sweep report at a time; fix: pass one")
         d = reports[0].to_dict() if hasattr(reports[0], "to_dict") else reports[0]
         return _train_sweep_panels(ax, d, kind)
+    if kind == "lr-transfer":
+        ds = [r.to_dict() if hasattr(r, "to_dict") else r for r in reports]
+        if not all(isinstance(d, dict) and "runs" in d and "grid" in d for d in ds):
+            raise Error("lr-transfer draws train-sweep reports; fix: pass gradflow.train_sweep's")
+        lines = _lr_transfer_lines(ds)
+        axes = _axes(ax, len(lines))
+        _lr_transfer(axes, lines)
+        return axes
     if kind == "coord-check":
         d = reports[0] if len(reports) == 1 and isinstance(reports[0], dict) else None
         if d is None or "axes" not in d or "coord_check" not in d.get("config", {}):
