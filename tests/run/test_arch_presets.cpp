@@ -6,16 +6,11 @@
 
 #include "gradflow/run/arch_presets.hpp"
 #include "gradflow/run/model_settings.hpp"
+#include "resolved_options.hpp"
 
 using namespace gradflow;
 
-namespace {
-RunConfig resolved(const std::vector<std::pair<std::string, std::string>>& options) {
-  ModelSettings s;
-  for (const auto& [name, value] : options) set_model_option(s, name, value);
-  return resolve(s);
-}
-}  // namespace
+using gradflow::test::resolved;
 
 TEST_CASE("arch presets: the blocks of today's models", "[run][arch]") {
   const ModelConfig llama = resolved({{"arch", "llama"}}).model;

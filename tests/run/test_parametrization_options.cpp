@@ -4,16 +4,11 @@
 #include <catch2/catch.hpp>
 
 #include "gradflow/run/model_settings.hpp"
+#include "resolved_options.hpp"
 
 using namespace gradflow;
 
-namespace {
-RunConfig resolved(const std::vector<std::pair<std::string, std::string>>& options) {
-  ModelSettings s;
-  for (const auto& [name, value] : options) set_model_option(s, name, value);
-  return resolve(s);
-}
-}  // namespace
+using gradflow::test::resolved;
 
 TEST_CASE("parametrization options: values, and the combinations refused by name", "[run][parametrization]") {
   const RunConfig rc = resolved({{"parametrization", "completep"}, {"base-width", "16"}, {"base-depth", "3"},
