@@ -74,8 +74,8 @@ double ParametrizationFactors::init(ParamRole role, const std::string& scheme) c
 double ParametrizationFactors::readout_init() const { return p.scales_width() ? std::sqrt(width_mult) : 1.0; }
 
 double mup_logit_scale(Index head_dim, double width_mult) {
-  const double e = static_cast<double>(head_dim);
-  return std::sqrt(e / width_mult) / e;
+  // √e0/e = 1/√(e·m_N), written so that the base width gives sp's 1/√e as the very same double
+  return 1.0 / std::sqrt(static_cast<double>(head_dim) * width_mult);
 }
 
 }  // namespace gradflow

@@ -152,6 +152,23 @@ TEST_CASE("parametrization: its multipliers are the options that set the same fa
     c.attn_scale = 9;
     CHECK(c.logit_scale() == Approx(1.0 / 3.0).epsilon(kClosedFormTol));
   }
+  SECTION("at the base width and depth every parametrization is sp, bit for bit (torch init: gpt2's own 1/sqrt(2L) "
+          "is dropped under the depth ones)") {
+    for (ParametrizationKind k : {ParametrizationKind::Mup, ParametrizationKind::DepthMup, ParametrizationKind::CompleteP}) {
+      for (Index d : {Index{8}, Index{12}}) {  // head widths 4 and 6 (1/√6 is not exact)
+        ModelConfig c = base, sp = base;
+        c.d_model = sp.d_model = d;
+        c.param = param(k, d, k == ParametrizationKind::Mup ? 0 : base.layers);
+        CHECK(c.logit_scale() == sp.logit_scale());
+        Model a(c), b(sp);
+        initialize(a, init_config("torch"));
+        initialize(b, init_config("torch"));
+        const Mat xd = random_normal(kSeed, "input", kTokens, d);
+        INFO(to_string(k) << " d " << d);
+        CHECK(a.forward(xd).y == b.forward(xd).y);
+      }
+    }
+  }
   SECTION("every placement builds its units with the branch multiplier") {
     for (const auto& p : placements()) {
       ModelConfig c = small_config(p->name(), 4);
