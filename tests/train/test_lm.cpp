@@ -145,6 +145,7 @@ TEST_CASE("train lm: every parameter gradient vs finite differences (completep: 
   p.base_depth = 1;  // m_L = 2: branches x 1/2
   check_all_gradients("pre", false, "copy", false, p);
   check_all_gradients("post", true, "markov", false, p);
+  check_all_gradients("pre", true, "copy", true, p);  // the gemma2 block (RMSNorm 1 + w, GeGLU, RoPE, soft-cap)
 }
 
 TEST_CASE("train lm: every parameter gradient vs finite differences (sandwich, untied, recall)", "[train]") {
