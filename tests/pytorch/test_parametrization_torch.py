@@ -12,6 +12,8 @@ The tables, written here from the sources (not from gradflow's code), with m_N =
   Adam      hidden matrices lr × m_N^(-1)·m_L^(α-1), weight decay × m_N; the blocks' biases and norms lr × m_L^(α-1);
             the blocks' ε × m_N^(-1)·m_L^(-α) (Dey et al., Table 1; none for μP alone, as MuAdam); embeddings,
             readout and final norm at the base values.
+Configurations: Pre-LN and Post-LN with the classic mlp block (LayerNorm, GELU, biases; tied and untied) and Pre-LN
+with the LLaMA-style block (RMSNorm, SwiGLU with linear3 a hidden matrix, no biases), under each parametrization.
 Checked: (1) every initialized tensor equals the same seed's sp tensor times the table's factor, to INIT_REL_TOL
 (deterministic: the same draws, one multiplication); (2) PyTorch, from gradflow's step-0 weights, with the table's
 forward multipliers and one torch.optim.Adam param group per tensor (lr, eps, weight_decay from the table), trains
@@ -30,7 +32,7 @@ import tolerances as tol
 import torch_reference as tr
 
 STEPS = 5
-HIDDEN = ("self_attn.in_proj_weight", "self_attn.out_proj.weight", "linear1.weight", "linear2.weight")
+HIDDEN = ("self_attn.in_proj_weight", "self_attn.out_proj.weight", "linear1.weight", "linear2.weight", "linear3.weight")
 BIASES = ("self_attn.in_proj_bias", "self_attn.out_proj.bias", "linear1.bias", "linear2.bias")
 ALPHA = {"mup": 0.0, "depth-mup": 0.5, "completep": 1.0}
 
@@ -39,6 +41,9 @@ CONFIGS = [
     ("pre", "completep", "gpt2", 4, 2, dict(layers=4, d=8, heads=2, d_ff=16, n=6, tie=False, wd=0.01, lr=1e-2)),
     ("post", "depth-mup", "torch", 2, 1, dict(layers=2, d=8, heads=2, d_ff=32, n=5, tie=True, wd=0.0, lr=3e-3)),
     ("pre", "mup", "xavier", 16, None, dict(layers=3, d=8, heads=2, d_ff=16, n=6, tie=False, wd=0.01, lr=1e-2)),
+    # the LLaMA-style block: RMSNorm, SwiGLU (linear3: a hidden matrix), no biases
+    ("pre", "depth-mup", "gpt2", 2, 1, dict(layers=3, d=8, heads=2, d_ff=12, n=6, tie=False, wd=0.01, lr=1e-2,
+                                            llama=True)),
 ]
 
 
@@ -90,19 +95,27 @@ class LM:
         self.mask = torch.triu(torch.full((n, n), float("-inf"), dtype=torch.float64), diagonal=1)
 
     def ln(self, x, prefix):
+        if self.o.get("llama"):  # RMSNorm: x / sqrt(mean(x^2) + eps) * w
+            return x * torch.rsqrt((x * x).mean(-1, keepdim=True) + 1e-5) * self.w[prefix + ".weight"]
         return F.layer_norm(x, (x.shape[-1],), self.w[prefix + ".weight"], self.w[prefix + ".bias"], eps=1e-5)
+
+    def b(self, name):
+        return self.w.get(name, 0.0)  # --bias off: no bias
 
     def attention(self, x, p):
         B, n, d = x.shape
         h = self.o["heads"]
         e = d // h
-        qkv = x @ self.w[p + "self_attn.in_proj_weight"].T + self.w[p + "self_attn.in_proj_bias"]
+        qkv = x @ self.w[p + "self_attn.in_proj_weight"].T + self.b(p + "self_attn.in_proj_bias")
         q, k, v = (t.reshape(B, n, h, e).transpose(1, 2) for t in qkv.split(d, dim=-1))
         S = (q @ k.transpose(-1, -2)) * self.t.logit + self.mask
         O = (torch.softmax(S, dim=-1) @ v).transpose(1, 2).reshape(B, n, d)
-        return O @ self.w[p + "self_attn.out_proj.weight"].T + self.w[p + "self_attn.out_proj.bias"]
+        return O @ self.w[p + "self_attn.out_proj.weight"].T + self.b(p + "self_attn.out_proj.bias")
 
     def ffn(self, x, p):
+        if self.o.get("llama"):  # SwiGLU: linear2(silu(linear1 x) * linear3 x)
+            a = F.silu(x @ self.w[p + "linear1.weight"].T) * (x @ self.w[p + "linear3.weight"].T)
+            return a @ self.w[p + "linear2.weight"].T
         a = F.gelu(x @ self.w[p + "linear1.weight"].T + self.w[p + "linear1.bias"])
         return a @ self.w[p + "linear2.weight"].T + self.w[p + "linear2.bias"]
 
@@ -137,6 +150,10 @@ def train(gradflow, placement, kind, scheme, W0, L0, o, ck, js, seed):
             cmd += ["--base-depth", str(L0)]
     if o["tie"]:
         cmd.append("--tie-embeddings")
+    if o.get("llama"):
+        cmd += ["--norm", "rmsnorm", "--ffn", "swiglu", "--bias", "off"]
+        cmd.remove("--activation")
+        cmd.remove("gelu")
     tr.run(cmd)
     return load_json(js)
 
@@ -147,7 +164,8 @@ def rel(a, b):
 
 def check(gradflow, i, config, tmp):
     placement, kind, scheme, W0, L0, o = config
-    label = f"[{i}] {kind} {placement} init {scheme} W0={W0} L0={L0} L={o['layers']} d={o['d']} tie={o['tie']}"
+    label = (f"[{i}] {kind} {placement}{' llama block' if o.get('llama') else ''} init {scheme} W0={W0} L0={L0} "
+             f"L={o['layers']} d={o['d']} tie={o['tie']}")
     print(label)
     failures = 0
     table = Table(kind, o["d"], W0, o["layers"], L0 or 1, o["heads"])
