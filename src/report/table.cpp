@@ -66,10 +66,20 @@ void print_report_table(std::ostream& os, const nlohmann::ordered_json& report, 
   else if (holds(metrics::kBlockFrobeniusNorm) || holds(metrics::kProductFrobeniusNorm))
     columns = {&metrics::kBlockFrobeniusNorm, &metrics::kProductFrobeniusNorm};
   if (narrow && columns.size() > 2) columns.resize(2);
+  // --precision: the relative error of dL/dx_l at that precision against float64's, and its underflow
+  const bool low_precision = report.contains(kPrecision) && report[kPrecision].is_object();
+  const std::string ptype = low_precision ? report[kPrecision].value("type", "?") : "";
+  const auto precision_of = [&](const nlohmann::ordered_json& l) -> const nlohmann::ordered_json& {
+    return l.at(kPrecision);
+  };
   std::string rows;  // the table itself: never wrapped (its lines fit by construction)
   char line[512];
   std::snprintf(line, sizeof line, "%5s  %11s  %11s  ", "layer", metrics::kLayerGradNorm.text, "/top");
   rows += line;
+  if (low_precision) {
+    std::snprintf(line, sizeof line, "%11s  ", (ptype + " error").c_str());
+    rows += line;
+  }
   for (const Metric* m : columns) {
     std::snprintf(line, sizeof line, "%11s  ", m->text);
     rows += line;
@@ -88,6 +98,10 @@ void print_report_table(std::ostream& os, const nlohmann::ordered_json& report, 
     // every number in one scientific format: a ratio near 1e300 would print 300 digits in a fixed one
     std::snprintf(line, sizeof line, "%5d  %11.4e  %11.4e  ", l[kIndex].get<int>(), g, g / top);
     rows += line;
+    if (low_precision) {
+      std::snprintf(line, sizeof line, "%11s  ", num(precision_of(l), kGradRelError).c_str());
+      rows += line;
+    }
     for (const Metric* m : columns) {
       std::snprintf(line, sizeof line, "%11s  ", num(l, *m).c_str());
       rows += line;
@@ -97,6 +111,12 @@ void print_report_table(std::ostream& os, const nlohmann::ordered_json& report, 
       rows += line;
     }
     if (bars) rows += (narrow ? "" : " ") + log_bar(g, hi, bar_width, per_decade);
+    if (low_precision) {  // marked with or without bars
+      const auto& lp = precision_of(l);
+      const double under = lp.value(kUnderflowFraction, 0.0);
+      if (lp.value("overflow", false)) rows += narrow ? " O" : " [overflow]";
+      else if (under > 0) rows += narrow ? " U" : " [underflow " + fmt("%.3g", 100 * under) + "%]";
+    }
     rows += "\n";
   }
   std::ostringstream after;
@@ -104,6 +124,14 @@ void print_report_table(std::ostream& os, const nlohmann::ordered_json& report, 
     after << "bars: log10 " << metrics::kLayerGradNorm.text << ", " << per_decade << " # per decade, the longest ("
           << bar_width << " #) = " << fmt("%.4e", std::pow(10.0, hi)) << "; '<' = more than "
           << bar_width / per_decade << " decades below it\n";
+  if (low_precision) {
+    const auto& p = report[kPrecision];
+    after << ptype << " error: ||g_" << ptype << " - g||/||g|| of dL/dx_l against float64 (the model cast to " << ptype
+          << ", loss scale " << num(p, kLossScale) << (p.value("loss_scale_dynamic", false) ? ", dynamic" : "")
+          << "); " << (narrow ? "U: some" : "[underflow x%]: x%") << " of the entries 0 in " << ptype
+          << ", not in float64; bottom/top ratio at " << ptype << " = " << num(p[kSummary], kBottomToTopGradRatio)
+          << "\n";
+  }
   const auto& s = report[kSummary];
   after << "output ||dL/dy|| = " << num(report, kOutputGradNorm) << ", loss (" << cfg.value(kLoss, "?")
         << ") = " << num(report, kLoss) << "\n";

@@ -11,6 +11,7 @@
 #include "gradflow/run/context.hpp"
 #include "gradflow/run/engine.hpp"
 #include "gradflow/run/numeric_fix.hpp"
+#include "gradflow/run/precision_compare.hpp"
 #include "gradflow/run/run_config.hpp"
 #include "gradflow/run/run_inputs.hpp"
 #include "gradflow/core/error.hpp"
@@ -30,7 +31,8 @@ nlohmann::ordered_json analyze(const RunConfig& rc, const RunBackend& backend, c
   AnalysisOptions opts = rc.analysis;
   opts.engine = choice.engine;
   opts.probe_seed = rc.init.seed;
-  opts.keep_param_grads = false;  // the report needs only their norms: never 600 MiB of gradients at once
+  // the report needs only their norms: never 600 MiB of gradients at once (but --precision compares them)
+  opts.keep_param_grads = opts.precision != Precision::F64;
   // the run's backend (built here, or already by the engine choice), and what the analyses cannot run on it, both
   // refused before the files are read
   const std::shared_ptr<const Backend> be = backend.get();
@@ -49,6 +51,9 @@ nlohmann::ordered_json analyze(const RunConfig& rc, const RunBackend& backend, c
   const auto t2 = std::chrono::steady_clock::now();
   Json body = with_nonfinite_fix(rc, in.x0, [&] { return run_analyses(ctx); });
   const auto t3 = std::chrono::steady_clock::now();
+  if (opts.precision != Precision::F64)
+    add_precision_comparison(ctx, rc.init, per_block, in.x0, in.lm_loss_or_null(), body);
+  const auto t4 = std::chrono::steady_clock::now();
   Json report;
   report["config"] = run_config_json(model, rc, &choice);
   if (opts.backend != BackendKind::Cpu) report["config"]["device_description"] = be->description();
@@ -57,6 +62,7 @@ nlohmann::ordered_json analyze(const RunConfig& rc, const RunBackend& backend, c
   const auto secs = [](auto a, auto b) { return std::chrono::duration<double>(b - a).count(); };
   report["timing_seconds"] = Json{{"model_and_init", secs(t0, t1)}, {"forward_backward", secs(t1, t2)},
                                   {"analyses", secs(t2, t3)}};
+  if (opts.precision != Precision::F64) report["timing_seconds"]["precision"] = secs(t3, t4);
   return report;
 }
 

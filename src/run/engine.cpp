@@ -47,6 +47,19 @@ EngineChoice choose_engine(const ModelConfig& cfg, const AnalysisOptions& opts, 
   require(!(opts.spectrum && (opts.engine_request == EngineRequest::MatrixFree ||
                               opts.engine_request == EngineRequest::Streamed)),
           "--spectrum needs the full spectra of explicit mode; fix: drop --spectrum or use --mode explicit/auto");
+  const bool low_precision = opts.precision != Precision::F64;
+  require(low_precision || (!opts.loss_scale.dynamic && opts.loss_scale.value == 1.0),
+          "--loss-scale scales the backward pass of a --precision run; fix: add --precision f16 (or bf16, f32) or drop "
+          "--loss-scale");
+  if (low_precision) {
+    const std::string p = to_string(opts.precision);
+    require(opts.engine_request == EngineRequest::Auto || opts.engine_request == EngineRequest::GradientsOnly,
+            "--precision " + p + " measures the gradients only, not the Jacobians of --mode " +
+                to_string(opts.engine_request) + "; fix: drop --mode (or use --gradients-only) or drop --precision");
+    require(backend.kind() == BackendKind::Cpu,
+            "--precision " + p + " is emulated on the CPU, not on --device " + to_string(backend.kind()) +
+                "; fix: drop --device");
+  }
   EngineChoice c;
   MemoryEstimate explicit_need = explicit_memory(cfg, opts.seq_len, backend.kind());
   add_checkpoint_kept(explicit_need, opts.checkpoint_bytes);
@@ -55,10 +68,13 @@ EngineChoice choose_engine(const ModelConfig& cfg, const AnalysisOptions& opts, 
   const std::string sizes = "explicit mode needs about " + format_bytes(c.explicit_bytes) + ", the budget (--max-memory" +
                             std::string(opts.max_memory_bytes > 0 ? "" : ", default half of RAM") + ") is " +
                             format_bytes(c.budget_bytes);
-  switch (opts.engine_request) {
+  switch (low_precision ? EngineRequest::GradientsOnly : opts.engine_request) {
     case EngineRequest::GradientsOnly:
       c.engine = Engine::GradientsOnly;
-      c.reason = "--gradients-only: exact gradient norms from one backward pass, no Jacobians";
+      c.reason = low_precision ? "--precision " + std::string(to_string(opts.precision)) +
+                                     ": the gradients at that precision against float64's, one forward and backward "
+                                     "pass each, no Jacobians"
+                               : "--gradients-only: exact gradient norms from one backward pass, no Jacobians";
       break;
     case EngineRequest::Explicit:
       c.engine = Engine::Explicit;
@@ -138,6 +154,7 @@ EngineChoice choose_engine(const ModelConfig& cfg, const AnalysisOptions& opts, 
     // (a checkpoint's run: apply_file_sizes has set checkpoint_bytes)
     const bool per_block = weights_per_block(cfg, opts, c.engine, opts.checkpoint_bytes > 0);
     MemoryEstimate need = streaming_memory(cfg, opts.seq_len, probes, per_block);
+    if (low_precision) add_precision_memory(need, cfg, opts.seq_len, per_block);
     require_memory(add_checkpoint_kept(need, opts.checkpoint_bytes), opts.max_memory_bytes,
                    std::string(to_string(c.engine)) + " mode",
                    "lower --layers or --seq-len (the trace keeps " + std::to_string(cfg.heads) + " attention matrices of (" +

@@ -159,6 +159,16 @@ MemoryEstimate streaming_memory(const ModelConfig& cfg, Index n_tokens, Index pr
   return m;
 }
 
+void add_precision_memory(MemoryEstimate& m, const ModelConfig& cfg, Index n_tokens, bool weights_per_block) {
+  const double params = body_parameter_count(cfg);
+  const double per_block = params / static_cast<double>(std::max<Index>(cfg.layers, 1));
+  // the float64 run keeps its parameter gradients for the comparison; the low-precision model has parameters (or one
+  // block's), one block's gradients and a trace of its own
+  m.add("float64 parameter gradients kept for the comparison", params * sizeof(double));
+  m.add("the low-precision model", ((weights_per_block ? per_block : params) + per_block) * sizeof(double));
+  m.add("the low-precision forward trace", trace_doubles(cfg, n_tokens) * sizeof(double));
+}
+
 MemoryEstimate streamed_memory(const ModelConfig& cfg, Index n_tokens, Index rows) {
   const Index N = n_tokens * cfg.d_model * state_streams(cfg);  // the state's size (a row of P_l or B_l)
   const Index k = std::max<Index>(1, std::min(rows, N));

@@ -29,6 +29,10 @@ nlohmann::ordered_json run_config_json(const Model& model, const RunConfig& rc, 
   j[fields::kLoss] = opts.loss;
   j[fields::kMode] = choice ? to_string(choice->engine) : to_string(opts.engine_request);
   j["parameters"] = model.params().numel();
+  if (opts.precision != Precision::F64) {  // absent at f64: today's reports unchanged
+    j[fields::kPrecision] = to_string(opts.precision);
+    j[fields::kLossScale] = opts.loss_scale.dynamic ? nlohmann::ordered_json("dynamic") : nlohmann::ordered_json(opts.loss_scale.value);
+  }
   if (!choice) {  // the inputs by content; the ids are their own content
     add_input_digests(j, rc);
     if (!rc.token_ids.empty()) j["token_ids"] = rc.token_ids;

@@ -114,3 +114,17 @@ TEST_CASE("blas threads: how a product is cut", "[linalg][quick]") {
   CHECK(gemm_split(64, 64, 64, 8).blocks == 1);
   CHECK(gemm_split(60, 50, 2048, 4).blocks == 1);  // shorter than one tile
 }
+
+TEST_CASE("blas threads: float32 products (an emulated precision's) give the 1-thread bits on 2 to 5 threads",
+          "[linalg][quick]") {
+  using MatF = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  for (const Index m : {Index{333}, Index{512}}) {
+    const MatF A = normal(m, 300, 6).cast<float>(), B = normal(300, 1000, 7).cast<float>();
+    require_thread_independent("float32 A B, m = " + std::to_string(m),
+                               [&] { return Mat(MatF(A * B).cast<double>()); });
+    require_thread_independent("float32 A' Bt', m = " + std::to_string(m), [&] {
+      const MatF At = A.transpose();
+      return Mat(MatF(0.5f * At.transpose() * B).cast<double>());
+    });
+  }
+}

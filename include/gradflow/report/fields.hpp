@@ -24,6 +24,15 @@ inline constexpr const char* kGradNormStreamD = "grad_norm_x_d";
 inline constexpr const char* kInputGradNorm = "input_grad_norm";
 inline constexpr const char* kParamGradNorms = "param_grad_norms";
 inline constexpr const char* kActivationRms = "activation_rms";
+// --precision (run/precision_compare.hpp): top level and layers[l] "precision" objects; the gradient at that
+// precision against float64's
+inline constexpr const char* kPrecision = "precision";
+inline constexpr const char* kGradRelError = "grad_rel_error";        // ‖g_p − g‖ / ‖g‖, g_p unscaled
+inline constexpr const char* kUnderflowFraction = "underflow_fraction";  // entries 0 at precision, not in float64
+inline constexpr const char* kSubnormalFraction = "subnormal_fraction";  // entries below the type's smallest normal
+inline constexpr const char* kMaxAbsGrad = "max_abs_grad";             // max |entry| as stored (times the loss scale)
+inline constexpr const char* kParamGradRelErrors = "param_grad_rel_errors";
+inline constexpr const char* kLossScale = "loss_scale";
 inline constexpr const char* kBlockJacobian = "block_jacobian";
 inline constexpr const char* kProductJacobian = "product_jacobian";
 inline constexpr const char* kSpectralNorm = "spectral_norm";

@@ -67,6 +67,9 @@ int explicit_concurrent_layers(const ModelConfig& cfg, Index n_tokens, double bu
 // the forward trace (dominated by h·n² attention probabilities per block) plus `probes` stacked probe vectors;
 // weights_per_block: the weights of one block at a time (engine.hpp: weights_per_block) instead of all of them.
 MemoryEstimate streaming_memory(const ModelConfig& cfg, Index n_tokens, Index probes, bool weights_per_block = false);
+// What a --precision run adds to the gradients-only run's memory (streaming_memory with probes 0): the float64
+// parameter gradients it keeps, the low-precision model's parameters and trace (run/precision_compare.hpp).
+void add_precision_memory(MemoryEstimate& m, const ModelConfig& cfg, Index n_tokens, bool weights_per_block);
 double streaming_memory_estimate(const ModelConfig& cfg, Index n_tokens, Index probes);
 
 // Estimated peak memory of streamed mode with chunks of `rows` identity rows (clamped to N): streaming_memory for

@@ -5,6 +5,7 @@
 
 #include "gradflow/backend/backend.hpp"
 #include "gradflow/core/types.hpp"
+#include "gradflow/kernels/precision.hpp"
 
 namespace gradflow {
 
@@ -64,6 +65,9 @@ struct AnalysisOptions {
   double max_time_seconds = 600;    // --max-time: auto chooses streamed mode only when its estimate fits this
   RunPart part;                     // analyze --plan's tasks: a share of the streamed sweep
   uint64_t probe_seed = 0;          // random probes of matrix-free mode (analyze() sets it from --seed)
+  Precision precision = Precision::F64;  // --precision: the gradients also at this emulated precision, measured
+                                         // against float64's (run/precision_compare.hpp; gradients-only engine)
+  LossScale loss_scale;             // --loss-scale S | dynamic (the low-precision backward pass's cotangent × S)
 };
 
 // Parses sizes like "512M", "8G", "1.5G", "1048576" (bytes); Error on anything else.

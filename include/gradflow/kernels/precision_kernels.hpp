@@ -1,0 +1,20 @@
+// precision_kernels.hpp — the kernels of a model cast to a narrower type (`--precision f32|bf16|f16`, PyTorch's
+// `model.to(dtype)`), emulated on the double-precision ones: every value a kernel stores is rounded to the type
+// (precision.hpp: round_to); a GEMM rounds its operands to the type, multiplies them in float32 (OpenBLAS's SGEMM:
+// a product of two bfloat16 or float16 values is exact in float32, the sums are float32's) and rounds C once, as
+// tensor cores and cuBLAS do; the norms, softmax and activations are computed on the double reference from their
+// (already rounded) inputs and their outputs rounded to the type, with what a fused PyTorch kernel keeps in float32
+// (a norm's x̂ and 1/σ, an activation's derivative) rounded to float32 instead. docs/math.md §16 has the table.
+#pragma once
+#include <memory>
+
+#include "gradflow/kernels/kernel_ops.hpp"
+#include "gradflow/kernels/precision.hpp"
+
+namespace gradflow {
+
+// The kernels of `p` over `inner` (host memory: the CPU's kernels). F64 gives `inner`'s bits unchanged (a forwarding
+// wrapper). inner must outlive the result.
+std::unique_ptr<KernelOps> make_precision_kernels(Precision p, const KernelOps& inner);
+
+}  // namespace gradflow

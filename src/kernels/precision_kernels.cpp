@@ -1,0 +1,122 @@
+// precision_kernels.cpp — see precision_kernels.hpp: a ForwardingKernelOps whose outputs are rounded.
+#include "gradflow/kernels/precision_kernels.hpp"
+
+#include <vector>
+
+#include "gradflow/kernels/forwarding_kernels.hpp"
+
+namespace gradflow {
+namespace {
+
+using MatF = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using StridedF = Eigen::Map<MatF, 0, Eigen::OuterStride<>>;
+
+class PrecisionKernelOps final : public ForwardingKernelOps {
+ public:
+  PrecisionKernelOps(Precision p, const KernelOps& inner) : ForwardingKernelOps(inner), p_(p) {}
+
+  // C_b = alpha·op(A_b)·op(B_b) + beta·C_b in float32 from operands rounded to the type, C rounded once
+  void gemm(Index m, Index n, Index k, double alpha, const GemmOperand& A, const GemmOperand& B, double beta,
+            double* c, Index ldc, Index c_stride, Index batch) const override {
+    MatF a, b, cf(m, n);
+    for (Index i = 0; i < batch; ++i) {
+      load(A, i, A.transposed ? k : m, A.transposed ? m : k, a);
+      load(B, i, B.transposed ? n : k, B.transposed ? k : n, b);
+      double* ci = c + i * c_stride;
+      if (beta == 0.0) {
+        cf.setZero();
+      } else {
+        for (Index r = 0; r < m; ++r)
+          for (Index j = 0; j < n; ++j) cf(r, j) = static_cast<float>(beta) * to_float(ci[r * ldc + j]);
+      }
+      const float al = static_cast<float>(alpha);
+      if (A.transposed && B.transposed) cf.noalias() += al * a.transpose() * b.transpose();
+      else if (A.transposed) cf.noalias() += al * a.transpose() * b;
+      else if (B.transposed) cf.noalias() += al * a * b.transpose();
+      else cf.noalias() += al * a * b;
+      for (Index r = 0; r < m; ++r)
+        for (Index j = 0; j < n; ++j) ci[r * ldc + j] = round_to(p_, static_cast<double>(cf(r, j)));
+    }
+  }
+  void norm_vjp(int kind, const double* xhat, const double* rstd, const double* gamma, double alpha, Index n, Index d,
+                const double* dy, double* dx, Index rows) const override {
+    inner().norm_vjp(kind, xhat, rstd, gamma, alpha, n, d, dy, dx, rows);
+    round_in_place(p_, dx, rows * d);
+  }
+  void norm_jvp(int kind, const double* xhat, const double* rstd, const double* gamma, double alpha, Index n, Index d,
+                const double* dx, double* dy, Index rows) const override {
+    inner().norm_jvp(kind, xhat, rstd, gamma, alpha, n, d, dx, dy, rows);
+    round_in_place(p_, dy, rows * d);
+  }
+  void softmax_vjp(const double* P, Index n, double* dp, Index copies, double scale) const override {
+    inner().softmax_vjp(P, n, dp, copies, scale);
+    round_in_place(p_, dp, copies * n * n);
+  }
+  void multiply_tiled(double* x, const double* f, Index n, Index cols, Index rows) const override {
+    inner().multiply_tiled(x, f, n, cols, rows);
+    round_in_place(p_, x, rows * cols);
+  }
+  void axpby(Index count, double a, const double* x, double b, double* y) const override {
+    inner().axpby(count, a, x, b, y);
+    round_in_place(p_, y, count);
+  }
+  void scale_columns(const double* x, const double* s, double* y, Index rows, Index cols) const override {
+    inner().scale_columns(x, s, y, rows, cols);
+    round_in_place(p_, y, rows * cols);
+  }
+  void add_row(double* y, const double* b, Index rows, Index cols) const override {
+    inner().add_row(y, b, rows, cols);
+    round_in_place(p_, y, rows * cols);
+  }
+  void add_column_sums(const double* x, Index rows, Index cols, double* acc) const override {
+    inner().add_column_sums(x, rows, cols, acc);
+    round_in_place(p_, acc, cols);
+  }
+  double dot(const double* x, const double* y, Index count) const override {
+    return round_to(p_, inner().dot(x, y, count));
+  }
+  // the statistics in float32 (what a fused norm keeps); γ and β are applied by the kernels after it, rounded
+  void norm_forward(int kind, const double* x, Index rows, Index d, double eps, double alpha, double* xhat,
+                    double* rstd) const override {
+    inner().norm_forward(kind, x, rows, d, eps, alpha, xhat, rstd);
+    round_in_place(Precision::F32, xhat, rows * d);
+    if (rstd) round_in_place(Precision::F32, rstd, rows);
+  }
+  void norm_param_vjp(int kind, const double* xhat, const double* x, const double* gamma, Index n, Index d,
+                      const double* dy, Index rows, double* dgamma, double* dbeta, double* dalpha) const override {
+    inner().norm_param_vjp(kind, xhat, x, gamma, n, d, dy, rows, dgamma, dbeta, dalpha);
+    if (dgamma) round_in_place(p_, dgamma, d);
+    if (dbeta) round_in_place(p_, dbeta, d);
+    if (dalpha) *dalpha = round_to(p_, *dalpha);
+  }
+  void softmax_rows(double* s, Index rows, Index cols, bool causal) const override {
+    inner().softmax_rows(s, rows, cols, causal);
+    round_in_place(p_, s, rows * cols);
+  }
+  // f(z) stored in the type; f'(z) in float32 (the fused backward multiplies by it and rounds once)
+  void activation(int kind, const double* z, Index count, double* a, double* fprime) const override {
+    inner().activation(kind, z, count, a, fprime);
+    if (a) round_in_place(p_, a, count);
+    if (fprime) round_in_place(Precision::F32, fprime, count);
+  }
+
+ private:
+  float to_float(double x) const { return static_cast<float>(round_to(p_, x)); }
+  // problem i's operand (rows, cols) as a dense float32 matrix of values of the type
+  void load(const GemmOperand& X, Index i, Index rows, Index cols, MatF& out) const {
+    out.resize(rows, cols);
+    const double* base = X.data + i * X.stride;
+    for (Index r = 0; r < rows; ++r)
+      for (Index j = 0; j < cols; ++j) out(r, j) = to_float(base[r * X.ld + j]);
+  }
+  Precision p_;
+};
+
+}  // namespace
+
+std::unique_ptr<KernelOps> make_precision_kernels(Precision p, const KernelOps& inner) {
+  if (p == Precision::F64) return std::make_unique<ForwardingKernelOps>(inner);
+  return std::make_unique<PrecisionKernelOps>(p, inner);
+}
+
+}  // namespace gradflow

@@ -1,0 +1,245 @@
+// precision_compare.cpp — see precision_compare.hpp.
+#include "gradflow/run/precision_compare.hpp"
+
+#include <cmath>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gradflow/core/error.hpp"
+#include "gradflow/core/finite.hpp"
+#include "gradflow/kernels/precision_kernels.hpp"
+#include "gradflow/linalg/svd.hpp"
+#include "gradflow/model/block_weights.hpp"
+#include "gradflow/report/fields.hpp"
+#include "gradflow/report/finite_json.hpp"
+#include "gradflow/report/gradient_profile.hpp"
+#include "gradflow/report/number_text.hpp"
+
+namespace gradflow {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+// The loss scales a dynamic search tries: 2^k for k in [-kMaxScaleExponent, kMaxScaleExponent] (float32's and
+// bfloat16's range is 2^±128: beyond it every scale under- or overflows everything)
+constexpr int kMaxScaleExponent = 128;
+
+// ‖a − b‖ / ‖b‖; 0 when both are zero, NaN (null in the report) when only b is
+double relative_error(const Mat& a, const Mat& b) {
+  const double nb = frobenius_norm(b), diff = frobenius_norm(Mat(a - b));
+  if (nb > 0) return diff / nb;
+  return diff == 0 ? 0.0 : NAN;
+}
+
+// The low-precision model: the float64 model's parameters rounded to the type (a model whose weight matrices are
+// held per block draws them as the float64 run does and rounds them when a pass reaches the block).
+class LowPrecisionModel {
+ public:
+  LowPrecisionModel(const Model& ref, Precision p, const InitConfig& init, bool per_block)
+      : p_(p),
+        kernels_(make_precision_kernels(p, ref.kernels())),
+        model_(ref.config(), *kernels_, per_block ? WeightResidency::PerBlock : WeightResidency::Resident),
+        of_block_(static_cast<size_t>(ref.layers())) {
+    auto& dst = model_.params().all();
+    const auto& src = ref.params().all();
+    for (size_t i = 0; i < src.size(); ++i) {
+      if (src[i].held) {
+        dst[i].value = src[i].value;
+        round_in_place(p_, dst[i].value);
+      }
+      const Index l = model_.block_of_param(static_cast<int>(i));
+      (l >= 0 ? of_block_[static_cast<size_t>(l)] : outside_).push_back(static_cast<int>(i));
+    }
+    if (per_block) weights_.emplace(model_, init);
+    hook_ = [this](Index l, bool done) {
+      if (!weights_) return;
+      weights_->hook()(l, done);
+      if (!done)
+        for (int i : of_block_[static_cast<size_t>(l)]) round_in_place(p_, model_.params()[i]);
+    };
+  }
+  const Model& model() const { return model_; }
+  const Model::BlockHook& hook() const { return hook_; }
+  const std::vector<int>& params_of_block(Index l) const { return of_block_[static_cast<size_t>(l)]; }
+  const std::vector<int>& params_outside() const { return outside_; }
+
+ private:
+  Precision p_;
+  std::unique_ptr<KernelOps> kernels_;
+  Model model_;
+  std::vector<std::vector<int>> of_block_;
+  std::vector<int> outside_;
+  std::optional<BlockWeights> weights_;
+  Model::BlockHook hook_;
+};
+
+// One backward pass of the low-precision model from the cotangent dy (already scaled and rounded): dL/dx_l as
+// stored, and each parameter's gradient (rounded to the type: the stored .grad) handed to `take(i, grad)` block by
+// block, then freed. Returns whether every value was finite.
+bool backward(const LowPrecisionModel& lp, Precision p, const Trace& t, const Mat& dy, std::vector<Mat>& dx,
+              const std::function<void(int, Mat&)>& take) {
+  const Model& m = lp.model();
+  ParamGrads grads(m.params(), false);
+  bool finite = true;
+  const auto finish = [&](int i) {
+    round_in_place(p, grads[i]);
+    finite = finite && all_finite(grads[i]);
+    take(i, grads[i]);
+    grads.release(i);
+  };
+  for (int i : lp.params_outside()) grads.allocate(i);
+  const Model::BlockHook hook = [&](Index l, bool done) {
+    if (!done) lp.hook()(l, false);
+    for (int i : lp.params_of_block(l)) done ? finish(i) : grads.allocate(i);
+    if (done) lp.hook()(l, true);
+  };
+  m.backward(t, dy, &grads, &dx, &hook);
+  for (int i : lp.params_outside()) finish(i);
+  for (const Mat& g : dx) finite = finite && all_finite(g);
+  return finite;
+}
+
+// The cotangent at precision for loss scale s: s·dL/dy rounded to the type
+Mat scaled_cotangent(Precision p, const Mat& dy, double s) {
+  Mat g = s * dy;
+  round_in_place(p, g);
+  return g;
+}
+
+Json layer_stats(const Mat& stored, double scale, const Mat& exact, const PrecisionLimits& lim) {
+  Index under = 0, sub = 0;
+  double max_abs = 0;
+  for (Index i = 0; i < stored.size(); ++i) {
+    const double v = stored.data()[i], a = std::abs(v);
+    if (v == 0 && exact.data()[i] != 0) ++under;
+    if (a != 0 && a < lim.min_normal) ++sub;
+    if (!(a <= max_abs)) max_abs = a;  // NaN stays
+  }
+  const double count = static_cast<double>(std::max<Index>(stored.size(), 1));
+  Json j;
+  const bool finite = all_finite(stored);
+  const Mat g = stored / scale;
+  j[fields::kGradNorm] = finite ? finite_or_null(frobenius_norm(g)) : Json(nullptr);
+  j[fields::kGradRelError] = finite ? finite_or_null(relative_error(g, exact)) : Json(nullptr);
+  j[fields::kUnderflowFraction] = static_cast<double>(under) / count;
+  j[fields::kSubnormalFraction] = static_cast<double>(sub) / count;
+  j[fields::kMaxAbsGrad] = finite_or_null(max_abs);
+  j["overflow"] = !finite;
+  return j;
+}
+
+}  // namespace
+
+void add_precision_comparison(const AnalysisContext& ref, const InitConfig& init, bool weights_per_block,
+                              const Mat& x0, const std::function<double(const Mat& y, Mat& dL_dy)>* output_loss,
+                              Json& body) {
+  const Precision p = ref.opts.precision;
+  const std::string name = to_string(p);
+  const PrecisionLimits lim = limits(p);
+  const Model& model = ref.model;
+  const Index L = model.layers();
+  const auto& params = model.params().all();
+  for (size_t i = 0; i < params.size(); ++i)
+    if (ref.grads[static_cast<int>(i)].size() == 0)
+      throw Error("internal: a --precision comparison without the float64 run's gradient of " + params[i].name,
+                  ErrorKind::Internal);
+  const LowPrecisionModel lp(model, p, init, weights_per_block);
+
+  // the forward pass on the input rounded to the type
+  Mat x = x0;
+  round_in_place(p, x);
+  const Trace t = lp.model().forward(x, &lp.hook());
+  for (Index l = 1; l <= L; ++l)
+    if (!all_finite(t.x[static_cast<size_t>(l)]))
+      throw Error("at --precision " + name + " the forward pass overflows (Inf/NaN) at the output of layer " +
+                      std::to_string(l - 1) + " (the largest finite " + name + " is " + number_text(lim.max_finite) +
+                      "); fix: use --precision bf16 (float32's range) or a smaller --init-scale",
+                  ErrorKind::Numeric);
+  if (!all_finite(t.y))
+    throw Error("at --precision " + name + " the final norm's output has Inf/NaN; fix: use --precision bf16",
+                ErrorKind::Numeric);
+
+  // the cotangent: --loss dot's g as in float64; half-sq and lm from the low-precision output (in float64, then
+  // rounded: a loss computed in float32 and stored in the type)
+  Mat dy;
+  double loss = 0;
+  if (ref.opts.loss == "dot") {
+    dy = ref.dL_dy;
+    loss = dy.cwiseProduct(t.y).sum();
+  } else if (ref.opts.loss == "half-sq") {
+    dy = t.y;
+    loss = 0.5 * t.y.squaredNorm();
+  } else {
+    if (!output_loss) throw Error("internal: --loss lm without its loss", ErrorKind::Internal);
+    loss = (*output_loss)(t.y, dy);
+  }
+
+  // the loss scale: as given, or the largest power of two whose backward pass stays finite
+  double scale = ref.opts.loss_scale.value;
+  std::vector<Mat> dx;
+  const auto ignore = [](int, Mat&) {};
+  if (ref.opts.loss_scale.dynamic) {
+    const auto clean = [&](int k) {
+      const double s = std::ldexp(1.0, k);
+      return backward(lp, p, t, scaled_cotangent(p, dy, s), dx, ignore);
+    };
+    int lo = -kMaxScaleExponent, hi = kMaxScaleExponent;
+    if (!clean(lo))
+      throw Error("at --precision " + name + " the backward pass overflows even with loss scale 2^-" +
+                      std::to_string(kMaxScaleExponent) + "; fix: use --precision bf16 or a smaller --init-scale",
+                  ErrorKind::Numeric);
+    if (clean(hi)) {
+      lo = hi;
+    } else {
+      while (hi - lo > 1) {  // clean(lo), not clean(hi)
+        const int mid = lo + (hi - lo) / 2;
+        (clean(mid) ? lo : hi) = mid;
+      }
+    }
+    scale = std::ldexp(1.0, lo);
+  }
+
+  std::vector<double> rel_by_param(params.size(), NAN);  // each parameter gradient's, unscaled
+  const bool finite = backward(lp, p, t, scaled_cotangent(p, dy, scale), dx, [&](int i, Mat& g) {
+    rel_by_param[static_cast<size_t>(i)] = all_finite(g) ? relative_error(Mat(g / scale), ref.grads[i]) : NAN;
+  });
+
+  Json& layers = body[fields::kLayers];
+  std::vector<double> norms;
+  Json underflow_layers = Json::array();
+  double max_rel = 0;
+  for (Index l = 0; l < L; ++l) {
+    Json s = layer_stats(dx[static_cast<size_t>(l)], scale, ref.dx[static_cast<size_t>(l)], lim);
+    const std::string prefix = Model::layer_prefix(l);
+    Json pe = Json::object();
+    for (int i : lp.params_of_block(l))
+      pe[params[static_cast<size_t>(i)].name.substr(prefix.size())] = finite_or_null(rel_by_param[static_cast<size_t>(i)]);
+    s[fields::kParamGradRelErrors] = std::move(pe);
+    norms.push_back(s[fields::kGradNorm].is_number() ? s[fields::kGradNorm].get<double>() : NAN);
+    if (s[fields::kUnderflowFraction].get<double>() > 0) underflow_layers.push_back(l);
+    if (s[fields::kGradRelError].is_number()) max_rel = std::max(max_rel, s[fields::kGradRelError].get<double>());
+    else max_rel = NAN;
+    layers[static_cast<size_t>(l)][fields::kPrecision] = std::move(s);
+  }
+  Json head = Json::object();
+  for (int i : lp.params_outside()) head[params[static_cast<size_t>(i)].name] = finite_or_null(rel_by_param[static_cast<size_t>(i)]);
+
+  Json& out = body[fields::kPrecision];
+  out["type"] = name;
+  out["regime"] = "cast";  // the model cast to the type (model.to(dtype)); autocast is not emulated
+  out[fields::kLossScale] = scale;
+  out["loss_scale_dynamic"] = ref.opts.loss_scale.dynamic;
+  out["max_finite"] = lim.max_finite;
+  out["min_normal"] = lim.min_normal;
+  out["min_subnormal"] = lim.min_subnormal;
+  out[fields::kLoss] = finite_or_null(loss);
+  out["head_" + std::string(fields::kParamGradRelErrors)] = std::move(head);
+  Json& s = out[fields::kSummary];
+  s[fields::kBottomToTopGradRatio] = finite_or_null(bottom_to_top_ratio(norms));
+  s["max_grad_rel_error"] = finite_or_null(max_rel);
+  s["underflow_layers"] = std::move(underflow_layers);
+  s["overflow"] = !finite;
+}
+
+}  // namespace gradflow
