@@ -9,7 +9,7 @@ namespace gradflow {
 namespace {
 
 using MatF = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-using StridedF = Eigen::Map<MatF, 0, Eigen::OuterStride<>>;
+using MapF = Eigen::Map<MatF>;
 
 class PrecisionKernelOps final : public ForwardingKernelOps {
  public:
@@ -18,10 +18,19 @@ class PrecisionKernelOps final : public ForwardingKernelOps {
   // C_b = alpha·op(A_b)·op(B_b) + beta·C_b in float32 from operands rounded to the type, C rounded once
   void gemm(Index m, Index n, Index k, double alpha, const GemmOperand& A, const GemmOperand& B, double beta,
             double* c, Index ldc, Index c_stride, Index batch) const override {
-    MatF a, b, cf(m, n);
+    // buffers kept between calls (per thread, grown, never shrunk): a pass makes thousands of these products, and
+    // fresh large buffers would each be zeroed by the kernel page by page
+    thread_local std::vector<float> abuf, bbuf, cbuf;
+    const Index ar = A.transposed ? k : m, ac = A.transposed ? m : k, br = B.transposed ? n : k,
+                bc = B.transposed ? k : n;
+    grow(abuf, ar * ac);
+    grow(bbuf, br * bc);
+    grow(cbuf, m * n);
+    MapF a(abuf.data(), ar, ac), b(bbuf.data(), br, bc), cf(cbuf.data(), m, n);
+    const float al = static_cast<float>(alpha);
     for (Index i = 0; i < batch; ++i) {
-      load(A, i, A.transposed ? k : m, A.transposed ? m : k, a);
-      load(B, i, B.transposed ? n : k, B.transposed ? k : n, b);
+      load(A, i, a);
+      load(B, i, b);
       double* ci = c + i * c_stride;
       if (beta == 0.0) {
         cf.setZero();
@@ -29,7 +38,6 @@ class PrecisionKernelOps final : public ForwardingKernelOps {
         for (Index r = 0; r < m; ++r)
           for (Index j = 0; j < n; ++j) cf(r, j) = static_cast<float>(beta) * to_float(ci[r * ldc + j]);
       }
-      const float al = static_cast<float>(alpha);
       if (A.transposed && B.transposed) cf.noalias() += al * a.transpose() * b.transpose();
       else if (A.transposed) cf.noalias() += al * a.transpose() * b;
       else if (B.transposed) cf.noalias() += al * a * b.transpose();
@@ -102,12 +110,14 @@ class PrecisionKernelOps final : public ForwardingKernelOps {
 
  private:
   float to_float(double x) const { return static_cast<float>(round_to(p_, x)); }
-  // problem i's operand (rows, cols) as a dense float32 matrix of values of the type
-  void load(const GemmOperand& X, Index i, Index rows, Index cols, MatF& out) const {
-    out.resize(rows, cols);
+  static void grow(std::vector<float>& v, Index size) {
+    if (v.size() < static_cast<size_t>(size)) v.resize(static_cast<size_t>(size));
+  }
+  // problem i's operand (out's shape) as a dense float32 matrix of values of the type
+  void load(const GemmOperand& X, Index i, MapF& out) const {
     const double* base = X.data + i * X.stride;
-    for (Index r = 0; r < rows; ++r)
-      for (Index j = 0; j < cols; ++j) out(r, j) = to_float(base[r * X.ld + j]);
+    for (Index r = 0; r < out.rows(); ++r)
+      for (Index j = 0; j < out.cols(); ++j) out(r, j) = to_float(base[r * X.ld + j]);
   }
   Precision p_;
 };

@@ -13,8 +13,9 @@
 //    the whole product (tests/linalg/test_blas_threads.cpp checks it bit for bit, on shapes that are not multiples
 //    of anything).
 //  - dgemv_, dsymv_, dtrmv_, dtrmm_, ddot_: run on one thread (they are small or memory-bound where gradflow uses
-//    them; OpenBLAS splits the sums of some of them); so does sgemm_ (an emulated precision's float32 products,
-//    whose split did not keep the bits: at its definition). The others are split by OpenBLAS only entry by entry.
+//    them; OpenBLAS splits the sums of some of them).
+//  - sgemm_ (an emulated precision's float32 products): blocks of C fixed by the shape, shared among the threads
+//    (at its definition: dgemm_'s split did not keep SGEMM's bits). The others are split by OpenBLAS only entry by entry.
 // The real routines are found with dlsym(RTLD_NEXT): the BLAS library linked after gradflow's own code.
 #include "linalg/blas_threads.hpp"
 
@@ -119,14 +120,39 @@ int dgemm_(const char* ta, const char* tb, const int* m, const int* n, const int
   return 0;
 }
 
-// float32 products (--precision f32|bf16|f16, kernels/precision_kernels.cpp) run on one thread: split as dgemm_ is,
-// OpenBLAS 0.3.21's SGEMM still gave other last bits than one whole call (measured 2026-12-06, m = 333, k = 300,
-// n = 1000: 5e-5 apart at 2 to 5 threads), so the split is not used for them
+// float32 products (--precision f32|bf16|f16, kernels/precision_kernels.cpp): OpenBLAS 0.3.21's SGEMM gave other
+// last bits for dgemm_'s thread-count-dependent split than for one whole call (measured 2026-12-06, m = 333,
+// k = 300, n = 1000: 5e-5 apart at 2 to 5 threads), so C is cut into blocks that depend on the shape alone (whole
+// columns or rows, kFloatBlock wide, when the product is large enough), the same on any thread count, and the
+// blocks are shared among the threads.
 int sgemm_(const char* ta, const char* tb, const int* m, const int* n, const int* k, const float* alpha,
            const float* a, const int* lda, const float* b, const int* ldb, const float* beta, float* c,
            const int* ldc) {
   static const GemmFn<float> gemm = real<GemmFn<float>>("sgemm_");
-  gradflow::on_one_thread([&] { gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc); });
+  constexpr long kFloatBlock = 4 * gradflow::kTileAlign;
+  const bool by_columns = *n >= *m;
+  const long len = by_columns ? *n : *m, other = by_columns ? *m : *n;
+  const long blocks = len * other * static_cast<long>(*k) >= gradflow::kMinBlockWork && len > kFloatBlock
+                          ? (len + kFloatBlock - 1) / kFloatBlock : 1;
+  const auto block = [&](long blk) {
+    const long from = blk * kFloatBlock, size_l = blocks == 1 ? len : std::min(kFloatBlock, len - from);
+    const int size = static_cast<int>(size_l);
+    if (by_columns) {
+      const float* bj = transposed(tb) ? b + from : b + from * *ldb;
+      gemm(ta, tb, m, &size, k, alpha, a, lda, bj, ldb, beta, c + from * *ldc, ldc);
+    } else {
+      const float* ai = transposed(ta) ? a + from * *lda : a + from;
+      gemm(ta, tb, &size, n, k, alpha, ai, lda, b, ldb, beta, c + from, ldc);
+    }
+  };
+  if (blocks == 1 || omp_get_active_level() >= omp_get_max_active_levels() || omp_get_max_threads() == 1) {
+    gradflow::on_one_thread([&] {
+      for (long blk = 0; blk < blocks; ++blk) block(blk);
+    });
+    return 0;
+  }
+#pragma omp parallel for num_threads(static_cast<int>(std::min<long>(blocks, omp_get_max_threads()))) schedule(static)
+  for (long blk = 0; blk < blocks; ++blk) block(blk);
   return 0;
 }
 

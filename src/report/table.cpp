@@ -129,7 +129,7 @@ void print_report_table(std::ostream& os, const nlohmann::ordered_json& report, 
     after << ptype << " error: ||g_" << ptype << " - g||/||g|| of dL/dx_l against float64 (the model cast to " << ptype
           << ", loss scale " << num(p, kLossScale) << (p.value("loss_scale_dynamic", false) ? ", dynamic" : "")
           << "); " << (narrow ? "U: some" : "[underflow x%]: x%") << " of the entries 0 in " << ptype
-          << ", not in float64; bottom/top ratio at " << ptype << " = " << num(p[kSummary], kBottomToTopGradRatio)
+          << " and below its range in float64; bottom/top ratio at " << ptype << " = " << num(p[kSummary], kBottomToTopGradRatio)
           << "\n";
   }
   const auto& s = report[kSummary];

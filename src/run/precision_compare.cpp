@@ -9,7 +9,6 @@
 #include "gradflow/core/error.hpp"
 #include "gradflow/core/finite.hpp"
 #include "gradflow/kernels/precision_kernels.hpp"
-#include "gradflow/linalg/svd.hpp"
 #include "gradflow/model/block_weights.hpp"
 #include "gradflow/report/fields.hpp"
 #include "gradflow/report/finite_json.hpp"
@@ -25,11 +24,37 @@ using Json = nlohmann::ordered_json;
 // bfloat16's range is 2^±128: beyond it every scale under- or overflows everything)
 constexpr int kMaxScaleExponent = 128;
 
-// ‖a − b‖ / ‖b‖; 0 when both are zero, NaN (null in the report) when only b is
-double relative_error(const Mat& a, const Mat& b) {
-  const double nb = frobenius_norm(b), diff = frobenius_norm(Mat(a - b));
-  if (nb > 0) return diff / nb;
-  return diff == 0 ? 0.0 : NAN;
+// ‖a/s − b‖ / ‖b‖ (a the stored low-precision values, s the loss scale); 0 when both are zero, NaN (null in the
+// report) when only b is. Without temporaries (these are gradients of the size of the weights): each sum of squares
+// taken relative to its largest term, so nothing over- or underflows
+double relative_error(const Mat& a, double s, const Mat& b) {
+  const Index count = b.size();
+  const double* x = a.data();
+  const double* y = b.data();
+  double max_d = 0, max_b = 0;
+  for (Index i = 0; i < count; ++i) {
+    max_d = std::max(max_d, std::abs(x[i] / s - y[i]));
+    max_b = std::max(max_b, std::abs(y[i]));
+  }
+  if (max_b == 0) return max_d == 0 ? 0.0 : NAN;
+  if (max_d == 0) return 0.0;
+  double sd = 0, sb = 0;
+  for (Index i = 0; i < count; ++i) {
+    const double d = (x[i] / s - y[i]) / max_d, e = y[i] / max_b;
+    sd += d * d;
+    sb += e * e;
+  }
+  return max_d / max_b * std::sqrt(sd / sb);
+}
+
+// ‖a‖/s without a temporary, as relative_error
+double scaled_norm(const Mat& a, double s) {
+  double m = 0;
+  for (Index i = 0; i < a.size(); ++i) m = std::max(m, std::abs(a.data()[i]));
+  if (m == 0) return 0.0;
+  double sum = 0;
+  for (Index i = 0; i < a.size(); ++i) sum += (a.data()[i] / m) * (a.data()[i] / m);
+  return m * std::sqrt(sum) / s;
 }
 
 // The low-precision model: the float64 model's parameters rounded to the type (a model whose weight matrices are
@@ -108,20 +133,23 @@ Mat scaled_cotangent(Precision p, const Mat& dy, double s) {
 }
 
 Json layer_stats(const Mat& stored, double scale, const Mat& exact, const PrecisionLimits& lim) {
-  Index under = 0, sub = 0;
+  Index zero = 0, under = 0, sub = 0;
   double max_abs = 0;
   for (Index i = 0; i < stored.size(); ++i) {
-    const double v = stored.data()[i], a = std::abs(v);
-    if (v == 0 && exact.data()[i] != 0) ++under;
+    const double v = stored.data()[i], a = std::abs(v), e = exact.data()[i];
+    if (v == 0 && e != 0) {
+      ++zero;
+      if (std::abs(scale * e) < lim.min_normal) ++under;  // lost to the range, not to a cancellation
+    }
     if (a != 0 && a < lim.min_normal) ++sub;
     if (!(a <= max_abs)) max_abs = a;  // NaN stays
   }
   const double count = static_cast<double>(std::max<Index>(stored.size(), 1));
   Json j;
   const bool finite = all_finite(stored);
-  const Mat g = stored / scale;
-  j[fields::kGradNorm] = finite ? finite_or_null(frobenius_norm(g)) : Json(nullptr);
-  j[fields::kGradRelError] = finite ? finite_or_null(relative_error(g, exact)) : Json(nullptr);
+  j[fields::kGradNorm] = finite ? finite_or_null(scaled_norm(stored, scale)) : Json(nullptr);
+  j[fields::kGradRelError] = finite ? finite_or_null(relative_error(stored, scale, exact)) : Json(nullptr);
+  j[fields::kZeroFraction] = static_cast<double>(zero) / count;
   j[fields::kUnderflowFraction] = static_cast<double>(under) / count;
   j[fields::kSubnormalFraction] = static_cast<double>(sub) / count;
   j[fields::kMaxAbsGrad] = finite_or_null(max_abs);
@@ -202,7 +230,7 @@ void add_precision_comparison(const AnalysisContext& ref, const InitConfig& init
 
   std::vector<double> rel_by_param(params.size(), NAN);  // each parameter gradient's, unscaled
   const bool finite = backward(lp, p, t, scaled_cotangent(p, dy, scale), dx, [&](int i, Mat& g) {
-    rel_by_param[static_cast<size_t>(i)] = all_finite(g) ? relative_error(Mat(g / scale), ref.grads[i]) : NAN;
+    rel_by_param[static_cast<size_t>(i)] = all_finite(g) ? relative_error(g, scale, ref.grads[i]) : NAN;
   });
 
   Json& layers = body[fields::kLayers];

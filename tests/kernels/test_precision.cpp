@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "gradflow/core/error.hpp"
@@ -78,4 +79,22 @@ TEST_CASE("precision: names and loss scales parse, anything else is refused with
   CHECK(parse_loss_scale("1024").value == 1024.0);
   for (const char* bad : {"0", "-2", "inf", "nan", "2x", ""})
     CHECK_THROWS_WITH(parse_loss_scale(bad), Catch::Contains("fix: give a positive number"));
+}
+
+TEST_CASE("precision: the bfloat16 rounding written out equals Eigen::bfloat16's on every kind of float",
+          "[precision]") {
+  uint64_t state = 12345;
+  for (int i = 0; i < 200000; ++i) {  // random bit patterns: normals, subnormals, Inf, NaN, ties
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    const uint32_t bits = static_cast<uint32_t>(state >> 32) & (i % 3 == 0 ? 0xffff8000u : 0xffffffffu) |
+                          (i % 3 == 0 ? 0x8000u : 0u);  // every third one a tie
+    float f;
+    std::memcpy(&f, &bits, sizeof f);
+    const float want = static_cast<float>(Eigen::bfloat16(f)), got = round_float_to_bf16(f);
+    if (std::isnan(want)) {
+      CHECK(std::isnan(got));
+    } else if (!(got == want && std::signbit(got) == std::signbit(want))) {
+      FAIL("bits " << bits << ": " << got << " vs Eigen's " << want);
+    }
+  }
 }

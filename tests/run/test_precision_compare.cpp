@@ -69,10 +69,12 @@ TEST_CASE("precision: float16 gradients turn subnormal, then 0, at the layers th
     if (halvings <= 24) {  // a float16 value: exact
       CHECK(p["grad_rel_error"].get<double>() == 0.0);
       CHECK(p["underflow_fraction"].get<double>() == 0.0);
+      CHECK(p["zero_fraction"].get<double>() == 0.0);
       CHECK(p["subnormal_fraction"].get<double>() == (halvings > 14 ? 1.0 : 0.0));
       CHECK(p["max_abs_grad"].get<double>() == std::ldexp(1.0, -int(halvings)));
     } else {  // 0 in float16
       CHECK(p["underflow_fraction"].get<double>() == 1.0);
+      CHECK(p["zero_fraction"].get<double>() == 1.0);
       CHECK(p["grad_rel_error"].get<double>() == 1.0);
       CHECK(p["grad_norm"].get<double>() == 0.0);
     }

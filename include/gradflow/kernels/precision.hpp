@@ -5,6 +5,8 @@
 // ±Inf. docs/math.md §16 has the per-op table of what a run at each precision rounds where.
 #pragma once
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <limits>
 #include <string>
 
@@ -28,12 +30,23 @@ struct PrecisionLimits {
 };
 PrecisionLimits limits(Precision p);
 
+// A float rounded to bfloat16 (the upper 16 bits, to nearest, ties to even; NaN kept), as a float: Eigen::bfloat16's
+// rounding written out so that loops over it vectorize.
+inline float round_float_to_bf16(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return f;  // NaN
+  u = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
+  std::memcpy(&f, &u, sizeof f);
+  return f;
+}
+
 // x rounded to the type (returned as a double, which holds every value of every type exactly). F64: x itself.
 inline double round_to(Precision p, double x) {
   switch (p) {
     case Precision::F64: return x;
     case Precision::F32: return static_cast<double>(static_cast<float>(x));
-    case Precision::BF16: return static_cast<double>(static_cast<float>(Eigen::bfloat16(static_cast<float>(x))));
+    case Precision::BF16: return static_cast<double>(round_float_to_bf16(static_cast<float>(x)));
     case Precision::F16: return static_cast<double>(static_cast<float>(Eigen::half(static_cast<float>(x))));
   }
   return x;

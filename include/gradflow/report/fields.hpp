@@ -28,7 +28,9 @@ inline constexpr const char* kActivationRms = "activation_rms";
 // precision against float64's
 inline constexpr const char* kPrecision = "precision";
 inline constexpr const char* kGradRelError = "grad_rel_error";        // ‖g_p − g‖ / ‖g‖, g_p unscaled
-inline constexpr const char* kUnderflowFraction = "underflow_fraction";  // entries 0 at precision, not in float64
+inline constexpr const char* kZeroFraction = "zero_fraction";            // entries 0 at precision, not in float64
+inline constexpr const char* kUnderflowFraction = "underflow_fraction";  // those whose float64 value (times the loss
+                                                                         // scale) is below the type's smallest normal
 inline constexpr const char* kSubnormalFraction = "subnormal_fraction";  // entries below the type's smallest normal
 inline constexpr const char* kMaxAbsGrad = "max_abs_grad";             // max |entry| as stored (times the loss scale)
 inline constexpr const char* kParamGradRelErrors = "param_grad_rel_errors";
