@@ -1,0 +1,57 @@
+#!/bin/sh
+# test_precision_cli.sh GRADFLOW — `analyze --precision` on the command line: bad values and meaningless combinations
+# exit 2 with a one-line message naming the fix and leave no report; a run prints the error column and the underflow
+# marks, and its report holds the per-layer comparison and, with --loss-scale dynamic, a power of two.
+gf=${1:?usage: test_precision_cli.sh PATH/TO/gradflow}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+ok() { echo "ok: $1"; }
+fail() { echo "FAIL: $1"; fails=$((fails + 1)); }
+small="--placement post --layers 3 --d-model 16 --heads 2 --seq-len 4"
+bad() {
+  rm -f "$tmp/r.json"
+  "$gf" analyze $small "$@" --json "$tmp/r.json" >/dev/null 2>"$tmp/err"
+  rc=$?
+  lines=$(grep -c . "$tmp/err")
+  if [ $rc -ne 2 ] || [ "$lines" -ne 1 ] || ! grep -q "fix" "$tmp/err" || [ -e "$tmp/r.json" ]; then
+    fail "$* -> exit $rc, $lines lines: $(cat "$tmp/err")"
+  else
+    ok "$* -> $(cat "$tmp/err")"
+  fi
+}
+bad --precision fp16
+bad --precision bf16 --mode explicit
+bad --precision f16 --loss-scale 0
+bad --precision f16 --loss-scale lots
+bad --loss-scale 1024
+bad --precision bf16 --device cuda
+
+# a float16 run with the cotangent 1e-6 * N(0,1): the bars mark the underflowed layers, the column is the error
+/usr/bin/python3 -c "import numpy as np; np.save('$tmp/g.npy', 1e-6 * np.random.default_rng(0).standard_normal((4, 16)))" ||
+  { echo "SKIPPED: /usr/bin/python3 cannot import numpy"; exit 77; }
+if "$gf" analyze $small --cotangent "$tmp/g.npy" --precision f16 --bars --json "$tmp/r.json" >"$tmp/out" 2>"$tmp/err" &&
+   grep -q "f16 error" "$tmp/out" && grep -q "\[underflow " "$tmp/out"; then
+  ok "f16 table: error column and underflow marks"
+else
+  fail "f16 table: $(cat "$tmp/out" "$tmp/err")"
+fi
+if /usr/bin/python3 - "$tmp/r.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["config"]["precision"] == "f16" and r["config"]["mode"] == "gradients-only"
+for layer in r["layers"]:
+    p = layer["precision"]
+    assert 0 <= p["underflow_fraction"] <= p["zero_fraction"] <= 1, p
+    assert p["grad_rel_error"] > 0 and set(p["param_grad_rel_errors"]) == set(layer["param_grad_norms"]), p
+PY
+then ok "f16 report: per-layer fields"; else fail "f16 report"; fi
+"$gf" analyze $small --cotangent "$tmp/g.npy" --precision f16 --loss-scale dynamic -q --json "$tmp/d.json" 2>"$tmp/err"
+if /usr/bin/python3 - "$tmp/d.json" <<'PY'
+import json, math, sys
+p = json.load(open(sys.argv[1]))["precision"]
+m, e = math.frexp(p["loss_scale"])
+assert m == 0.5 and p["loss_scale_dynamic"] and not p["summary"]["overflow"] and not p["summary"]["underflow_layers"], p
+PY
+then ok "dynamic loss scale: a power of two, no underflow left"; else fail "dynamic loss scale: $(cat "$tmp/err")"; fi
+[ $fails -eq 0 ] || exit 1
