@@ -20,7 +20,7 @@ const std::vector<std::pair<std::string, Builder>>& registry() {
       {"loss-curves", plot_loss_curves},     {"grad-over-training", plot_grad_over_training},
       {"phase-diagram", plot_phase_diagram},   {"token-geometry", plot_token_geometry},
       {"attention-entropy", plot_attention_entropy}, {"coord-check", plot_coord_check},
-      {"lr-transfer", plot_lr_transfer},
+      {"lr-transfer", plot_lr_transfer},     {"precision-error", plot_precision_error},
   };
   return r;
 }

@@ -39,6 +39,9 @@ def main():
         for p in ("post", "pre"):
             gf("analyze", "--placement", p, "--layers", 6, *TINY, "--spectrum", "-q", "--json", d / f"{p}.json")
         gf("jacobian", "--placement", "post", "--layers", 2, *TINY, "--out", d / "J.npy")
+        for t in ("bf16", "f16"):
+            gf("analyze", "--placement", "post", "--layers", 6, *TINY, "--precision", t, "-q", "--json",
+               d / f"post-{t}.json")
         gf("compare", "--placements", "post,pre", "--layers", "2,4", *TINY, "--seeds", 2, "-q", "--json", d / "cmp.json")
         gf("compare", "--placements", PLACEMENTS8, "--layers", "2,4,8", *TINY, "--seeds", 2, "-q",
            "--json", d / "cmp8.json")
@@ -64,7 +67,8 @@ def main():
         cases = [
             ("analyze", "grad-by-depth", a, []), ("analyze", "jacobian-norms", a, []),
             ("analyze", "token-geometry", a, []), ("analyze", "attention-entropy", [a[0]], []),
-            ("analyze", "spectrum", [a[0]], []), ("npy", "heatmap", [d / "J.npy"], ["--tokens", 4]),
+            ("analyze", "spectrum", [a[0]], []),
+            ("precision", "precision-error", [d / "post-bf16.json", d / "post-f16.json"], []), ("npy", "heatmap", [d / "J.npy"], ["--tokens", 4]),
             ("compare", "grad-by-depth", [d / "cmp.json"], []), ("compare", "jacobian-norms", [d / "cmp.json"], []),
             ("compare", "token-geometry", [d / "cmp.json"], []),
             ("compare", "attention-entropy", [d / "cmp.json"], []),

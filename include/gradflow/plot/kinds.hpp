@@ -15,6 +15,9 @@ namespace gradflow {
 Figure plot_grad_by_depth(const std::vector<PlotInput>& in, const PlotOptions& o);
 // ||B_l||_2, ||P_l||_2 and sigma_min(P_l) against layer l.
 Figure plot_jacobian_norms(const std::vector<PlotInput>& in, const PlotOptions& o);
+// The relative error of dL/dx_l at an emulated precision against float64's, per layer (analyze --precision);
+// underflowed layers ringed.
+Figure plot_precision_error(const std::vector<PlotInput>& in, const PlotOptions& o);
 // Singular values of P_l or B_l (analyze --spectrum), or of a Jacobian .npy, sorted, log scale.
 Figure plot_spectrum(const std::vector<PlotInput>& in, const PlotOptions& o);
 // A sweep's scalar metric against the swept parameter, mean ± std over seeds as error bars.
