@@ -102,6 +102,17 @@ def case_analyze():
         fail(f"report.grad_norm is not the per-layer array: {g!r}")
     if r.layer_array("block_jacobian.spectral_norm").shape != (3,):
         fail("layer_array of a dotted field")
+    # --precision as a keyword: the command's report, number for number (the float64 and the low-precision fields)
+    m = gradflow.Model(placement="post", **SMALL)
+    r = gradflow.analyze(m, precision="f16", loss_scale="dynamic")
+    same_report(r.to_dict(), cli_report("analyze", "--placement", "post", *SMALL_ARGS, "--precision", "f16",
+                                        "--loss-scale", "dynamic"), "analyze --precision f16 --loss-scale dynamic")
+    # the same drawn: a line per report, its y the per-layer error
+    ax = gradflow.plot(r, kind="precision-error")
+    want = [layer["precision"]["grad_rel_error"] for layer in r.to_dict()["layers"]]
+    if list(ax.get_lines()[0].get_ydata()) != want:
+        fail("precision-error does not draw layers[l].precision.grad_rel_error against l")
+    raises(["precision="], lambda: gradflow.plot(gradflow.analyze(m), kind="precision-error"))
     # the decoder blocks: an --arch preset and its options as keywords, the same report as the command's
     m = gradflow.Model(arch="qwen3", kv_heads=1, head_dim=4, **SMALL)
     r = gradflow.analyze(m)

@@ -2,8 +2,10 @@
 
 The same data as `gradflow plot --kind KIND` (src/plot/kind_*.cpp), in the same colours (Okabe and Ito's palette,
 src/plot/style.cpp). Kinds: every kind of the command — grad-by-depth, jacobian-norms, token-geometry, spectrum,
-heatmap, sensitivity, loss-curves, grad-over-training, phase-diagram, attention-entropy, claims, coord-check, lr-transfer.
+heatmap, sensitivity, loss-curves, grad-over-training, phase-diagram, attention-entropy, claims, coord-check, lr-transfer,
+precision-error.
 """
+import math
 import numpy as _np
 
 from . import _gradflow
@@ -18,7 +20,8 @@ def _name(placement):
     """A placement as the command's figures name it (Post-LN, Pre-LN, ...: the placement registry's display name)."""
     return _gradflow.placement_display_name(placement)
 KINDS = ("grad-by-depth", "jacobian-norms", "token-geometry", "spectrum", "heatmap", "sensitivity", "loss-curves",
-         "grad-over-training", "phase-diagram", "attention-entropy", "claims", "coord-check", "lr-transfer")
+         "grad-over-training", "phase-diagram", "attention-entropy", "claims", "coord-check", "lr-transfer",
+         "precision-error")
 # coord-check's panels (src/plot/kind_coord_check.cpp), per checked axis
 _COORDS = ("stream", "attn_branch", "ffn_branch", "attn_logits", "output_logits")
 _DEFAULT_METRIC = "summary.bottom_to_top_grad_ratio"
@@ -166,6 +169,40 @@ def _token_geometry(axes, reports):
         a.set_yscale("linear")
     if len(lines) > 1:
         axes[0].legend(fontsize=6)
+
+
+def _precision_error(ax, reports):
+    """The relative error of dL/dx_l at an emulated precision against float64 (layers[l].precision.grad_rel_error)
+    of analyze reports made with precision=, a line per report, the layers with underflow ringed (as the command's
+    --kind precision-error, src/plot/kind_precision_error.cpp)."""
+    from . import Error  # noqa: PLC0415
+    ringed_x, ringed_y = [], []
+    for k, r in enumerate(reports):
+        d = r.to_dict() if hasattr(r, "to_dict") else r
+        p = d.get("precision") if isinstance(d, dict) else None
+        if not isinstance(p, dict):
+            raise Error("precision-error reads analyze reports made with precision='f32'|'bf16'|'f16'; fix: rerun "
+                        "gradflow.analyze with precision=")
+        label = f"{_analyze_label(d)} {p['type']}"
+        if p.get("loss_scale", 1.0) != 1.0:
+            m, e = math.frexp(p["loss_scale"])
+            label += f", S = 2^{e - 1}" if m == 0.5 else f", S = {p['loss_scale']:g}"
+        x, y = [], []
+        for layer in d["layers"]:
+            e = layer["precision"].get("grad_rel_error")
+            x.append(layer["index"])
+            y.append(e if e is not None and e > 0 else math.nan)
+            if layer["precision"].get("underflow_fraction", 0) > 0 and e is not None and e > 0:
+                ringed_x.append(layer["index"])
+                ringed_y.append(e)
+        ax.plot(x, y, label=label, **_style(k))
+    if ringed_x:
+        ax.plot(ringed_x, ringed_y, linestyle="none", marker="o", markersize=9, markerfacecolor="none",
+                markeredgecolor="black", label="entries underflowed to 0")
+    ax.set_yscale("log")
+    ax.set_xlabel("layer l")
+    ax.set_ylabel("error of dL/dx_l vs float64")
+    ax.legend()
 
 
 def _spectrum(ax, reports, matrix, at):
@@ -691,6 +728,8 @@ def plot(reports, kind="grad-by-depth", ax=None, param=None, metric=None, matrix
     train-sweep report: a panel per (placement, depth) with every run's bottom/top gradient ratio.
     lr-transfer: train-sweep reports of one warmup (one per width, or one over depths): the mean final eval loss
     against lr, a panel per placement, a line per size, each line's fitted optimum (optimal_lr) starred.
+    precision-error: analyze reports made with precision=: the relative error of dL/dx_l against float64 per
+    layer, a line per report, the layers with underflowed entries ringed.
     coord-check: a `gradflow coord-check` report (its JSON loaded as a dict): a panel per quantity (and axis), mean
     |entry| (mean over seeds) against log2 width or depth, a line per step, titled with the last step's exponent."""
     from . import Error  # noqa: PLC0415
@@ -747,6 +786,8 @@ def plot(reports, kind="grad-by-depth", ax=None, param=None, metric=None, matrix
         _jacobian_norms(one, reports)
     elif kind == "spectrum":
         _spectrum(one, reports, matrix, at)
+    elif kind == "precision-error":
+        _precision_error(one, reports)
     elif kind == "heatmap":
         if len(reports) != 1:
             raise Error("heatmap draws one Jacobian; fix: pass one array")
