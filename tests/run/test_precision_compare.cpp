@@ -8,6 +8,8 @@
 #include "gradflow/backend/backend.hpp"
 #include "gradflow/core/rng.hpp"
 #include "gradflow/model/model.hpp"
+#include "gradflow/kernels/cpu_kernels.hpp"
+#include "gradflow/kernels/precision_kernels.hpp"
 #include "gradflow/model/init.hpp"
 #include "gradflow/run/analysis.hpp"
 #include "gradflow/run/analyze.hpp"
@@ -170,4 +172,41 @@ TEST_CASE("precision: a float16 forward pass that overflows is refused naming th
   rc.analysis.progress = false;
   CHECK_THROWS_WITH(analyze(rc), Catch::Contains("--precision f16 the forward pass overflows") &&
                                      Catch::Contains("fix: use --precision bf16"));
+}
+
+TEST_CASE("precision: every state and gradient a low-precision pass stores is a value of the type, in every block",
+          "[precision]") {
+  // the classic encoder blocks and a decoder block (RMSNorm, SwiGLU, rotary positions, grouped-query heads, QK-norm):
+  // x_l, y and every dL/dx_l come out of the kernels, so each is rounded, whatever ops ran between them
+  const std::vector<std::vector<std::pair<std::string, std::string>>> configs = {
+      {{"placement", "post"}},
+      {{"placement", "sandwich"}, {"activation", "gelu"}},
+      {{"arch", "qwen3"}, {"kv-heads", "1"}, {"head-dim", "4"}},
+  };
+  for (const auto& extra : configs) {
+    std::vector<std::pair<std::string, std::string>> o = {{"layers", "3"}, {"d-model", "16"}, {"heads", "2"},
+                                                          {"seq-len", "5"}};
+    o.insert(o.end(), extra.begin(), extra.end());
+    const RunConfig rc = test::resolved(o);
+    for (const Precision p : {Precision::F32, Precision::BF16, Precision::F16}) {
+      INFO(extra.front().second << " at " << to_string(p));
+      const auto kernels = make_precision_kernels(p, cpu_kernels());
+      Model model(rc.model, *kernels);
+      initialize(model, rc.init);
+      for (auto& prm : model.params().all()) round_in_place(p, prm.value);
+      Mat x = random_normal(3, "input", 5, 16), g = random_normal(4, "cotangent", 5, 16);
+      round_in_place(p, x);
+      round_in_place(p, g);
+      const Trace t = model.forward(x);
+      std::vector<Mat> dx;
+      model.backward(t, g, nullptr, &dx);
+      bool all = true;
+      for (Index i = 0; i < t.y.size(); ++i) all = all && representable(p, t.y.data()[i]);
+      const std::vector<Mat>& grads = dx;
+      for (const std::vector<Mat>* v : {&t.x, &grads})
+        for (const Mat& m : *v)
+          for (Index i = 0; i < m.size(); ++i) all = all && representable(p, m.data()[i]);
+      CHECK(all);
+    }
+  }
 }
