@@ -6,6 +6,8 @@ namespace gradflow {
 std::string metric_label(const std::string& m) {
   const fields::Metric* metric = fields::find_metric(m);
   if (!metric && m == fields::kActivationRms) return "RMS of {/:Italic x_l}";  // per layer (claims' Lemma 2 panel)
+  if (!metric && m == std::string(fields::kPrecision) + "." + fields::kGradRelError)  // per layer (--precision)
+    return "error of ∂{/:Italic L}/∂{/:Italic x_l} vs float64";
   return metric ? metric->plot : "";
 }
 

@@ -356,7 +356,9 @@ Figure panel_figure(std::vector<LineFigure> panels, const std::vector<Series>& l
   cols = std::max(1, std::min(cols, static_cast<int>(panels.size())));
   const int rows = (static_cast<int>(panels.size()) + cols - 1) / cols;
   const double cell = width / cols;
-  constexpr double left = 0.86, right = 0.15, bottom = 0.58;  // inches: y tics and label, x tics and label
+  // inches: y tics and label (room for five-character tic labels such as 1.005 and the rotated label beside them:
+  // 0.86 put that label off the canvas in a left-hand panel), x tics and label
+  constexpr double left = 0.98, right = 0.15, bottom = 0.58;
   std::vector<Figure> built;
   std::vector<double> rotated;  // inches the rotated x tic labels of each panel take beyond the usual
   std::vector<double> key_pad(static_cast<size_t>(rows), 0.0), top(static_cast<size_t>(rows), 0.1);
