@@ -23,7 +23,18 @@ namespace {
 
 // Dense Jacobians: refused up front (memory, engine options) when they do not fit.
 // The run's one backend (backend.hpp: RunBackend) serves the choice and the context.
+// --precision and --loss-scale are analyze's (the gradients at a low precision): refused by the commands that take
+// the model options but compute no gradients, rather than ignored
+void refuse_precision(const RunConfig& rc, const std::string& command) {
+  const bool scaled = rc.analysis.loss_scale.dynamic || rc.analysis.loss_scale.value != 1.0;
+  require(rc.analysis.precision == Precision::F64 && !scaled,
+          std::string(scaled && rc.analysis.precision == Precision::F64 ? "--loss-scale" : "--precision") +
+              " is analyze's (the gradients at a low precision against float64's), not " + command +
+              "'s, which writes float64 values; fix: drop it, or use gradflow analyze --precision");
+}
+
 RunConfig explicit_run(RunConfig rc, const RunBackend& backend) {
+  refuse_precision(rc, "jacobian");
   rc.analysis.engine_request = EngineRequest::Explicit;
   choose_engine(rc.model, rc.analysis, backend);
   return rc;
@@ -64,6 +75,7 @@ void write_model_jacobian(const RunConfig& rc, Index from, std::optional<Index> 
 }
 
 void export_model(const RunConfig& rc, const std::string& out, const std::string& format) {
+  refuse_precision(rc, "export");
   MemoryEstimate need;
   const double params = body_parameter_count(rc.model) * sizeof(double);
   need.add("parameters", params).add("their float64 copy for the file", params);

@@ -26,6 +26,17 @@ bad --precision f16 --loss-scale 0
 bad --precision f16 --loss-scale lots
 bad --loss-scale 1024
 bad --precision bf16 --device cuda
+# the other commands that take the model options compute no gradients: refused, not ignored
+for cmd in jacobian export; do
+  rm -f "$tmp/o"
+  "$gf" $cmd $small --precision f16 --out "$tmp/o" >/dev/null 2>"$tmp/err"
+  rc=$?
+  if [ $rc -ne 2 ] || [ "$(grep -c . "$tmp/err")" -ne 1 ] || ! grep -q "fix: drop it" "$tmp/err" || [ -e "$tmp/o" ]; then
+    fail "$cmd --precision f16 -> exit $rc: $(cat "$tmp/err")"
+  else
+    ok "$cmd --precision f16 -> $(cat "$tmp/err")"
+  fi
+done
 
 # a float16 run with the cotangent 1e-6 * N(0,1): the bars mark the underflowed layers, the column is the error
 /usr/bin/python3 -c "import numpy as np; np.save('$tmp/g.npy', 1e-6 * np.random.default_rng(0).standard_normal((4, 16)))" ||
