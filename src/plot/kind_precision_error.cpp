@@ -33,7 +33,8 @@ Figure plot_precision_error(const std::vector<PlotInput>& in, const PlotOptions&
   for (size_t k = 0; k < in.size(); ++k) {
     const PlotJson& r = in[k].json;
     Series s;
-    s.title = labels[k] + " " + r[kPrecision].value("type", "?");
+    const std::string type = r[kPrecision].value("type", "?");
+    s.title = labels[k].find(type) == std::string::npos ? labels[k] + " " + type : labels[k];  // "f16 f16" once
     const double scale = r[kPrecision].value(kLossScale, 1.0);
     if (scale != 1.0) {  // a power of two (dynamic ones always are) as 2^k: short in the legend
       int e = 0;

@@ -183,7 +183,8 @@ def _precision_error(ax, reports):
         if not isinstance(p, dict):
             raise Error("precision-error reads analyze reports made with precision='f32'|'bf16'|'f16'; fix: rerun "
                         "gradflow.analyze with precision=")
-        label = f"{_analyze_label(d)} {p['type']}"
+        label = _analyze_label(d)
+        label = label if p["type"] in label else f"{label} {p['type']}"
         if p.get("loss_scale", 1.0) != 1.0:
             m, e = math.frexp(p["loss_scale"])
             label += f", S = 2^{e - 1}" if m == 0.5 else f", S = {p['loss_scale']:g}"
