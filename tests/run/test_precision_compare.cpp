@@ -14,6 +14,7 @@
 #include "gradflow/run/analysis.hpp"
 #include "gradflow/run/analyze.hpp"
 #include "gradflow/run/engine.hpp"
+#include "gradflow/run/memory_estimate.hpp"
 #include "gradflow/run/precision_compare.hpp"
 #include "resolved_options.hpp"
 
@@ -209,4 +210,21 @@ TEST_CASE("precision: every state and gradient a low-precision pass stores is a 
       CHECK(all);
     }
   }
+}
+
+TEST_CASE("precision: the memory guard counts the kept float64 gradients and the second model", "[precision]") {
+  // a budget the gradients-only run fits in and the comparison does not: refused before any work, naming the parts
+  RunConfig rc = test::resolved({{"placement", "post"}, {"layers", "8"}, {"d-model", "128"}, {"heads", "4"},
+                                 {"seq-len", "8"}});
+  rc.analysis.engine_request = EngineRequest::GradientsOnly;
+  const MemoryEstimate plain = streaming_memory(rc.model, 8, 0, true);
+  MemoryEstimate with = plain;
+  add_precision_memory(with, rc.model, 8, true);
+  REQUIRE(with.total() > 1.5 * plain.total());
+  rc.analysis.max_memory_bytes = 0.5 * (plain.total() + with.total());
+  CHECK_NOTHROW(choose_engine(rc.model, rc.analysis, RunBackend(rc.analysis.backend)));
+  rc.analysis.precision = Precision::BF16;
+  CHECK_THROWS_WITH(choose_engine(rc.model, rc.analysis, RunBackend(rc.analysis.backend)),
+                    Catch::Contains("float64 parameter gradients kept for the comparison") &&
+                        Catch::Contains("fix:"));
 }
