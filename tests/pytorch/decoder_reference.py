@@ -104,7 +104,7 @@ def rotate(x, rotary_dim, theta):
     n, r = x.shape[1], rotary_dim
     inv_freq = theta ** (-torch.arange(0, r, 2, dtype=torch.float64) / r)
     ang = torch.arange(n, dtype=torch.float64)[:, None] * inv_freq[None, :]  # (n, r/2)
-    cos, sin = torch.cos(ang), torch.sin(ang)
+    cos, sin = torch.cos(ang).to(x.dtype), torch.sin(ang).to(x.dtype)  # (a no-op in float64; a cast model's dtype)
     x1, x2, rest = x[..., :r // 2], x[..., r // 2:r], x[..., r:]
     return torch.cat([x1 * cos - x2 * sin, x2 * cos + x1 * sin, rest], dim=-1)
 
@@ -203,7 +203,7 @@ class Stack(nn.Module):
 
     def forward(self, x, keep=None):
         n = x.shape[0]
-        mask = torch.triu(torch.full((n, n), float("-inf"), dtype=torch.float64), 1) if self.spec.causal else None
+        mask = torch.triu(torch.full((n, n), float("-inf"), dtype=x.dtype), 1) if self.spec.causal else None
         for lay in self.layers:
             if keep is not None:
                 x.retain_grad()

@@ -15,12 +15,15 @@ input and cotangent cast to the type (PyTorch: `model.to(dtype)`, Debian's torch
   cotangent rounded to float16, every op's output rounded to float16 in the forward pass and the cotangent reaching
   each rounded value rounded in the backward pass, products summed in float32, a norm's x̂ kept in float32. Compared
   as bf16 is, tighter (error ratio within F16_ERROR_RATIO, norms within F16_NORM_REL_TOL of gradflow's).
+- The same f32 and bf16 checks on LLaMA-style decoder stacks (DECODER_CONFIGS: RMSNorm, SwiGLU, RoPE, grouped-query
+  heads, no biases, causal; Pre-LN and a Gemma-style sandwich with the unit-offset gain).
 Exit 1 on any failure, 77 when torch or numpy cannot be imported.
 """
 import math
 import os
 
 from preamble import np, torch, load_json, randn64  # exits 77 (skipped) without numpy/torch
+import decoder_reference as dr
 import torch_reference as tr
 
 F32_NORM_REL_TOL = 1e-5
@@ -30,6 +33,15 @@ BF16_ERROR_RATIO = 3.0
 # errors ~0.1-2 %): the error ratio within F16_ERROR_RATIO, ||dL/dx_l|| within F16_NORM_REL_TOL
 F16_ERROR_RATIO = 1.5
 F16_NORM_REL_TOL = 0.01
+
+# LLaMA-style decoder stacks (decoder_reference.py: RMSNorm, SwiGLU, rotary positions, grouped-query heads, no
+# biases, causal): f32 and PyTorch's own bf16 (the f16 emulation above is written for the encoder layers)
+DECODER_CONFIGS = [
+    dr.Spec("pre", layers=4, d=32, heads=4, d_ff=64, n=8, ffn="swiglu", norm="rmsnorm", bias=False, causal=True,
+            kv_heads=2, rope=1.0),
+    dr.Spec("sandwich", layers=3, d=32, heads=2, d_ff=48, n=8, ffn="swiglu", norm="rmsnorm", bias=False, causal=True,
+            rope=1.0, norm_offset=True),
+]
 
 CONFIGS = [
     tr.Spec("post", layers=6, d=64, heads=4, d_ff=128, n=16, activation="relu"),
@@ -121,6 +133,48 @@ def emulated_f16_grads(spec, enc, x0, g):
     return [xl.grad.to(torch.float64).numpy() for xl in xs]
 
 
+def decoder_grads(stack, x0, g, dtype):
+    """dL/dx_l of a decoder stack cast to dtype, as float64 numpy arrays."""
+    import copy  # noqa: PLC0415
+    e = copy.deepcopy(stack).to(dtype)
+    x = x0.to(dtype).detach().clone().requires_grad_(True)
+    xs = []
+    (e(x, xs) * g.to(dtype)).sum().backward()
+    return [xl.grad.to(torch.float64).numpy() for xl in xs]
+
+
+def check_decoder(gradflow, spec, i, tmp):
+    w, x, gpath = (os.path.join(tmp, f"d{i}.{s}") for s in ("safetensors", "x.npy", "g.npy"))
+    torch.manual_seed(3000 + i)
+    stack = dr.Stack(spec)
+    dr.randomize(stack, seed=200 + i)
+    tr.write_safetensors(w, stack.state_dict(), "F64")
+    x0, g = randn64(spec.n, spec.d), randn64(spec.n, spec.d)
+    np.save(x, x0.numpy())
+    np.save(gpath, g.numpy())
+    ref = decoder_grads(stack, x0, g, torch.float64)
+    failures = 0
+    print(f"[decoder {i}] {spec.label()}")
+    for p, dtype in (("f32", torch.float32), ("bf16", torch.bfloat16)):
+        r = os.path.join(tmp, f"d{i}.{p}.json")
+        tr.run([gradflow, "analyze", "--weights", w, "--input", x, "--cotangent", gpath, *spec.gradflow_options(),
+                "--precision", p, "--json", r, "-q"])
+        low = decoder_grads(stack, x0, g, dtype)
+        for l, layer in enumerate(load_json(r)["layers"]):
+            gf, g64 = layer["precision"], np.linalg.norm(ref[l])
+            t_norm, t_err = np.linalg.norm(low[l]), np.linalg.norm(low[l] - ref[l]) / g64
+            if p == "f32":
+                rel = abs(gf["grad_norm"] - t_norm) / t_norm
+                ok = rel <= F32_NORM_REL_TOL
+            else:
+                rel = gf["grad_rel_error"] / t_err
+                ok = 1 / BF16_ERROR_RATIO <= rel <= BF16_ERROR_RATIO
+            failures += not ok
+            print(f"  {'ok  ' if ok else 'FAIL'} {p} layer {l}: ||g|| torch {t_norm:.9g} gradflow {gf['grad_norm']:.9g}; "
+                  f"errors vs float64 torch {t_err:.2e} gradflow {gf['grad_rel_error']:.2e}")
+    return failures
+
+
 def check(gradflow, spec, i, tmp):
     w, x, gpath = (os.path.join(tmp, f"{i}.{s}") for s in ("safetensors", "x.npy", "g.npy"))
     torch.manual_seed(2000 + i)
@@ -160,5 +214,9 @@ def check(gradflow, spec, i, tmp):
     return failures
 
 
+def check_any(gradflow, spec, i, tmp):
+    return check_decoder(gradflow, spec, i, tmp) if isinstance(spec, dr.Spec) else check(gradflow, spec, i, tmp)
+
+
 if __name__ == "__main__":
-    tr.run_configs(CONFIGS, check, "gradflow_precision_")
+    tr.run_configs(CONFIGS + DECODER_CONFIGS, check_any, "gradflow_precision_")
