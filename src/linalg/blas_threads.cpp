@@ -75,6 +75,20 @@ template <class T>
 using GemmFn = void (*)(const char*, const char*, const int*, const int*, const int*, const T*, const T*, const int*,
                         const T*, const int*, const T*, T*, const int*);
 
+// One block of C: columns (by_columns) or rows [from, from + size) of the product, as one call of gemm
+template <class T>
+void gemm_block(GemmFn<T> gemm, bool by_columns, long from, int size, const char* ta, const char* tb, const int* m,
+                const int* n, const int* k, const T* alpha, const T* a, const int* lda, const T* b, const int* ldb,
+                const T* beta, T* c, const int* ldc) {
+  if (by_columns) {
+    const T* bj = transposed(tb) ? b + from : b + from * *ldb;
+    gemm(ta, tb, m, &size, k, alpha, a, lda, bj, ldb, beta, c + from * *ldc, ldc);
+  } else {
+    const T* ai = transposed(ta) ? a + from * *lda : a + from;
+    gemm(ta, tb, &size, n, k, alpha, ai, lda, b, ldb, beta, c + from, ldc);
+  }
+}
+
 // OpenBLAS's ?gemm_ (gemm) for C = alpha·op(A)·op(B) + beta·C, cut into blocks of C as described above
 template <class T>
 void split_gemm(GemmFn<T> gemm, const char* ta, const char* tb, const int* m, const int* n, const int* k,
@@ -97,14 +111,7 @@ void split_gemm(GemmFn<T> gemm, const char* ta, const char* tb, const int* m, co
 #pragma omp parallel for num_threads(s.blocks) schedule(static, 1)
   for (int blk = 0; blk < s.blocks; ++blk) {
     const long from = blk * s.width, len = std::min(s.width, (s.by_columns ? *n : *m) - from);
-    const int size = static_cast<int>(len);
-    if (s.by_columns) {
-      const T* bj = transposed(tb) ? b + from : b + from * *ldb;
-      gemm(ta, tb, m, &size, k, alpha, a, lda, bj, ldb, beta, c + from * *ldc, ldc);
-    } else {
-      const T* ai = transposed(ta) ? a + from * *lda : a + from;
-      gemm(ta, tb, &size, n, k, alpha, ai, lda, b, ldb, beta, c + from, ldc);
-    }
+    gemm_block(gemm, s.by_columns, from, static_cast<int>(len), ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   }
 }
 
@@ -135,15 +142,8 @@ int sgemm_(const char* ta, const char* tb, const int* m, const int* n, const int
   const long blocks = len * other * static_cast<long>(*k) >= gradflow::kMinBlockWork && len > kFloatBlock
                           ? (len + kFloatBlock - 1) / kFloatBlock : 1;
   const auto block = [&](long blk) {
-    const long from = blk * kFloatBlock, size_l = blocks == 1 ? len : std::min(kFloatBlock, len - from);
-    const int size = static_cast<int>(size_l);
-    if (by_columns) {
-      const float* bj = transposed(tb) ? b + from : b + from * *ldb;
-      gemm(ta, tb, m, &size, k, alpha, a, lda, bj, ldb, beta, c + from * *ldc, ldc);
-    } else {
-      const float* ai = transposed(ta) ? a + from * *lda : a + from;
-      gemm(ta, tb, &size, n, k, alpha, ai, lda, b, ldb, beta, c + from, ldc);
-    }
+    const long from = blk * kFloatBlock, size = blocks == 1 ? len : std::min(kFloatBlock, len - from);
+    gemm_block(gemm, by_columns, from, static_cast<int>(size), ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   };
   if (blocks == 1 || omp_get_active_level() >= omp_get_max_active_levels() || omp_get_max_threads() == 1) {
     gradflow::on_one_thread([&] {

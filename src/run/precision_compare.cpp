@@ -9,6 +9,7 @@
 #include "gradflow/core/error.hpp"
 #include "gradflow/core/finite.hpp"
 #include "gradflow/kernels/precision_kernels.hpp"
+#include "gradflow/linalg/svd.hpp"
 #include "gradflow/model/block_weights.hpp"
 #include "gradflow/report/fields.hpp"
 #include "gradflow/report/finite_json.hpp"
@@ -45,16 +46,6 @@ double relative_error(const Mat& a, double s, const Mat& b) {
     sb += e * e;
   }
   return max_d / max_b * std::sqrt(sd / sb);
-}
-
-// ‖a‖/s without a temporary, as relative_error
-double scaled_norm(const Mat& a, double s) {
-  double m = 0;
-  for (Index i = 0; i < a.size(); ++i) m = std::max(m, std::abs(a.data()[i]));
-  if (m == 0) return 0.0;
-  double sum = 0;
-  for (Index i = 0; i < a.size(); ++i) sum += (a.data()[i] / m) * (a.data()[i] / m);
-  return m * std::sqrt(sum) / s;
 }
 
 // The low-precision model: the float64 model's parameters rounded to the type (a model whose weight matrices are
@@ -147,7 +138,7 @@ Json layer_stats(const Mat& stored, double scale, const Mat& exact, const Precis
   const double count = static_cast<double>(std::max<Index>(stored.size(), 1));
   Json j;
   const bool finite = all_finite(stored);
-  j[fields::kGradNorm] = finite ? finite_or_null(scaled_norm(stored, scale)) : Json(nullptr);
+  j[fields::kGradNorm] = finite ? finite_or_null(frobenius_norm(stored) / scale) : Json(nullptr);
   j[fields::kGradRelError] = finite ? finite_or_null(relative_error(stored, scale, exact)) : Json(nullptr);
   j[fields::kZeroFraction] = static_cast<double>(zero) / count;
   j[fields::kUnderflowFraction] = static_cast<double>(under) / count;

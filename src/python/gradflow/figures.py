@@ -186,8 +186,8 @@ def _precision_error(ax, reports):
         label = _analyze_label(d)
         label = label if p["type"] in label else f"{label} {p['type']}"
         if p.get("loss_scale", 1.0) != 1.0:
-            m, e = math.frexp(p["loss_scale"])
-            label += f", S = 2^{e - 1}" if m == 0.5 else f", S = {p['loss_scale']:g}"
+            mantissa, exponent = math.frexp(p["loss_scale"])
+            label += f", S = 2^{exponent - 1}" if mantissa == 0.5 else f", S = {p['loss_scale']:g}"
         x, y = [], []
         for layer in d["layers"]:
             e = layer["precision"].get("grad_rel_error")
