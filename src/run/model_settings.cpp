@@ -259,13 +259,16 @@ std::vector<ModelOption> make_table() {
                     }));
   t.push_back(value("cotangent", "g of --loss dot from a .npy of the output's shape (default: seeded N(0,1))", "", false,
                     [](ModelSettings& s, const std::string& v) { s.rc.cotangent = existing_file(v, "cotangent"); }));
-  t.push_back(value("precision", "f64 (exact, the default) | f32 | bf16 | f16: the gradients also with the model cast to "
-                    "this type (as PyTorch's model.to(dtype)), measured against float64's layer by layer: relative error, "
-                    "underflow, overflow margin (gradients only; docs/math.md §16)", "f64", false,
+  t.push_back(value("precision", "f64 (exact, the default) | f32 | bf16 | f16: analyze: the gradients also with the "
+                    "model cast to this type (as PyTorch's model.to(dtype)), measured against float64's layer by layer: "
+                    "relative error, underflow, overflow margin (gradients only; docs/math.md §16); train: mixed "
+                    "precision, float32 master weights and Adam, each step by the model cast to the type "
+                    "(docs/training.md)", "f64", true,
                     [](ModelSettings& s, const std::string& v) { s.rc.analysis.precision = parse_precision(v); }));
   t.push_back(value("loss-scale", "S | dynamic: with --precision, the cotangent times S before the low-precision backward "
-                    "pass and the gradients divided by S after it (dynamic: the largest power of two without Inf/NaN)",
-                    "1", false, [](ModelSettings& s, const std::string& v) {
+                    "pass and the gradients divided by S after it (dynamic: analyze, the largest power of two without "
+                    "Inf/NaN; train, PyTorch's GradScaler: 2^16, halved on Inf/NaN with the step skipped, doubled after "
+                    "2000 clean steps)", "1", true, [](ModelSettings& s, const std::string& v) {
                       s.rc.analysis.loss_scale = parse_loss_scale(v);
                     }));
   t.push_back(value("max-memory", "memory budget, e.g. 512M, 8G (default: half of RAM): a run estimated to need more is refused before it allocates", "", true,

@@ -27,8 +27,9 @@ double cross_entropy_row(const Eigen::Ref<const RowVec>& z, int t, RowVec& p) {
 namespace {
 
 // Cross-entropy, target count and argmax hits over the positions with a target; with dz, also
-// dL/dz_i = scale·(softmax(z_i) − e_t) for L = scale·Σ (lse(z_i) − z_i[t]) (rows without a target stay as given).
-SeqLoss score_targets(const Mat& z, const Sequence& s, double scale, Mat* dz) {
+// dL/dz_i = scale·(softmax(z_i) − e_t) for L = scale·Σ (lse(z_i) − z_i[t]) (rows without a target stay as given),
+// stored in the type.
+SeqLoss score_targets(const Mat& z, const Sequence& s, double scale, Mat* dz, Precision type = Precision::F64) {
   SeqLoss out;
   RowVec p;
   for (Index i = 0; i < z.rows(); ++i) {
@@ -44,13 +45,31 @@ SeqLoss score_targets(const Mat& z, const Sequence& s, double scale, Mat* dz) {
       dz->row(i) = scale * p;
     }
   }
+  if (dz && type != Precision::F64) round_in_place(type, *dz);
   return out;
+}
+
+// C (m, n) = op(A)·op(B) (+ C with accumulate) by the kernels (a precision's: float32 products, C rounded once)
+void kernel_product(const KernelOps& k, const Mat& a, bool ta, const Mat& b, bool tb, Mat& c, bool accumulate) {
+  const Index m = ta ? a.cols() : a.rows(), inner = ta ? a.rows() : a.cols(), n = tb ? b.rows() : b.cols();
+  if (!accumulate) c.resize(m, n);
+  k.gemm(m, n, inner, 1.0, GemmOperand{a.data(), a.cols(), 0, ta}, GemmOperand{b.data(), b.cols(), 0, tb},
+         accumulate ? 1.0 : 0.0, c.data(), n, 0, 1);
+}
+
+// x scaled by r and stored in the type (x itself when r = 1)
+Mat scaled_rounded(Precision p, double r, const Mat& x) {
+  if (r == 1.0) return x;
+  Mat y = r * x;
+  round_in_place(p, y);
+  return y;
 }
 
 }  // namespace
 
-LanguageModel::LanguageModel(const ModelConfig& cfg, Index vocab, Index positions, bool tie)
-    : body_(cfg), vocab_(vocab), positions_(positions), tied_(tie) {
+LanguageModel::LanguageModel(const ModelConfig& cfg, Index vocab, Index positions, bool tie, const KernelOps& kernels,
+                             Precision precision)
+    : body_(cfg, kernels), vocab_(vocab), positions_(positions), tied_(tie), precision_(precision) {
   require(cfg.causal, "training needs the causal mask (next-token prediction); fix: the train command sets --causal");
   require(vocab >= 2, "--vocab " + std::to_string(vocab) + " is too small; fix: --vocab >= 2");
   const int64_t d = cfg.d_model;
@@ -86,6 +105,23 @@ void LanguageModel::initialize(const InitConfig& init) {
 
 const Mat& LanguageModel::output_weight() const { return io_[tied_ ? tok_ : head_]; }
 
+void LanguageModel::copy_params_rounded(const LanguageModel& src) {
+  auto& dst_body = body_.params().all();
+  const auto& src_body = src.body_.params().all();
+  auto& dst_io = io_.all();
+  const auto& src_io = src.io_.all();
+  require(dst_body.size() == src_body.size() && dst_io.size() == src_io.size(),
+          "copy_params_rounded: another architecture; fix: internal error");
+  for (size_t i = 0; i < src_body.size(); ++i) {
+    dst_body[i].value = src_body[i].value;
+    round_in_place(precision_, dst_body[i].value);
+  }
+  for (size_t i = 0; i < src_io.size(); ++i) {
+    dst_io[i].value = src_io[i].value;
+    round_in_place(precision_, dst_io[i].value);
+  }
+}
+
 // in the forward pass: x_0[i] = S·E[s_i] + P[i]
 Mat LanguageModel::embed(const std::vector<int>& tokens) const {
   const Index n = positions_, d = body_.d_model();
@@ -95,7 +131,12 @@ Mat LanguageModel::embed(const std::vector<int>& tokens) const {
   for (Index i = 0; i < n; ++i) {
     const int t = tokens[static_cast<size_t>(i)];
     require(t >= 0 && t < vocab_, "token " + std::to_string(t) + " outside the vocabulary; fix: raise --vocab");
-    x.row(i) = scale * io_[tok_].row(t) + io_[pos_].row(i);
+    if (precision_ == Precision::F64) {
+      x.row(i) = scale * io_[tok_].row(t) + io_[pos_].row(i);
+    } else {  // at a precision: S·E[s_i] stored, then the sum stored (two ops)
+      for (Index j = 0; j < d; ++j)
+        x(i, j) = round_to(precision_, round_to(precision_, scale * io_[tok_](t, j)) + io_[pos_](i, j));
+    }
   }
   return x;
 }
@@ -103,6 +144,11 @@ Mat LanguageModel::embed(const std::vector<int>& tokens) const {
 // z = (r·y) · Wᵀ   (n, d)·(d, V) -> (n, V); r = the parametrization's readout multiplier m_N^(-1) (1: none)
 Mat LanguageModel::logits(const Mat& y) const {
   const double r = body_.config().factors().readout;
+  if (precision_ != Precision::F64) {
+    Mat z;
+    kernel_product(body_.kernels(), scaled_rounded(precision_, r, y), false, output_weight(), true, z, false);
+    return z;
+  }
   return r == 1.0 ? Mat(y * output_weight().transpose()) : Mat((r * y) * output_weight().transpose());
 }
 
@@ -118,13 +164,21 @@ SeqLoss LanguageModel::forward_backward(const Sequence& s, double scale, LmGrads
   Trace t = body_.forward(x0);
   const Mat z = logits(t.y);
   Mat dz = Mat::Zero(n, vocab_);  // (n, V)
-  SeqLoss out = score_targets(z, s, scale, &dz);
+  SeqLoss out = score_targets(z, s, scale, &dz, precision_);
   // in the forward pass: z = (r·y)·Wᵀ;  dL/dy = r·(dz·W),  dL/dW += dzᵀ·(r·y)  (r = 1 under sp)
   const double r = body_.config().factors().readout;
-  Mat dy = dz * output_weight();
-  if (r == 1.0) {
+  const bool low = precision_ != Precision::F64;
+  Mat dy;
+  if (low) {  // the products by the kernels (float32, rounded once), r's products stored
+    kernel_product(body_.kernels(), dz, false, output_weight(), false, dy, false);
+    dy = scaled_rounded(precision_, r, dy);
+    kernel_product(body_.kernels(), dz, true, scaled_rounded(precision_, r, t.y), false, g.io[tied_ ? tok_ : head_],
+                   true);
+  } else if (r == 1.0) {
+    dy = dz * output_weight();
     g.io[tied_ ? tok_ : head_].noalias() += dz.transpose() * t.y;
   } else {
+    dy = dz * output_weight();
     dy *= r;
     g.io[tied_ ? tok_ : head_].noalias() += dz.transpose() * (r * t.y);
   }
@@ -135,6 +189,10 @@ SeqLoss LanguageModel::forward_backward(const Sequence& s, double scale, LmGrads
   for (Index i = 0; i < n; ++i) {
     g.io[tok_].row(s.tokens[static_cast<size_t>(i)]) += embed_scale * dx0.row(i);
     g.io[pos_].row(i) += dx0.row(i);
+  }
+  if (low) {  // the embeddings' gradients as stored (a sequence's, g zeroed before it)
+    round_in_place(precision_, g.io[tok_]);
+    round_in_place(precision_, g.io[pos_]);
   }
   if (probe) {
     const Index L = body_.layers();

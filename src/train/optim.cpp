@@ -36,14 +36,16 @@ void Adam::step(const std::vector<const Mat*>& grads, double lr, std::vector<dou
     Mat& v = v_[i];
     const Mat& graw = *grads[i];
     double dsq = 0;
+    const Precision st = o_.storage;
+    const auto store = [st](double x) { return st == Precision::F64 ? x : round_to(st, x); };
     for (Index r = 0; r < p.rows(); ++r)
       for (Index c = 0; c < p.cols(); ++c) {
-        const double g = weight_decay != 0 ? graw(r, c) + weight_decay * p(r, c) : graw(r, c);
-        m(r, c) = m(r, c) + (1.0 - b1) * (g - m(r, c));           // exp_avg.lerp_(grad, 1 - beta1)
-        v(r, c) = v(r, c) * b2 + (1.0 - b2) * (g * g);            // exp_avg_sq.mul_(beta2).addcmul_(grad, grad, 1 - beta2)
+        const double g = weight_decay != 0 ? store(graw(r, c) + weight_decay * p(r, c)) : graw(r, c);
+        m(r, c) = store(m(r, c) + (1.0 - b1) * (g - m(r, c)));    // exp_avg.lerp_(grad, 1 - beta1)
+        v(r, c) = store(v(r, c) * b2 + (1.0 - b2) * (g * g));     // exp_avg_sq.mul_(beta2).addcmul_(grad, grad, 1 - beta2)
         const double denom = std::sqrt(v(r, c)) / bias_correction2_sqrt + eps;
         const double before = p(r, c);
-        p(r, c) = before + (-step_size) * (m(r, c) / denom);      // param.addcdiv_(exp_avg, denom, value=-step_size)
+        p(r, c) = store(before + (-step_size) * (m(r, c) / denom));  // param.addcdiv_(exp_avg, denom, value=-step_size)
         const double delta = p(r, c) - before;
         dsq += delta * delta;
       }

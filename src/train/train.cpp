@@ -15,11 +15,13 @@
 #include "gradflow/core/finite.hpp"
 #include "gradflow/io/npy.hpp"
 #include "gradflow/io/safetensors.hpp"
+#include "gradflow/kernels/precision_kernels.hpp"
 #include "gradflow/model/init.hpp"
 #include "gradflow/model/placement.hpp"
 #include "gradflow/report/config_json.hpp"
 #include "gradflow/report/fields.hpp"
 #include "gradflow/report/gradient_profile.hpp"
+#include "gradflow/train/grad_scaler.hpp"
 #include "gradflow/train/lm.hpp"
 
 namespace gradflow {
@@ -69,6 +71,9 @@ void validate_train(const TrainConfig& c) {
   require(c.save_every == 0 || !c.checkpoint_dir.empty(),
           "--save-every needs a directory for the checkpoints; fix: add --checkpoint-dir DIR");
   require(c.threads >= 0, "--threads must be >= 0 (0: every core); fix: e.g. --threads 2");
+  require(c.precision != Precision::F64 || (!c.loss_scale.dynamic && c.loss_scale.value == 1.0),
+          "--loss-scale scales the backward pass of a --precision run; fix: add --precision f16 (or bf16, f32) or drop "
+          "--loss-scale");
   c.model.validate();
   require_memory(train_memory(c, batch_threads(c)), c.max_memory_bytes, "training",
                  "lower --layers, --d-model, --seq-len or --vocab, use fewer --threads, or raise --max-memory");
@@ -91,6 +96,11 @@ MemoryEstimate train_memory(const TrainConfig& c, int threads) {
   m.add("forward traces (one sequence per thread)",
         T * (trace_doubles(c.model, static_cast<Index>(n)) + 2 * n * V) * sizeof(double));
   if (c.save_every > 0) m.add("checkpoint buffer", P * sizeof(double));
+  if (c.precision != Precision::F64) {  // the cast model's weights; per thread the float32 operands of its products
+    const double ff = static_cast<double>(c.model.ff());
+    m.add("the model cast to --precision", P * sizeof(double));
+    m.add("float32 product operands (per thread)", T * (n * V + V * d + n * d + d * ff + n * ff) * sizeof(float));
+  }
   if (c.weights) add_checkpoint_kept(m, checkpoint_kept_bytes(*c.weights));
   return m;
 }
@@ -148,6 +158,17 @@ Json train_config_json(const TrainConfig& c0) {
         {"embeddings_readout_final_norm", Json{{"lr", 1.0}, {"eps", 1.0}, {"weight_decay", 1.0}}}};
   }
   cfg["clip"] = c.clip > 0 ? Json(c.clip) : Json(nullptr);
+  if (c.precision != Precision::F64) {  // absent in the exact run (its reports unchanged)
+    const GradScalerOptions g;
+    Json scale = c.loss_scale.dynamic
+                     ? Json{{"dynamic", "GradScaler"}, {"init_scale", g.init_scale}, {"growth_factor", g.growth_factor},
+                            {"backoff_factor", g.backoff_factor}, {"growth_interval", g.growth_interval}}
+                     : Json(c.loss_scale.value);
+    cfg["precision"] = Json{{"type", to_string(c.precision)},
+                            {"regime", "mixed: float32 master weights and Adam; forward and backward by the model cast "
+                                       "to the type, float32 products (docs/training.md)"},
+                            {"loss_scale", std::move(scale)}};
+  }
   cfg["log_every"] = c.log_every;
   cfg["eval_size"] = c.eval_size;
   cfg["eval_seed"] = eval_seed(seed);
@@ -179,6 +200,20 @@ Json train(const TrainConfig& c0) {
             "--checkpoint-dir '" + c.checkpoint_dir + "' cannot be created; fix: choose a writable directory");
   }
 
+  // --precision: the master weights in float32, and the model cast to the type that runs each step
+  const bool low = c.precision != Precision::F64;
+  std::unique_ptr<KernelOps> low_kernels;
+  std::unique_ptr<LanguageModel> cast;
+  if (low) {
+    for (auto& p : lm.body().params().all()) round_in_place(Precision::F32, p.value);
+    for (auto& p : lm.io_params().all()) round_in_place(Precision::F32, p.value);
+    low_kernels = make_precision_kernels(c.precision, lm.body().kernels());
+    cast = std::make_unique<LanguageModel>(c.model, c.task.vocab, c.task.seq_len, c.tie_embeddings, *low_kernels,
+                                           c.precision);
+  }
+  const LanguageModel& runner = low ? *cast : lm;  // the model whose passes a step runs
+  GradScaler scaler(low ? c.loss_scale : LossScale{});
+
   const Index L = lm.body().layers();
   // divergence threshold: --diverge-loss, or 2·max(ln V, the loss at step 0) (set at step 0)
   double threshold = c.diverge_loss > 0 ? c.diverge_loss : 2.0 * std::log(static_cast<double>(c.task.vocab));
@@ -206,7 +241,9 @@ Json train(const TrainConfig& c0) {
     scales.push_back({pf.lr(p.role, false), pf.eps(false), pf.weight_decay(p.role)});
     roles.push_back(p.role);
   }
-  Adam adam(params, c.adam, scales);
+  AdamOptions adam_options = c.adam;
+  if (low) adam_options.storage = Precision::F32;
+  Adam adam(params, adam_options, scales);
   const int threads = batch_threads(c);  // as many as validate_train's memory estimate counts
   // one gradient buffer per thread (not per sequence): each sequence's gradient is computed fresh in its thread's
   // buffer and added to the total in sequence order (omp ordered), so the sum is ((g_0 + g_1) + g_2) + ... whatever
@@ -247,14 +284,23 @@ Json train(const TrainConfig& c0) {
       p.want_coords = c.coord_stats;
     }
     total.zero();
+    if (low) cast->copy_params_rounded(lm);
+    const double S = scaler.scale();  // the loss scale of this step's backward pass (1: none)
 #pragma omp parallel for ordered schedule(static, 1) num_threads(threads)
     for (long i = 0; i < c.batch; ++i) {
       LmGrads& g = per_thread[static_cast<size_t>(omp_get_thread_num())];
       g.zero();
-      losses[static_cast<size_t>(i)] =
-          lm.forward_backward(batch[static_cast<size_t>(i)], 1.0 / static_cast<double>(T), g, &probes[static_cast<size_t>(i)]);
+      losses[static_cast<size_t>(i)] = runner.forward_backward(batch[static_cast<size_t>(i)], S / static_cast<double>(T),
+                                                               g, &probes[static_cast<size_t>(i)]);
 #pragma omp ordered
       total.add(g);  // in sequence order: bitwise identical whatever the thread count
+    }
+    if (low) {  // the batch's gradient as stored in the type, then unscaled into float32 (GradScaler.unscale_)
+      for (Mat* g : grad_ptrs) {
+        round_in_place(c.precision, *g);
+        if (S != 1.0) *g /= S;
+        round_in_place(Precision::F32, *g);
+      }
     }
     double loss_sum = 0;
     long correct = 0;
@@ -268,6 +314,7 @@ Json train(const TrainConfig& c0) {
 
     // divergence: NaN/Inf anywhere, an activation above --diverge-activation, or the loss above the threshold
     int bad_fwd = -2, bad_bwd = -2;
+    bool found_inf = false;
     bool bad_fwd_finite = false;
     for (const auto& p : probes) {
       if (p.bad_forward_layer != -2 && (bad_fwd == -2 || (p.bad_forward_layer >= 0 && (bad_fwd < 0 || p.bad_forward_layer < bad_fwd)))) {
@@ -284,6 +331,8 @@ Json train(const TrainConfig& c0) {
       if (bad_fwd_finite) diverged["bound"] = c.diverge_activation;
     } else if (!std::isfinite(train_loss)) {
       diverged = Json{{"step", s}, {"layer", nullptr}, {"quantity", "loss"}};
+    } else if ((bad_bwd != -2 || !grads_finite) && scaler.dynamic()) {
+      found_inf = true;  // GradScaler: the step is skipped and the scale backs off, not a divergence
     } else if (bad_bwd != -2 || !grads_finite) {
       diverged = Json{{"step", s}, {"layer", bad_bwd >= 0 ? Json(bad_bwd) : Json(nullptr)}, {"quantity", "gradient"}};
     } else if (train_loss > threshold) {
@@ -293,6 +342,9 @@ Json train(const TrainConfig& c0) {
     const bool log_now = s % c.log_every == 0 || s == c.steps || !diverged.is_null();
     const bool update = s < c.steps && diverged.is_null();
     const double lr = update ? scheduled_lr(c.schedule, c.lr, c.warmup, c.steps, s + 1) : NAN;
+    // a dynamic loss scale moves after every step that would update (and skips it on Inf/NaN), as GradScaler.update
+    const bool skipped = update && scaler.update(found_inf);
+    const bool apply = update && !skipped;
     Json entry;
     std::vector<double> before_sq;
     if (log_now) {
@@ -300,7 +352,7 @@ Json train(const TrainConfig& c0) {
       std::vector<SeqLoss> ev(eval_set.size());
 #pragma omp parallel for schedule(static) num_threads(threads)
       for (long i = 0; i < static_cast<long>(eval_set.size()); ++i)
-        ev[static_cast<size_t>(i)] = lm.evaluate(eval_set[static_cast<size_t>(i)]);
+        ev[static_cast<size_t>(i)] = runner.evaluate(eval_set[static_cast<size_t>(i)]);
       double esum = 0;
       long et = 0, ec = 0;
       for (const auto& e : ev) {
@@ -324,7 +376,7 @@ Json train(const TrainConfig& c0) {
       for (Index l = 0; l < L; ++l) {
         double sq = 0;
         for (const auto& p : probes) sq += p.dx_sq[static_cast<size_t>(l)];
-        grad_norms.push_back(std::sqrt(sq));
+        grad_norms.push_back(std::sqrt(sq) / S);  // unscaled (S = 1 but with --loss-scale)
       }
       std::vector<ParamGradNorm> pnorms;
       for (size_t i = 0; i < names.size(); ++i) pnorms.push_back({&names[i], layer_of[i], grad_cptrs[i]->stableNorm()});
@@ -332,7 +384,7 @@ Json train(const TrainConfig& c0) {
       entry["head_param_grad_norms"] = write_gradient_profile(grad_norms, pnorms, layers);
       double top_sq = 0;
       for (const auto& p : probes) top_sq += p.dx_sq[static_cast<size_t>(L)];
-      entry[fields::kOutputGradNorm] = finite_or_null(std::sqrt(top_sq));
+      entry[fields::kOutputGradNorm] = finite_or_null(std::sqrt(top_sq) / S);
       // RMS of each norm's input over every token of the batch
       Json final_rms = nullptr;
       for (size_t k = 0; k < lm.norm_names().size(); ++k) {
@@ -354,8 +406,12 @@ Json train(const TrainConfig& c0) {
       entry["final_norm_input_rms"] = final_rms;
       entry[fields::kBottomToTopGradRatio] = finite_or_null(bottom_to_top_ratio(grad_norms));
       entry["diverged"] = diverged;
+      if (low) {
+        entry["loss_scale"] = S;
+        if (scaler.dynamic()) entry["skipped"] = skipped;
+      }
       if (c.coord_stats) entry["coords"] = coords_json(probes);
-      if (update) {
+      if (apply) {
         before_sq.resize(params.size());
         for (size_t i = 0; i < params.size(); ++i) before_sq[i] = params[i]->squaredNorm();
       }
@@ -368,11 +424,13 @@ Json train(const TrainConfig& c0) {
     }
     if (c.save_every > 0 && (s % c.save_every == 0 || s == c.steps) && diverged.is_null())
       save_checkpoint(lm, c.checkpoint_dir, s, lm.embed(eval_set[0].tokens));
-    if (update) {
+    if (apply) {
       bool clipped = false;
       if (c.clip > 0) {
         const double n = clip_grad_norm(grad_ptrs, c.clip);
         clipped = c.clip / (n + 1e-6) < 1.0;
+        if (low && clipped)
+          for (Mat* g : grad_ptrs) round_in_place(Precision::F32, *g);  // the clipped float32 gradients
       }
       std::vector<double> delta_sq;
       adam.step(grad_cptrs, lr, log_now ? &delta_sq : nullptr);
@@ -429,6 +487,10 @@ Json train(const TrainConfig& c0) {
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
   report["final"] = Json{{"updates", done}, {"train_loss", finite_or_null(last_train)}, {"eval_loss", finite_or_null(last_eval)},
                          {"accuracy", finite_or_null(last_acc)}, {"eval_loss_above_floor", finite_or_null(last_eval - task.loss_floor())}};
+  if (low) {
+    report["final"]["loss_scale"] = scaler.scale();
+    report["final"]["skipped_steps"] = scaler.skipped();
+  }
   report["elapsed_seconds"] = elapsed;
   report["timing_seconds"] = Json{{"eval", eval_seconds}, {"train", elapsed - eval_seconds},
                                   {"updates_per_second", done > 0 ? Json(done / (elapsed - eval_seconds)) : Json(nullptr)}};

@@ -10,11 +10,16 @@
 // and lm_head.weight (absent when tied); a checkpoint of all of them is readable by `analyze --weights`, which
 // warns about the three extra tensors and ignores them.
 // Rule: parameter gradients ACCUMULATE (+=) into LmGrads; activation gradients are returned fresh.
+// At a precision (train --precision f32|bf16|f16; docs/training.md "Low precision"), the model cast to that type: the
+// blocks run on precision_kernels.hpp's kernels, x_0 and the logits are stored in the type (the logits' product in
+// float32, rounded once), the cross-entropy and its gradient computed from the stored logits and dL/dz stored in the
+// type, and dL/dy, the head's and the embeddings' gradients rounded to it.
 #pragma once
 #include <limits>
 #include <string>
 #include <vector>
 
+#include "gradflow/kernels/precision.hpp"
 #include "gradflow/model/config.hpp"
 #include "gradflow/model/model.hpp"
 #include "gradflow/core/params.hpp"
@@ -54,14 +59,19 @@ struct SeqProbe {
 
 class LanguageModel {
  public:
-  // cfg.causal must be true (the train command forces it); vocab V >= 2; n = positions.
-  LanguageModel(const ModelConfig& cfg, Index vocab, Index positions, bool tie_embeddings);
+  // cfg.causal must be true (the train command forces it); vocab V >= 2; n = positions. kernels: the blocks' (a
+  // precision's: make_precision_kernels(precision, ...), which must outlive the model).
+  LanguageModel(const ModelConfig& cfg, Index vocab, Index positions, bool tie_embeddings,
+                const KernelOps& kernels = cpu_kernels(), Precision precision = Precision::F64);
 
   Model& body() { return body_; }
   const Model& body() const { return body_; }
   ParamStore& io_params() { return io_; }
   const ParamStore& io_params() const { return io_; }
   Index vocab() const { return vocab_; }
+  Precision precision() const { return precision_; }
+  // Every parameter := src's (same architecture) rounded to this model's type: the model cast from master weights.
+  void copy_params_rounded(const LanguageModel& src);
   Index positions() const { return positions_; }
   bool tied() const { return tied_; }
   LmGrads make_grads() const { return LmGrads(body_.params(), io_); }
@@ -77,7 +87,8 @@ class LanguageModel {
   // Forward only.
   SeqLoss evaluate(const Sequence& s) const;
   // Forward and backward of one sequence with dL/dz_i = scale·(softmax(z_i) − e_{t_i}) on its targets (scale = 1/T);
-  // accumulates every parameter gradient into g. probe (optional) receives the instrumentation; trace/dy (optional)
+  // accumulates every parameter gradient into g (at a precision, g's tensors are then rounded to the type: give g
+  // zeroed, and it holds the sequence's stored gradient). probe (optional) receives the instrumentation; trace/dy (optional)
   // receive the forward trace and dL/dy for cross-checks.
   SeqLoss forward_backward(const Sequence& s, double scale, LmGrads& g, SeqProbe* probe = nullptr,
                            Trace* trace_out = nullptr, Mat* dy_out = nullptr) const;
@@ -97,6 +108,7 @@ class LanguageModel {
   ParamStore io_;
   Index vocab_, positions_;
   bool tied_;
+  Precision precision_;
   int tok_ = -1, pos_ = -1, head_ = -1;
   std::vector<std::string> norm_names_;
   std::vector<int> norm_layers_;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "gradflow/core/types.hpp"
+#include "gradflow/kernels/precision.hpp"
 
 namespace gradflow {
 
@@ -22,6 +23,9 @@ struct AdamOptions {
   double beta2 = 0.98;
   double eps = 1e-9;
   double weight_decay = 0.0;    // --weight-decay: L2 added to the gradient, as torch.optim.Adam
+  // The type the parameters, the moments and the decayed gradient are stored in (train --precision: float32, the
+  // master weights; each stored value rounded, the arithmetic between stores in float64). F64: the plain update.
+  Precision storage = Precision::F64;
 };
 
 // One parameter's multipliers of the rate, ε and weight decay (a parametrization's, model/parametrization.hpp; as

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gradflow/io/checkpoint.hpp"
+#include "gradflow/kernels/precision.hpp"
 #include "gradflow/model/config.hpp"
 #include "gradflow/run/memory_estimate.hpp"
 #include "gradflow/train/optim.hpp"
@@ -54,6 +55,12 @@ struct TrainConfig {
   // coordinate statistics in every log entry: "coords" (coord_stats.hpp, over the batch's sequences) and, for the
   // update that follows, "update_ratios_by_role" ||Δθ||/||θ|| over the tensors of each role (gradflow coord-check)
   bool coord_stats = false;
+  // --precision f32|bf16|f16: mixed-precision training (Micikevicius et al. 2018): float32 master weights and Adam;
+  // each step's forward and backward run by the model cast to the type (lm.hpp, kernels/precision_kernels.hpp), its
+  // gradients stored in the type, unscaled and rounded to float32 for the update; the eval loss by the cast model.
+  // F64: the exact run (the default, bit for bit unchanged).
+  Precision precision = Precision::F64;
+  LossScale loss_scale;           // --loss-scale S | dynamic (GradScaler's defaults, grad_scaler.hpp)
 };
 
 // Validates every option (Error naming the option and the fix) and refuses a run whose train_memory exceeds
