@@ -65,4 +65,22 @@ m, e = math.frexp(p["loss_scale"])
 assert m == 0.5 and p["loss_scale_dynamic"] and not p["summary"]["overflow"] and not p["summary"]["underflow_layers"], p
 PY
 then ok "dynamic loss scale: a power of two, no underflow left"; else fail "dynamic loss scale: $(cat "$tmp/err")"; fi
+# train --precision: mixed precision from the command line, its report keys, and --loss-scale alone refused
+train_small="--placement post --layers 2 --d-model 16 --heads 2 --seq-len 8 --vocab 8 --steps 4 --batch 2 --log-every 2 --eval-size 4"
+if "$gf" train $train_small --precision bf16 --loss-scale dynamic -q --json "$tmp/t.json" 2>"$tmp/err" &&
+   /usr/bin/python3 - "$tmp/t.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["config"]["precision"]["type"] == "bf16" and r["config"]["precision"]["loss_scale"]["dynamic"] == "GradScaler", r["config"]
+assert all(e["loss_scale"] == 65536.0 and "skipped" in e for e in r["log"]), r["log"]
+assert r["final"]["skipped_steps"] == 0 and r["final"]["updates"] == 4, r["final"]
+PY
+then ok "train --precision bf16 --loss-scale dynamic"; else fail "train --precision: $(cat "$tmp/err")"; fi
+if "$gf" train $train_small --loss-scale 1024 -q --json "$tmp/t2.json" 2>"$tmp/err"; then
+  fail "train --loss-scale without --precision was accepted"
+elif grep -q "fix: add --precision" "$tmp/err" && [ ! -e "$tmp/t2.json" ] && [ "$(wc -l < "$tmp/err")" -eq 1 ]; then
+  ok "train --loss-scale without --precision: one line naming the fix, no report"
+else
+  fail "train --loss-scale refusal: $(cat "$tmp/err")"
+fi
 [ $fails -eq 0 ] || exit 1

@@ -11,6 +11,8 @@ log), and every weight tensor after 5 updates, each to a relative error <= 1e-10
 One exception, explained where it is checked: the attention key bias has an exactly-zero gradient and no effect on
 the loss, so Adam amplifies round-off there differently in each framework; in_proj_bias is compared on its query and
 value parts, and the key part is only checked to stay within Adam's largest possible movement.
+The same configurations again with `--precision f32` against the torch model and Adam in float32 (the initial
+weights the float32 master copy gradflow saves), to TRAIN_F32_REL_TOL.
 Exit 1 on any failure, 77 (CTest SKIP_RETURN_CODE) when torch or numpy cannot be imported.
 """
 import math
@@ -71,9 +73,10 @@ class LM(torch.nn.Module):
         return F.cross_entropy(z.reshape(-1, z.shape[-1]), targets.reshape(-1), ignore_index=-1, reduction="mean")
 
 
-def check(gradflow, spec, o, i, tmp):
-    ck = os.path.join(tmp, f"ck{i}")
-    js = os.path.join(tmp, f"{i}.json")
+def check(gradflow, spec, o, i, tmp, precision="f64"):
+    ck = os.path.join(tmp, f"ck{i}{precision}")
+    js = os.path.join(tmp, f"{i}{precision}.json")
+    tolerance = tol.TRAIN_REL_TOL if precision == "f64" else tol.TRAIN_F32_REL_TOL
     cmd = [gradflow, "train", "--placement", spec.placement, "--layers", str(spec.layers), "--d-model", str(spec.d),
            "--heads", str(spec.heads), "--d-ff", str(spec.d_ff), "--seq-len", str(spec.n), "--activation",
            spec.activation, "--task", o["task"], "--vocab", str(o["vocab"]), "--steps", str(STEPS), "--batch",
@@ -82,6 +85,8 @@ def check(gradflow, spec, o, i, tmp):
            "--checkpoint-dir", ck, "--save-batches", "--seed", str(20 + i), "--json", js, "-q"]
     if o["tie"]:
         cmd.append("--tie-embeddings")
+    if precision != "f64":
+        cmd += ["--precision", precision]
     if not spec.final_norm and spec.placement != "post":  # post has none to drop (gradflow refuses the flag there)
         cmd.append("--no-final-norm")
     tr.run(cmd)
@@ -95,6 +100,9 @@ def check(gradflow, spec, o, i, tmp):
     with torch.no_grad():
         for name, p in weights.items():
             p.copy_(init[name].reshape(p.shape))
+    if precision == "f32":
+        model.float()
+        model.mask = model.mask.float()
     params = list(model.parameters())
     opt = torch.optim.Adam(params, lr=o["lr"], betas=(0.9, 0.98), eps=1e-9, weight_decay=o["wd"])
     losses = []
@@ -113,23 +121,30 @@ def check(gradflow, spec, o, i, tmp):
             g["lr"] = scheduled_lr(o["schedule"], o["lr"], o["warmup"], STEPS, s + 1)
         opt.step()
 
-    label = f"[{i}] {spec.label()} task={o['task']} tie={o['tie']} clip={o['clip']} wd={o['wd']} {o['schedule']}"
+    label = f"[{i}] {precision} {spec.label()} task={o['task']} tie={o['tie']} clip={o['clip']} wd={o['wd']} {o['schedule']}"
     print(label)
     failures = 0
     got_losses = [e["train_loss"] for e in report["log"]]
     for s, (want, got) in enumerate(zip(losses, got_losses)):
         rel = abs(got - want) / abs(want)
-        ok = rel <= tol.TRAIN_REL_TOL
+        ok = rel <= tolerance
         failures += not ok
         print(f"  {'ok  ' if ok else 'FAIL'} loss at step {s:<26} torch {want:.17g}  gradflow {got:.17g}  rel {rel:.2e}")
     if len(got_losses) != len(losses):
         print(f"  FAIL gradflow logged {len(got_losses)} losses, torch computed {len(losses)}")
         failures += 1
     final = tr.read_safetensors(os.path.join(ck, f"step_{STEPS:06d}.safetensors"))
+    if precision == "f32":  # the master weights are float32 values (saved as float64)
+        for name, t in final.items():
+            t64 = t.double()
+            ok = bool(torch.equal(t64, t64.float().double()))
+            failures += not ok
+            if not ok:
+                print(f"  FAIL {name}: a saved master weight is not a float32 value")
     d = spec.d
     for name, p in model.named_weights().items():
         want = p.detach().reshape(-1)
-        got = final[name].reshape(-1)
+        got = final[name].reshape(-1).to(want.dtype)
         if name.endswith("in_proj_bias"):
             # the key bias b_k: dL/db_k = 0 exactly (softmax is shift-invariant along each row) and the loss does not
             # depend on b_k, so both sides hold only round-off in its gradient (1e-17 .. 1e-11 depending on the
@@ -145,9 +160,9 @@ def check(gradflow, spec, o, i, tmp):
             keep = torch.cat([torch.arange(0, d), torch.arange(2 * d, 3 * d)])
             want, got = want[keep], got[keep]
             name += " (q, v)"
-        moved = (p.detach().reshape(-1) - init[name.split(" ")[0]].reshape(-1)).norm().item()
-        rel = ((got - want).norm() / want.norm()).item()
-        ok = rel <= tol.TRAIN_REL_TOL
+        moved = (p.detach().double().reshape(-1) - init[name.split(" ")[0]].reshape(-1)).norm().item()
+        rel = ((got - want).double().norm() / want.double().norm()).item()
+        ok = rel <= tolerance
         failures += not ok
         print(f"  {'ok  ' if ok else 'FAIL'} {name:<40} ||w|| {want.norm().item():.6g}  moved {moved:.3g}  rel {rel:.2e}")
     print(f"{'ok  ' if failures == 0 else 'FAIL'} {label}")
@@ -159,9 +174,10 @@ def main():
     torch.set_num_threads(1)
     failures = 0
     with tempfile.TemporaryDirectory() as tmp:
-        for i, (spec, o) in enumerate(CONFIGS):
-            failures += check(os.path.abspath(gradflow), spec, o, i, tmp)
-    print(f"{'FAILED' if failures else 'passed'}: {failures} failure(s) over {len(CONFIGS)} configurations")
+        for precision in ("f64", "f32"):
+            for i, (spec, o) in enumerate(CONFIGS):
+                failures += check(os.path.abspath(gradflow), spec, o, i, tmp, precision)
+    print(f"{'FAILED' if failures else 'passed'}: {failures} failure(s) over {2 * len(CONFIGS)} runs")
     return 1 if failures else 0
 
 
