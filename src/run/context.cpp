@@ -7,6 +7,7 @@
 #include "gradflow/core/error.hpp"
 #include "gradflow/core/finite.hpp"
 #include "gradflow/linalg/svd.hpp"
+#include "gradflow/model/backward_by_block.hpp"
 #include "gradflow/model/init.hpp"
 #include "gradflow/run/memory_estimate.hpp"
 
@@ -77,34 +78,8 @@ void AnalysisContext::backward_with_param_norms(const Model::BlockHook* weights)
     for (size_t i = 0; i < params.size(); ++i) take_norms(static_cast<int>(i));
     return;
   }
-  // Block by block: allocate block l's accumulators, run its VJP, take their norms, free them (the allocator
-  // hands the same memory to block l − 1). Parameters outside the blocks live through the whole pass.
-  const Index L = model.layers();
-  std::vector<std::vector<int>> of_block(static_cast<size_t>(L));
-  std::vector<int> outside;
-  for (size_t i = 0; i < params.size(); ++i) {
-    const Index l = model.block_of_param(static_cast<int>(i));
-    (l >= 0 ? of_block[static_cast<size_t>(l)] : outside).push_back(static_cast<int>(i));
-  }
-  for (int i : outside) grads.allocate(i);
-  // (with weights held per block: drawn before the block's accumulators, freed after them)
-  const Model::BlockHook hook = [&](Index l, bool done) {
-    if (weights && !done) (*weights)(l, false);
-    for (int i : of_block[static_cast<size_t>(l)]) {
-      if (!done) {
-        grads.allocate(i);
-      } else {
-        take_norms(i);
-        grads.release(i);
-      }
-    }
-    if (weights && done) (*weights)(l, true);
-  };
-  model.backward(trace, dL_dy, &grads, &dx, &hook);
-  for (int i : outside) {
-    take_norms(i);
-    grads.release(i);
-  }
+  // block by block (model/backward_by_block.hpp): each block's accumulators live only through its VJP
+  backward_by_block(model, trace, dL_dy, grads, &dx, weights, [&](int i, Mat&) { take_norms(i); });
 }
 
 Jacobian AnalysisContext::layer_jacobian(Index l) const {

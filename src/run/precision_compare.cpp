@@ -10,6 +10,7 @@
 #include "gradflow/core/finite.hpp"
 #include "gradflow/kernels/precision_kernels.hpp"
 #include "gradflow/linalg/svd.hpp"
+#include "gradflow/model/backward_by_block.hpp"
 #include "gradflow/model/block_weights.hpp"
 #include "gradflow/report/fields.hpp"
 #include "gradflow/report/finite_json.hpp"
@@ -98,20 +99,11 @@ bool backward(const LowPrecisionModel& lp, Precision p, const Trace& t, const Ma
   const Model& m = lp.model();
   ParamGrads grads(m.params(), false);
   bool finite = true;
-  const auto finish = [&](int i) {
-    round_in_place(p, grads[i]);
-    finite = finite && all_finite(grads[i]);
-    take(i, grads[i]);
-    grads.release(i);
-  };
-  for (int i : lp.params_outside()) grads.allocate(i);
-  const Model::BlockHook hook = [&](Index l, bool done) {
-    if (!done) lp.hook()(l, false);
-    for (int i : lp.params_of_block(l)) done ? finish(i) : grads.allocate(i);
-    if (done) lp.hook()(l, true);
-  };
-  m.backward(t, dy, &grads, &dx, &hook);
-  for (int i : lp.params_outside()) finish(i);
+  backward_by_block(m, t, dy, grads, &dx, &lp.hook(), [&](int i, Mat& g) {
+    round_in_place(p, g);
+    finite = finite && all_finite(g);
+    take(i, g);
+  });
   for (const Mat& g : dx) finite = finite && all_finite(g);
   return finite;
 }

@@ -207,6 +207,14 @@ def case_experiments():
     with open(csv) as f:
         if f.read() != t.csv:
             fail("train's CSV differs from --csv")
+    t = gradflow.train(placement="pre", layers=2, d_model=8, heads=2, steps=6, lr=1e-2, log_every=3, seed=3,
+                       precision="bf16", loss_scale="dynamic")
+    cli("train", "--placement", "pre", "--layers", "2", "--d-model", "8", "--heads", "2", "--steps", "6", "--lr",
+        "0.01", "--log-every", "3", "--seed", "3", "--precision", "bf16", "--loss-scale", "dynamic", "-q", "--json", out)
+    with open(out) as f:
+        same_report(t.to_dict(), json.load(f), "train --precision bf16")
+    if t.to_dict()["config"]["precision"]["type"] != "bf16":
+        fail("train(precision='bf16') did not train in bfloat16")
     try:
         import pandas  # noqa: F401
     except ImportError:

@@ -15,34 +15,14 @@
 #include "gradflow/model/model.hpp"
 #include "gradflow/train/train.hpp"
 #include "tolerances.hpp"
+#include "train_fixtures.hpp"
 
 using namespace gradflow;
 using Json = nlohmann::ordered_json;
 
 namespace {
-TrainConfig small(const std::string& placement, long steps) {
-  TrainConfig c;
-  c.model.placement = placement;
-  c.model.layers = 2;
-  c.model.d_model = 16;
-  c.model.heads = 2;
-  c.task.name = "copy";
-  c.task.vocab = 8;
-  c.task.seq_len = 8;
-  c.steps = steps;
-  c.batch = 4;
-  c.lr = 3e-3;
-  c.warmup = 5;
-  c.log_every = 5;
-  c.eval_size = 8;
-  c.init.seed = 3;
-  return c;
-}
-Json without_timing(Json r) {
-  r.erase("elapsed_seconds");
-  r.erase("timing_seconds");
-  return r;
-}
+TrainConfig small(const std::string& placement, long steps) { return test::small_training(placement, steps); }
+using test::without_timing;
 }  // namespace
 
 TEST_CASE("train: report contract", "[train][quick]") {

@@ -13,6 +13,7 @@
 #include "gradflow/train/lm.hpp"
 #include "gradflow/train/optim.hpp"
 #include "gradflow/train/train.hpp"
+#include "train_fixtures.hpp"
 
 using namespace gradflow;
 using Json = nlohmann::ordered_json;
@@ -20,30 +21,11 @@ using Json = nlohmann::ordered_json;
 namespace {
 
 TrainConfig small(const std::string& placement, long steps, Precision p) {
-  TrainConfig c;
-  c.model.placement = placement;
-  c.model.layers = 2;
-  c.model.d_model = 16;
-  c.model.heads = 2;
-  c.task.name = "copy";
-  c.task.vocab = 8;
-  c.task.seq_len = 8;
-  c.steps = steps;
-  c.batch = 4;
-  c.lr = 3e-3;
-  c.warmup = 5;
-  c.log_every = 5;
-  c.eval_size = 8;
-  c.init.seed = 3;
+  TrainConfig c = test::small_training(placement, steps);
   c.precision = p;
   return c;
 }
-
-Json without_timing(Json r) {
-  r.erase("elapsed_seconds");
-  r.erase("timing_seconds");
-  return r;
-}
+using test::without_timing;
 
 bool all_representable(Precision p, const Mat& m) {
   for (Index i = 0; i < m.size(); ++i)
