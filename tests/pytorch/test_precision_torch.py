@@ -143,57 +143,28 @@ def decoder_grads(stack, x0, g, dtype):
     return [xl.grad.to(torch.float64).numpy() for xl in xs]
 
 
-def check_decoder(gradflow, spec, i, tmp):
-    w, x, gpath = (os.path.join(tmp, f"d{i}.{s}") for s in ("safetensors", "x.npy", "g.npy"))
-    torch.manual_seed(3000 + i)
-    stack = dr.Stack(spec)
-    dr.randomize(stack, seed=200 + i)
-    tr.write_safetensors(w, stack.state_dict(), "F64")
+def write_inputs(module, spec, tmp, tag):
+    """The float64 weights of `module` (a .safetensors), x_0 and the cotangent g (seeded N(0, 1), .npy) for gradflow."""
+    files = tuple(os.path.join(tmp, f"{tag}.{s}") for s in ("safetensors", "x.npy", "g.npy"))
+    tr.write_safetensors(files[0], module.state_dict(), "F64")
     x0, g = randn64(spec.n, spec.d), randn64(spec.n, spec.d)
-    np.save(x, x0.numpy())
-    np.save(gpath, g.numpy())
-    ref = decoder_grads(stack, x0, g, torch.float64)
+    np.save(files[1], x0.numpy())
+    np.save(files[2], g.numpy())
+    return files, x0, g
+
+
+def compare(gradflow, spec, files, ref, precisions, tmp, tag):
+    """gradflow analyze --precision p for each (p, low) of `precisions` (low(): PyTorch's dL/dx_l at that precision,
+    or the f16 emulation's) against it, layer by layer: f32 norms within F32_NORM_REL_TOL; bf16 and f16 errors against
+    float64 (ref) within a factor of PyTorch's, f16's norms within F16_NORM_REL_TOL."""
+    w, x, gpath = files
     failures = 0
-    print(f"[decoder {i}] {spec.label()}")
-    for p, dtype in (("f32", torch.float32), ("bf16", torch.bfloat16)):
-        r = os.path.join(tmp, f"d{i}.{p}.json")
+    for p, low_grads in precisions:
+        r = os.path.join(tmp, f"{tag}.{p}.json")
         tr.run([gradflow, "analyze", "--weights", w, "--input", x, "--cotangent", gpath, *spec.gradflow_options(),
                 "--precision", p, "--json", r, "-q"])
-        low = decoder_grads(stack, x0, g, dtype)
+        low = low_grads()
         for l, layer in enumerate(load_json(r)["layers"]):
-            gf, g64 = layer["precision"], np.linalg.norm(ref[l])
-            t_norm, t_err = np.linalg.norm(low[l]), np.linalg.norm(low[l] - ref[l]) / g64
-            if p == "f32":
-                rel = abs(gf["grad_norm"] - t_norm) / t_norm
-                ok = rel <= F32_NORM_REL_TOL
-            else:
-                rel = gf["grad_rel_error"] / t_err
-                ok = 1 / BF16_ERROR_RATIO <= rel <= BF16_ERROR_RATIO
-            failures += not ok
-            print(f"  {'ok  ' if ok else 'FAIL'} {p} layer {l}: ||g|| torch {t_norm:.9g} gradflow {gf['grad_norm']:.9g}; "
-                  f"errors vs float64 torch {t_err:.2e} gradflow {gf['grad_rel_error']:.2e}")
-    return failures
-
-
-def check(gradflow, spec, i, tmp):
-    w, x, gpath = (os.path.join(tmp, f"{i}.{s}") for s in ("safetensors", "x.npy", "g.npy"))
-    torch.manual_seed(2000 + i)
-    enc = tr.build_encoder(spec)
-    tr.randomize(enc, seed=100 + i)
-    tr.write_safetensors(w, enc.state_dict(), "F64")
-    x0, g = randn64(spec.n, spec.d), randn64(spec.n, spec.d)
-    np.save(x, x0.numpy())
-    np.save(gpath, g.numpy())
-    ref = torch_grads(spec, enc, x0, g, torch.float64)
-    failures = 0
-    print(f"[{i}] {spec.label()}")
-    for p, dtype in (("f32", torch.float32), ("bf16", torch.bfloat16), ("f16", None)):
-        r = os.path.join(tmp, f"{i}.{p}.json")
-        tr.run([gradflow, "analyze", "--weights", w, "--input", x, "--cotangent", gpath, *spec.gradflow_options(),
-                "--precision", p, "--json", r, "-q"])
-        layers = load_json(r)["layers"]
-        low = torch_grads(spec, enc, x0, g, dtype) if dtype is not None else emulated_f16_grads(spec, enc, x0, g)
-        for l, layer in enumerate(layers):
             gf, g64 = layer["precision"], np.linalg.norm(ref[l])
             t_norm, t_err = np.linalg.norm(low[l]), np.linalg.norm(low[l] - ref[l]) / g64
             if p == "f32":
@@ -212,6 +183,31 @@ def check(gradflow, spec, i, tmp):
                       f"{gf['grad_norm']:.6g}")
             failures += not ok
     return failures
+
+
+def check_decoder(gradflow, spec, i, tmp):
+    torch.manual_seed(3000 + i)
+    stack = dr.Stack(spec)
+    dr.randomize(stack, seed=200 + i)
+    files, x0, g = write_inputs(stack, spec, tmp, f"d{i}")
+    ref = decoder_grads(stack, x0, g, torch.float64)
+    print(f"[decoder {i}] {spec.label()}")
+    return compare(gradflow, spec, files, ref, (("f32", lambda: decoder_grads(stack, x0, g, torch.float32)),
+                                                ("bf16", lambda: decoder_grads(stack, x0, g, torch.bfloat16))),
+                   tmp, f"d{i}")
+
+
+def check(gradflow, spec, i, tmp):
+    torch.manual_seed(2000 + i)
+    enc = tr.build_encoder(spec)
+    tr.randomize(enc, seed=100 + i)
+    files, x0, g = write_inputs(enc, spec, tmp, str(i))
+    ref = torch_grads(spec, enc, x0, g, torch.float64)
+    print(f"[{i}] {spec.label()}")
+    return compare(gradflow, spec, files, ref, (("f32", lambda: torch_grads(spec, enc, x0, g, torch.float32)),
+                                                ("bf16", lambda: torch_grads(spec, enc, x0, g, torch.bfloat16)),
+                                                ("f16", lambda: emulated_f16_grads(spec, enc, x0, g))),
+                   tmp, str(i))
 
 
 def check_any(gradflow, spec, i, tmp):
