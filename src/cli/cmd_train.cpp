@@ -1,7 +1,7 @@
 // cmd_train.cpp — `gradflow train [model options] --task TASK --steps S --lr LR --warmup W --batch B --json run.json`:
-// trains a small causal language model in double precision (docs/training.md) and writes the train report
-// (docs/report-schema.md, "train report") atomically; --csv adds one row per logged step and layer. The options are
-// the library's (commands/train_command.hpp), shared with the Python module.
+// trains a small causal language model in double precision (or in mixed precision with --precision; docs/training.md)
+// and writes the train report (docs/report-schema.md, "train report") atomically; --csv adds one row per logged step
+// and layer. The options are the library's (commands/train_command.hpp), shared with the Python module.
 #include <unistd.h>
 
 #include <iostream>
