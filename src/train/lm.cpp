@@ -112,14 +112,14 @@ void LanguageModel::copy_params_rounded(const LanguageModel& src) {
   const auto& src_io = src.io_.all();
   require(dst_body.size() == src_body.size() && dst_io.size() == src_io.size(),
           "copy_params_rounded: another architecture; fix: internal error");
-  for (size_t i = 0; i < src_body.size(); ++i) {
-    dst_body[i].value = src_body[i].value;
-    round_in_place(precision_, dst_body[i].value);
-  }
-  for (size_t i = 0; i < src_io.size(); ++i) {
-    dst_io[i].value = src_io[i].value;
-    round_in_place(precision_, dst_io[i].value);
-  }
+  for (size_t i = 0; i < src_body.size(); ++i) dst_body[i].value = src_body[i].value;
+  for (size_t i = 0; i < src_io.size(); ++i) dst_io[i].value = src_io[i].value;
+  round_params(precision_);
+}
+
+void LanguageModel::round_params(Precision p) {
+  for (auto& q : body_.params().all()) round_in_place(p, q.value);
+  for (auto& q : io_.all()) round_in_place(p, q.value);
 }
 
 // in the forward pass: x_0[i] = S·E[s_i] + P[i]

@@ -205,8 +205,7 @@ Json train(const TrainConfig& c0) {
   std::unique_ptr<KernelOps> low_kernels;
   std::unique_ptr<LanguageModel> cast;
   if (low) {
-    for (auto& p : lm.body().params().all()) round_in_place(Precision::F32, p.value);
-    for (auto& p : lm.io_params().all()) round_in_place(Precision::F32, p.value);
+    lm.round_params(Precision::F32);
     low_kernels = make_precision_kernels(c.precision, lm.body().kernels());
     cast = std::make_unique<LanguageModel>(c.model, c.task.vocab, c.task.seq_len, c.tie_embeddings, *low_kernels,
                                            c.precision);

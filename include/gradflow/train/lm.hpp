@@ -69,9 +69,10 @@ class LanguageModel {
   ParamStore& io_params() { return io_; }
   const ParamStore& io_params() const { return io_; }
   Index vocab() const { return vocab_; }
-  Precision precision() const { return precision_; }
   // Every parameter := src's (same architecture) rounded to this model's type: the model cast from master weights.
   void copy_params_rounded(const LanguageModel& src);
+  // Every parameter rounded to p in place (train --precision: the master weights in float32).
+  void round_params(Precision p);
   Index positions() const { return positions_; }
   bool tied() const { return tied_; }
   LmGrads make_grads() const { return LmGrads(body_.params(), io_); }

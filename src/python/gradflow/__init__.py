@@ -275,8 +275,8 @@ def _experiment(command, progress, options):
 
 def train(progress=False, **options):
     """``gradflow train``: a small causal language model trained in float64 (or in mixed precision:
-    ``precision="bf16"``, ``loss_scale="dynamic"``) on a synthetic task, with per-layer gradient records (``placement="post"``, ``layers=6``, ``task="copy"``, ``steps=500``, ``lr=1e-2``, ...;
-    docs/training.md). Returns an :class:`ExperimentReport`: the train report's JSON and its long CSV."""
+    ``precision="bf16"``, ``loss_scale="dynamic"``) on a synthetic task, with per-layer gradient records
+    (``placement="post"``, ``layers=6``, ``task="copy"``, ``steps=500``, ``lr=1e-2``, ...; docs/training.md). Returns an :class:`ExperimentReport`: the train report's JSON and its long CSV."""
     report, csv = _gradflow.train(_args(options), bool(progress))
     return ExperimentReport(_json.loads(report), csv)
 
