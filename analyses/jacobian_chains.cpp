@@ -30,9 +30,10 @@ StreamedSweep JacobianChains::streamed(Index K, bool with_blocks,
 }
 
 HutchinsonSweep JacobianChains::hutchinson(Index K, uint64_t seed, bool with_blocks,
-                                           const std::function<void(Index)>& after_block) {
-  if (kernels_) return hutchinson_frobenius(*kernels_, K, seed, with_blocks, after_block);
-  return hutchinson_frobenius(ctx_.model, ctx_.trace, K, seed, with_blocks, after_block);
+                                           const std::function<void(Index, Index)>& after_block, Index per_chunk,
+                                           ChunkRange range) {
+  if (kernels_) return hutchinson_frobenius(*kernels_, K, seed, with_blocks, after_block, per_chunk, range);
+  return hutchinson_frobenius(ctx_.model, ctx_.trace, K, seed, with_blocks, after_block, per_chunk, range);
 }
 
 std::unique_ptr<ChainOperator> JacobianChains::chain(Index from, Index to, std::string what) {

@@ -28,8 +28,11 @@ class JacobianChains {
   // Exact ‖P_l‖_F, ‖B_l‖_F from K identity rows at a time (matrix_free/streamed.hpp); a part: `range`'s chunks.
   StreamedSweep streamed(Index K, bool with_blocks, const std::function<void(Index, Index)>& after_block,
                          ChunkRange range = {});
-  // Hutchinson's K probes in one sweep (matrix_free/hutchinson.hpp); K <= max_copies.
-  HutchinsonSweep hutchinson(Index K, uint64_t seed, bool with_blocks, const std::function<void(Index)>& after_block);
+  // Hutchinson's K probes, per_chunk at a time (matrix_free/hutchinson.hpp; per_chunk <= max_copies); a part:
+  // `range`'s chunks.
+  HutchinsonSweep hutchinson(Index K, uint64_t seed, bool with_blocks,
+                             const std::function<void(Index, Index)>& after_block, Index per_chunk,
+                             ChunkRange range = {});
   // dx_to/dx_from as an operator for Lanczos (matrix_free/chain_singular.hpp); `what` names it in errors.
   std::unique_ptr<ChainOperator> chain(Index from, Index to, std::string what);
 

@@ -39,7 +39,7 @@ void check_engine_options(const AnalyzeRequest& o, const EngineChoice& choice) {
   };
   check("--stream-rows", Engine::Streamed, "streamed");
   check("--stream-blocks", Engine::Streamed, "streamed");
-  for (const char* name : {"--top-k", "--spectral-layers", "--hutchinson-probes"})
+  for (const char* name : {"--top-k", "--spectral-layers", "--hutchinson-probes", "--probe-chunk"})
     check(name, Engine::MatrixFree, "matrix-free");
 }
 
@@ -59,6 +59,10 @@ void add_analyze_options(CLI::App& sub, AnalyzeRequest& r) {
   sub.add_option("--spectral-layers", an.spectral_layers, "matrix-free: P_l for all | none | bottom | top | 0,6,12 (B_l: all unless none)")
       ->capture_default_str();
   sub.add_option("--hutchinson-probes", an.hutchinson_probes, "matrix-free: probes K of the Frobenius estimates (0 skips)")
+      ->capture_default_str();
+  sub.add_option("--probe-chunk", an.probe_chunk, "matrix-free: Hutchinson probes pushed down together (>= 1; memory "
+                                                  "grows like C*n*(d+d_ff); the standard error uses the pairs within a "
+                                                  "chunk; analyze --plan splits the probes in these chunks)")
       ->capture_default_str();
   sub.add_option("--stream-rows", an.stream_rows, "streamed: identity rows per chunk K (>= 1; memory grows like K*n*(d+d_ff))")
       ->capture_default_str();
@@ -80,7 +84,8 @@ void add_analyze_options(CLI::App& sub, AnalyzeRequest& r) {
 }
 
 void note_given_analyze_options(const CLI::App& sub, AnalyzeRequest& r) {
-  for (const char* name : {"--mode", "--spectrum", "--top-k", "--spectral-layers", "--hutchinson-probes", "--stream-rows",
+  for (const char* name : {"--mode", "--spectrum", "--top-k", "--spectral-layers", "--hutchinson-probes", "--probe-chunk",
+                           "--stream-rows",
                            "--stream-blocks", "--max-time"})
     if (sub.count(name) > 0) r.given.insert(name);
   check_sensitivity_options(sub, r.model.rc.analysis);

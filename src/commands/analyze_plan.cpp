@@ -11,8 +11,10 @@
 #include "gradflow/experiments/spec.hpp"
 #include "gradflow/model/model.hpp"
 #include "gradflow/report/atomic_file.hpp"
+#include "gradflow/report/fields.hpp"
 #include "gradflow/report/table.hpp"
 #include "gradflow/run/engine.hpp"
+#include "gradflow/run/hutchinson_merge.hpp"
 #include "gradflow/run/run_inputs.hpp"
 #include "gradflow/run/streamed_merge.hpp"
 #include "gradflow/run/time_estimate.hpp"
@@ -21,7 +23,8 @@ namespace gradflow {
 namespace {
 using Json = nlohmann::ordered_json;
 
-constexpr const char* kNoun = "row range";  // what one task computes, in the runner's messages
+// what one task computes, in the runner's messages
+const char* noun(bool probes) { return probes ? "share of the probes" : "row range"; }
 
 void print_table(std::ostream& os, const Json& report) { print_report_table(os, report, false); }
 
@@ -40,34 +43,59 @@ std::unique_ptr<ParsedSpec> parse_spec(const Json& spec, const std::string& wher
   add_analyze_plan_options(*sub, p->plan);
   parse_spec_options(p->app, spec, where);
   note_given_analyze_options(*sub, p->request);
-  require(p->request.mode == "streamed" && !p->request.gradients_only,
-          where + ": --plan splits the exact streamed sweep only, and this is --mode " + p->request.mode +
-              (p->request.gradients_only ? " --gradients-only" : "") +
-              "; fix: add --mode streamed (the other engines run on one machine: compare/sweep --plan split "
-              "configurations)");
+  require((p->request.mode == "streamed" || p->request.mode == "matrix-free") && !p->request.gradients_only,
+          where + ": --plan splits the exact streamed sweep or matrix-free mode's Hutchinson probes, and this is --mode " +
+              p->request.mode + (p->request.gradients_only ? " --gradients-only" : "") +
+              "; fix: add --mode streamed or --mode matrix-free (the other engines run on one machine: "
+              "compare/sweep --plan split configurations)");
   return p;
 }
 
-// The sweep's chunks (streamed.hpp: N_out = n·d rows for P_l; with blocks the state's n·width, ResiDual's 2n·d, when
-// larger), cut into `tasks` contiguous ranges of whole chunks, as even as they go. The sweep itself checks the same
-// count when a task runs (a range outside it is an internal error), and the merge the shape each task reports.
+// What the tasks split: the streamed sweep's chunks of identity rows (streamed.hpp: N_out = n·d rows for P_l; with
+// blocks the state's n·width, ResiDual's 2n·d, when larger), or matrix-free mode's chunks of Hutchinson probes
+// (hutchinson.hpp) plus one task for the Lanczos values; the chunks cut into `tasks` contiguous ranges of whole
+// chunks, as even as they go. The run itself checks the same count when a task runs (a range outside it is an
+// internal error), and the merge the shape each task reports.
 struct Split {
-  Index rows_per_chunk = 0, total_rows = 0, chunks = 0;
-  std::vector<std::pair<Index, Index>> ranges;  // [first chunk, end chunk) per task
+  bool probes = false;                            // matrix-free: chunks of probes (else of identity rows)
+  Index per_chunk = 0, total = 0, chunks = 0;     // rows or probes per chunk, in all, chunks
+  bool lanczos_task = false;                      // matrix-free with spectral layers: task 0 computes them alone
+  std::vector<RunPart> parts;                     // per task
+  std::string name(size_t t) const {
+    const RunPart& p = parts[t];
+    if (p.chunk_begin == p.chunk_end) return "lanczos";
+    return std::string(probes ? "probes_" : "rows_") + std::to_string(p.chunk_begin * per_chunk) + "-" +
+           std::to_string(std::min(p.chunk_end * per_chunk, total) - 1);
+  }
 };
 
-Split split_sweep(const Model& model, Index n, const AnalysisOptions& a, int tasks, const std::string& where) {
+Split split_run(const Model& model, Index n, const AnalysisOptions& a, const std::string& mode, int tasks,
+                const std::string& where) {
   Split s;
-  const Index out_rows = n * model.d_model(), state_rows = n * model.state_width();
-  s.total_rows = a.stream_blocks ? std::max(out_rows, state_rows) : out_rows;
-  s.rows_per_chunk = std::min(a.stream_rows, s.total_rows);
-  s.chunks = (s.total_rows + s.rows_per_chunk - 1) / s.rows_per_chunk;
+  s.probes = mode == "matrix-free";
+  std::string unit;
+  if (s.probes) {
+    require(a.hutchinson_probes > 0, where + ": --plan with --mode matrix-free splits the Hutchinson probes, and "
+                                             "--hutchinson-probes is 0; fix: e.g. --hutchinson-probes 1024 (the "
+                                             "Lanczos values alone run on one machine: drop --plan)");
+    s.total = a.hutchinson_probes;
+    s.per_chunk = std::min(a.probe_chunk, a.hutchinson_probes);  // hutchinson.hpp's ProbeChunking
+    s.lanczos_task = !parse_spectral_layers(a.spectral_layers, model.layers()).empty();
+    unit = " probes (--hutchinson-probes " + std::to_string(s.total) + "); fix: --tasks ";
+  } else {
+    const Index out_rows = n * model.d_model(), state_rows = n * model.state_width();
+    s.total = a.stream_blocks ? std::max(out_rows, state_rows) : out_rows;
+    s.per_chunk = std::min(a.stream_rows, s.total);
+    unit = " identity rows (" + std::to_string(s.total) + " rows); fix: --tasks ";
+  }
+  s.chunks = (s.total + s.per_chunk - 1) / s.per_chunk;
   const Index T = tasks > 0 ? tasks : std::min<Index>(kDefaultStreamedTasks, s.chunks);
-  require(T <= s.chunks, where + ": --tasks " + std::to_string(T) + " exceeds the sweep's " + std::to_string(s.chunks) +
-                             " chunks of --stream-rows " + std::to_string(s.rows_per_chunk) + " identity rows (" +
-                             std::to_string(s.total_rows) + " rows); fix: --tasks " + std::to_string(s.chunks) +
-                             " or fewer, or a smaller --stream-rows");
-  for (Index t = 0; t < T; ++t) s.ranges.emplace_back(t * s.chunks / T, (t + 1) * s.chunks / T);
+  const char* option = s.probes ? " of --probe-chunk " : " of --stream-rows ";
+  require(T <= s.chunks, where + ": --tasks " + std::to_string(T) + " exceeds the " + std::to_string(s.chunks) +
+                             " chunks" + option + std::to_string(s.per_chunk) + unit + std::to_string(s.chunks) +
+                             " or fewer, or a smaller" + option + "(chunks are never split)");
+  if (s.lanczos_task) s.parts.push_back(RunPart{0, 0, true});
+  for (Index t = 0; t < T; ++t) s.parts.push_back(RunPart{t * s.chunks / T, (t + 1) * s.chunks / T, !s.probes});
   return s;
 }
 
@@ -80,49 +108,63 @@ struct PlanJobs {
   std::vector<ResumableJob> jobs;
 };
 
-std::string range_name(const Split& s, size_t t) {
-  const auto [b, e] = s.ranges[t];
-  return "rows_" + std::to_string(b * s.rows_per_chunk) + "-" + std::to_string(std::min(e * s.rows_per_chunk, s.total_rows) - 1);
-}
-
 std::unique_ptr<PlanJobs> plan_jobs(const Json& spec, const std::string& where) {
   auto p = std::make_unique<PlanJobs>();
   p->parsed = parse_spec(spec, where);
   p->parsed->request.quiet = true;  // a task's run: no progress, no notes (the runner reports each task)
   p->rc = resolve(p->parsed->request.model);
   const Model model(p->rc.model);
-  p->split = split_sweep(model, p->rc.analysis.seq_len, p->rc.analysis, p->parsed->plan.tasks, where);
+  p->split = split_run(model, p->rc.analysis.seq_len, p->rc.analysis, p->parsed->request.mode, p->parsed->plan.tasks,
+                       where);
   // a result is merged only when computed for these: the options as given, the inputs by content (the config of
   // expected_config: weights_sha256, ...), the chunking, and the gradflow that wrote the plan
   const Json head = plan_manifest_head();
-  p->configuration = Json{{"options", spec.value("options", Json::object())},
-                          {"config", expected_config(p->rc)},
-                          {"stream_rows", p->split.rows_per_chunk},
-                          {"stream_blocks", p->rc.analysis.stream_blocks},
-                          {"chunks_total", p->split.chunks},
-                          {"gradflow_version", head["gradflow_version"]},
-                          {"git_commit", head["git_commit"]}};
+  p->configuration = Json{{"options", spec.value("options", Json::object())}, {"config", expected_config(p->rc)}};
+  if (p->split.probes) {
+    p->configuration["probe_chunk"] = p->split.per_chunk;
+    p->configuration["hutchinson_probes"] = p->split.total;
+  } else {
+    p->configuration["stream_rows"] = p->split.per_chunk;
+    p->configuration["stream_blocks"] = p->rc.analysis.stream_blocks;
+  }
+  p->configuration["chunks_total"] = p->split.chunks;
+  p->configuration["gradflow_version"] = head["gradflow_version"];
+  p->configuration["git_commit"] = head["git_commit"];
   PlanJobs* self = p.get();
-  for (size_t t = 0; t < p->split.ranges.size(); ++t) {
-    const auto [b, e] = p->split.ranges[t];
+  for (size_t t = 0; t < p->split.parts.size(); ++t) {
+    const RunPart part = p->split.parts[t];
     p->jobs.push_back(ResumableJob{
-        range_name(p->split, t),
-        [self, b = b, e = e] {
+        p->split.name(t),
+        [self, part] {
           Json c = self->configuration;
-          c["chunks"] = Json::array({b, e});
+          c["chunks"] = Json::array({part.chunk_begin, part.chunk_end});
+          if (self->split.probes) c["lanczos"] = part.lanczos;
           return c;
         },
-        [self, b = b, e = e] {
-          return run_analyze_request(self->parsed->request, [b, e](RunConfig& rc) { rc.analysis.part = RunPart{b, e}; });
+        [self, part] {
+          return run_analyze_request(self->parsed->request, [part](RunConfig& rc) { rc.analysis.part = part; });
         }});
   }
   return p;
 }
 
-// The report without what legitimately differs between tasks: each task's share, where and how long it ran.
-Json shared_part(Json report) {
-  for (const char* key : {"streamed_partial", "config", "blas_kernel", "elapsed_seconds", "timing_seconds"})
+// The report without what legitimately differs between tasks: each task's share, where and how long it ran (and in
+// a matrix-free plan the Jacobians' fields, which hold the Lanczos task's values or a probe task's nulls).
+Json shared_part(Json report, bool probes) {
+  for (const char* key : {"streamed_partial", "hutchinson_partial", "config", "blas_kernel", "elapsed_seconds",
+                          "timing_seconds"})
     report.erase(key);
+  if (probes) {
+    if (report.contains(fields::kLayers) && report[fields::kLayers].is_array())
+      for (Json& layer : report[fields::kLayers])
+        if (layer.is_object()) {
+          layer.erase(fields::kBlockJacobian);
+          layer.erase(fields::kProductJacobian);
+        }
+    if (report.contains(fields::kSummary) && report[fields::kSummary].is_object())
+      for (const char* key : {fields::kPerLayerRmsGainProduct, fields::kBottomProductRmsGain, "rms_gain_method"})
+        report[fields::kSummary].erase(key);
+  }
   return report;
 }
 
@@ -148,14 +190,17 @@ Json merge(const PlanJobs& p, const SpecRun& how) {
   opts.plan = how.plan;
   opts.progress = !how.quiet;
   RunnerStats stats;
-  const std::vector<Json> reports = run_resumable(p.jobs, opts, kNoun, nullptr, &stats);
+  const std::vector<Json> reports = run_resumable(p.jobs, opts, noun(p.split.probes), nullptr, &stats);
+  const Split& split = p.split;
   const Json* base = nullptr;
   size_t base_task = 0;
   std::vector<Json> partials;
   for (size_t t = 0; t < reports.size(); ++t) {
     if (reports[t].is_null()) continue;  // missing (--allow-partial)
-    const auto [b, e] = p.split.ranges[t];
-    const std::string bad = streamed_partial_problem(reports[t], b, e);
+    const RunPart& part = split.parts[t];
+    const std::string bad = split.probes
+                                ? hutchinson_partial_problem(reports[t], part.chunk_begin, part.chunk_end)
+                                : streamed_partial_problem(reports[t], part.chunk_begin, part.chunk_end);
     require(bad.empty(), "task " + std::to_string(t) + " (" + p.jobs[t].name + ") of " + how.plan.dir + ": its result " +
                              "cannot be merged: " + bad + "; fix: rerun it (" + task_command(how.plan.dir, static_cast<int>(t)) +
                              " after deleting its result)");
@@ -163,22 +208,30 @@ Json merge(const PlanJobs& p, const SpecRun& how) {
       base = &reports[t];
       base_task = t;
     } else {
-      require(shared_part(reports[t]) == shared_part(*base),
+      require(shared_part(reports[t], split.probes) == shared_part(*base, split.probes),
               "task " + std::to_string(t) + " (" + p.jobs[t].name + ") and task " + std::to_string(base_task) + " (" +
                   p.jobs[base_task].name + ") of " + how.plan.dir + " computed different gradients and norms outside "
-                  "their streamed shares (other inputs, or other kernels); fix: rerun both on one kind of machine "
+                  "their shares (other inputs, or other kernels); fix: rerun both on one kind of machine "
                   "(delete their results, then " + task_command(how.plan.dir, static_cast<int>(t)) + ")");
     }
-    partials.push_back(reports[t]["streamed_partial"]);
+    partials.push_back(reports[t][split.probes ? "hutchinson_partial" : "streamed_partial"]);
   }
+  // the report the norms go into: the first task's (a matrix-free plan's is the Lanczos task, when it has one and it
+  // ran; without it the singular values stay null, --allow-partial)
   Json report = *base;  // run_resumable refuses a merge without any result
-  merge_streamed_partials(report, partials);
+  if (split.probes)
+    merge_hutchinson_partials(report, partials);
+  else
+    merge_streamed_partials(report, partials);
   report["elapsed_seconds"] = summed_times(reports, "elapsed_seconds");
   report["timing_seconds"] = summed_times(reports, "timing_seconds");
   report["blas_kernel"] = kernels_json(stats.kernels);
   if (!stats.partial.is_null()) {
     report["partial"] = stats.partial;
-    report["partial"]["rows_covered"] = report["summary"]["streamed_rows_covered"];
+    if (split.probes)
+      report["partial"]["probes_covered"] = report["summary"]["hutchinson_probes_covered"];
+    else
+      report["partial"]["rows_covered"] = report["summary"]["streamed_rows_covered"];
   }
   return report;
 }
@@ -202,7 +255,7 @@ void write_analyze_plan(const CLI::App& sub, const AnalyzeRequest& r, const Anal
   const std::unique_ptr<PlanJobs> p = plan_jobs(spec, "analyze --plan");
   {  // a task that would not fit --max-memory is refused here, before the plan is written (and again in each task)
     AnalysisOptions a = p->rc.analysis;
-    a.engine_request = EngineRequest::Streamed;
+    a.engine_request = p->split.probes ? EngineRequest::MatrixFree : EngineRequest::Streamed;
     a.backend = parse_backend_kind(r.device);
     const RunBackend backend(a.backend);  // built only when asked: the streamed check asks no device
     choose_engine(p->rc.model, a, backend);
@@ -214,22 +267,30 @@ void write_analyze_plan(const CLI::App& sub, const AnalyzeRequest& r, const Anal
   opts.plan.manifest = plan_manifest_head();
   opts.plan.manifest["command"] = "analyze";
   opts.plan.manifest["spec"] = spec;
-  // what `gradflow slurm` prints before submitting: the whole sweep's cost at this machine's DGEMM rate
-  const StreamedCost cost = streamed_cost_here(p->rc.model, p->rc.analysis.seq_len, p->rc.analysis.stream_blocks);
+  // what `gradflow slurm` prints before submitting: the whole run's cost at this machine's DGEMM rate
+  const AnalysisOptions& a = p->rc.analysis;
+  const StreamedCost cost =
+      p->split.probes
+          ? matrix_free_cost_here(p->rc.model, a.seq_len, a.hutchinson_probes,
+                                  parse_spectral_layers(a.spectral_layers, p->rc.model.layers))
+          : streamed_cost_here(p->rc.model, a.seq_len, a.stream_blocks);
   opts.plan.manifest["estimate"] = Json{{"flops", cost.flops},
                                         {"dgemm_flops_per_second", cost.dgemm_rate},
                                         {"threads", cost.threads},
                                         {"seconds", cost.seconds},
                                         {"core_hours", cost.core_hours()},
-                                        {"note", "streamed_seconds_estimate at the DGEMM rate of the machine that wrote "
-                                                 "the plan (docs/scaling.md)"}};
-  run_resumable(p->jobs, opts, kNoun, nullptr);
+                                        {"note", std::string(p->split.probes ? "matrix_free_flops" : "streamed_seconds_estimate") +
+                                                     " at the DGEMM rate of the machine that wrote the plan "
+                                                     "(docs/scaling.md)"}};
+  run_resumable(p->jobs, opts, noun(p->split.probes), nullptr);
   if (!r.quiet)
-    std::fprintf(stderr, "gradflow: %lld identity rows in %lld chunks of %lld over %zu tasks; estimated %.3g "
-                         "core-hours in all at this machine's DGEMM rate (%.3g GFLOP/s on %d threads)\n",
-                 static_cast<long long>(p->split.total_rows), static_cast<long long>(p->split.chunks),
-                 static_cast<long long>(p->split.rows_per_chunk), p->split.ranges.size(), cost.core_hours(),
-                 cost.dgemm_rate / 1e9, cost.threads);
+    std::fprintf(stderr, "gradflow: %lld %s in %lld chunks of %lld over %zu tasks%s; estimated %.3g core-hours in all "
+                         "at this machine's DGEMM rate (%.3g GFLOP/s on %d threads)\n",
+                 static_cast<long long>(p->split.total), p->split.probes ? "Hutchinson probes" : "identity rows",
+                 static_cast<long long>(p->split.chunks), static_cast<long long>(p->split.per_chunk),
+                 p->split.parts.size() - (p->split.lanczos_task ? 1 : 0),
+                 p->split.lanczos_task ? " and task 0 for the Lanczos values" : "",
+                 cost.core_hours(), cost.dgemm_rate / 1e9, cost.threads);
 }
 
 SpecOutcome run_analyze_plan_step(const Json& manifest, const SpecRun& how) {
@@ -248,7 +309,7 @@ SpecOutcome run_analyze_plan_step(const Json& manifest, const SpecRun& how) {
     if (how.interrupt_note)
       how.interrupt_note("finished tasks are kept in " + plan_results_dir(how.plan.dir) + "; rerun the same gradflow "
                          "task to continue from them");
-    run_resumable(p->jobs, opts, kNoun, nullptr);
+    run_resumable(p->jobs, opts, noun(p->split.probes), nullptr);
     return out;
   }
   if (how.plan.kind != PlanStep::Kind::Merge)

@@ -51,6 +51,11 @@ constexpr uint64_t kGamma = 0x9E3779B97F4A7C15ull;
 Index fill_grain = Index(1) << 15;
 }  // namespace
 
+void Rng::discard(uint64_t draws) {
+  state_ += draws * kGamma;  // SplitMix64's state after k more draws (mod 2^64)
+  has_spare_ = false;
+}
+
 void Rng::set_fill_grain(Index elements) { fill_grain = elements < 1 ? 1 : elements; }
 
 void Rng::fill_uniform(MatRef m, double lo, double hi) {

@@ -41,6 +41,8 @@ EngineChoice choose_engine(const ModelConfig& cfg, const AnalysisOptions& opts, 
               "error falls like 1/sqrt(K))");
   require(std::isfinite(opts.sensitivity_size) && opts.sensitivity_size > 0,
           "--sensitivity-size must be a positive finite number; fix: e.g. --sensitivity-size 1e-3");
+  require(opts.probe_chunk >= 1, "--probe-chunk " + std::to_string(opts.probe_chunk) +
+                                     " must be at least 1; fix: e.g. --probe-chunk 64 (memory grows like C*n*(d+d_ff))");
   require(opts.stream_rows >= 1, "--stream-rows " + std::to_string(opts.stream_rows) +
                                      " must be at least 1; fix: e.g. --stream-rows 256 (memory grows like K*n*(d+d_ff))");
   require(opts.max_time_seconds > 0, "--max-time must be positive; fix: e.g. --max-time 10m");
@@ -150,7 +152,8 @@ EngineChoice choose_engine(const ModelConfig& cfg, const AnalysisOptions& opts, 
                    "lower --stream-rows (the chunks grow like K*n*(d+d_ff)) or --layers/--seq-len "
                    "(the forward trace), or raise --max-memory");
   } else {
-    const Index probes = c.engine == Engine::MatrixFree ? opts.hutchinson_probes : 0;
+    // the probes pushed down at once: one chunk of --probe-chunk
+    const Index probes = c.engine == Engine::MatrixFree ? std::min(opts.hutchinson_probes, opts.probe_chunk) : 0;
     // (a checkpoint's run: apply_file_sizes has set checkpoint_bytes)
     const bool per_block = weights_per_block(cfg, opts, c.engine, opts.checkpoint_bytes > 0);
     MemoryEstimate need = streaming_memory(cfg, opts.seq_len, probes, per_block);

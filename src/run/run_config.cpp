@@ -51,6 +51,7 @@ nlohmann::ordered_json run_config_json(const Model& model, const RunConfig& rc, 
     j["top_k"] = opts.top_k;
     j["spectral_layers"] = opts.spectral_layers;
     j["hutchinson_probes"] = opts.hutchinson_probes;
+    j["probe_chunk"] = opts.probe_chunk;
   }
   if (choice->engine == Engine::Streamed) {
     j["stream_rows"] = opts.stream_rows;

@@ -41,6 +41,24 @@ StreamedCost streamed_cost_here(const ModelConfig& cfg, Index n_tokens, bool wit
   return c;
 }
 
+double matrix_free_flops(const ModelConfig& cfg, Index n_tokens, Index probes, const std::vector<Index>& spectral) {
+  const double L = static_cast<double>(cfg.layers), ops = static_cast<double>(kExpectedLanczosOps);
+  double passes = 2.0 * static_cast<double>(probes) * L;
+  if (!spectral.empty()) passes += 4.0 * ops * L;
+  for (Index l : spectral) passes += 2.0 * ops * (L - static_cast<double>(l));
+  return passes * block_vjp_flops(cfg, n_tokens);
+}
+
+StreamedCost matrix_free_cost_here(const ModelConfig& cfg, Index n_tokens, Index probes,
+                                   const std::vector<Index>& spectral) {
+  StreamedCost c;
+  c.flops = matrix_free_flops(cfg, n_tokens, probes, spectral);
+  c.dgemm_rate = host_dgemm_rate();
+  c.seconds = c.flops / (kStreamedDgemmFraction * c.dgemm_rate);
+  c.threads = omp_get_max_threads();
+  return c;
+}
+
 double parse_duration(const std::string& text, const std::string& option) {
   char* end = nullptr;
   const double v = std::strtod(text.c_str(), &end);

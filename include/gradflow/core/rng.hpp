@@ -18,6 +18,9 @@ class Rng {
   double uniform();                       // [0, 1)
   double uniform(double lo, double hi);   // [lo, hi)
   double normal();                        // N(0, 1)
+  // Skips `draws` raw draws (next_u64 calls) in O(1): the stream continues where that many calls would leave it. A
+  // normal() spare pending is dropped (so skip only between whole draws of next_u64/uniform).
+  void discard(uint64_t draws);
   // m(i, j) = the (i·cols + j)-th draw, exactly as the loop of uniform() / normal() calls in row-major order would
   // give it (and the stream left where that loop leaves it); ranges of elements are filled in parallel.
   void fill_uniform(MatRef m, double lo, double hi);

@@ -28,12 +28,15 @@ EngineRequest parse_engine_request(const std::string& mode, bool gradients_only)
 // probes of a small model would run for hours without a better answer than a thousand give).
 inline constexpr Index kMaxProbes = 100000;
 
-// analyze --plan: one task's share of a streamed run split across processes (commands/analyze_plan.hpp). The
-// default is the whole run; a part reports the sums of squares its chunks add (the report's "streamed_partial"), and
-// the plan's merge adds every part's in the order one process adds them.
+// analyze --plan: one task's share of a streamed or matrix-free run split across processes
+// (commands/analyze_plan.hpp). The default is the whole run; a part reports the sums its chunks add (the report's
+// "streamed_partial" or "hutchinson_partial"), and the plan's merge adds every part's in the order one process adds
+// them. Matrix-free mode's Lanczos singular values are one task of their own: a part with lanczos runs them.
 struct RunPart {
-  Index chunk_begin = 0, chunk_end = -1;  // chunks [begin, end) of --stream-rows identity rows (−1: to the last)
-  bool whole() const { return chunk_begin == 0 && chunk_end < 0; }
+  Index chunk_begin = 0, chunk_end = -1;  // chunks [begin, end) of --stream-rows identity rows (streamed) or of
+                                          // --probe-chunk Hutchinson probes (matrix-free); −1: to the last
+  bool lanczos = true;                    // matrix-free: this part computes the Lanczos singular values
+  bool whole() const { return chunk_begin == 0 && chunk_end < 0 && lanczos; }
 };
 
 struct AnalysisOptions {
@@ -55,6 +58,8 @@ struct AnalysisOptions {
   Index top_k = 1;                  // --top-k: singular values per operator in matrix-free mode
   std::string spectral_layers = "all";  // --spectral-layers all | none | bottom | top | 0,6,12
   Index hutchinson_probes = 32;     // --hutchinson-probes K (0: no Frobenius estimates)
+  Index probe_chunk = 64;           // --probe-chunk C: Hutchinson probes pushed down together (memory ~C·N; the
+                                    // estimate's standard error uses the pairs within a chunk: hutchinson.hpp)
   Index stream_rows = 256;          // --stream-rows K: identity rows per chunk of streamed mode (>= 1; memory ~K·N)
   bool stream_blocks = true;        // --stream-blocks on|off: streamed mode also gives ‖B_l‖_F (as much work again)
   bool kernel_chain = false;        // streamed mode through the kernels' chain (matrix_free/device_chain.hpp) even on
@@ -63,7 +68,7 @@ struct AnalysisOptions {
                                     // costs about two forward passes: a parameter JVP and a perturbed forward)
   double sensitivity_size = 1e-3;   // --sensitivity-size r: δ_i = r·|θ_i|·ξ_i, ξ_i ~ N(0, 1) per parameter entry
   double max_time_seconds = 600;    // --max-time: auto chooses streamed mode only when its estimate fits this
-  RunPart part;                     // analyze --plan's tasks: a share of the streamed sweep
+  RunPart part;                     // analyze --plan's tasks: a share of the streamed or matrix-free run
   uint64_t probe_seed = 0;          // random probes of matrix-free mode (analyze() sets it from --seed)
   Precision precision = Precision::F64;  // --precision: the gradients also at this emulated precision, measured
                                          // against float64's (run/precision_compare.hpp; gradients-only engine)

@@ -5,6 +5,7 @@
 // another run (its report's config.time_estimate says what was estimated).
 #pragma once
 #include <string>
+#include <vector>
 
 #include "gradflow/core/types.hpp"
 #include "gradflow/model/config.hpp"
@@ -32,6 +33,17 @@ struct StreamedCost {
   double core_hours() const { return seconds * threads / 3600.0; }
 };
 StreamedCost streamed_cost_here(const ModelConfig& cfg, Index n_tokens, bool with_blocks);
+
+// Lanczos's expected applications of JᵀJ per operator (an estimate: progress lines and the plan's cost only).
+inline constexpr Index kExpectedLanczosOps = 40;
+// Floating-point operations of --mode matrix-free: K probes through every block for P_l and through its own block for
+// B_l (2·K·L block VJPs), and Lanczos's expected tangents through one block (4·kExpectedLanczosOps per B_l for ‖B_l‖₂
+// and ‖B_l − I‖₂ when any layer is spectral, 2·kExpectedLanczosOps·(L − l) per spectral P_l).
+double matrix_free_flops(const ModelConfig& cfg, Index n_tokens, Index probes, const std::vector<Index>& spectral);
+// The same cost as streamed_cost_here for a matrix-free run split into tasks (at kStreamedDgemmFraction of the rate:
+// a chunk of probes is a stack like a chunk of identity rows).
+StreamedCost matrix_free_cost_here(const ModelConfig& cfg, Index n_tokens, Index probes,
+                                   const std::vector<Index>& spectral);
 
 // Parses durations like "600", "90s", "10m", "1.5h" (seconds); Error naming the option on anything else.
 double parse_duration(const std::string& text, const std::string& option);
