@@ -78,6 +78,8 @@ Split split_run(const Model& model, Index n, const AnalysisOptions& a, const std
     require(a.hutchinson_probes > 0, where + ": --plan with --mode matrix-free splits the Hutchinson probes, and "
                                              "--hutchinson-probes is 0; fix: e.g. --hutchinson-probes 1024 (the "
                                              "Lanczos values alone run on one machine: drop --plan)");
+    require(a.probe_chunk >= 1, where + ": --probe-chunk " + std::to_string(a.probe_chunk) +
+                                    " must be at least 1; fix: e.g. --probe-chunk 64");
     s.total = a.hutchinson_probes;
     s.per_chunk = std::min(a.probe_chunk, a.hutchinson_probes);  // hutchinson.hpp's ProbeChunking
     s.lanczos_task = !parse_spectral_layers(a.spectral_layers, model.layers()).empty();
@@ -85,6 +87,8 @@ Split split_run(const Model& model, Index n, const AnalysisOptions& a, const std
   } else {
     const Index out_rows = n * model.d_model(), state_rows = n * model.state_width();
     s.total = a.stream_blocks ? std::max(out_rows, state_rows) : out_rows;
+    require(a.stream_rows >= 1, where + ": --stream-rows " + std::to_string(a.stream_rows) +
+                                    " must be at least 1; fix: e.g. --stream-rows 256");
     s.per_chunk = std::min(a.stream_rows, s.total);
     unit = " identity rows (" + std::to_string(s.total) + " rows); fix: --tasks ";
   }
@@ -241,12 +245,13 @@ Json merge(const PlanJobs& p, const SpecRun& how) {
 const ReportWriters kAnalyzeWriters{print_table, nullptr};
 
 void add_analyze_plan_options(CLI::App& sub, AnalyzePlanOptions& o) {
-  sub.add_option("--plan", o.dir, "with --mode streamed: write the sweep as a plan of tasks into DIR instead of running "
-                                  "it (gradflow task, slurm, merge; docs/cluster.md)")
+  sub.add_option("--plan", o.dir, "with --mode streamed or matrix-free: write the run as a plan of tasks into DIR "
+                                  "instead of running it (gradflow task, slurm, merge; docs/cluster.md)")
       ->type_name("DIR");
-  sub.add_option("--tasks", o.tasks, "with --plan: the tasks the sweep's identity rows are split into (whole chunks of "
-                                     "--stream-rows; default " + std::to_string(kDefaultStreamedTasks) +
-                                     ", at most one per chunk)")
+  sub.add_option("--tasks", o.tasks, "with --plan: the tasks the sweep's identity rows (whole chunks of --stream-rows) "
+                                     "or the Hutchinson probes (whole chunks of --probe-chunk; the Lanczos values: "
+                                     "one more task) are split into; default " + std::to_string(kDefaultStreamedTasks) +
+                                     ", at most one per chunk")
       ->check(CLI::Range(1, 1000000));
 }
 

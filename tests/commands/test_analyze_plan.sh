@@ -155,9 +155,10 @@ bad() {
   grep -q "fix:" "$T/err" || fail "$what: no fix: $(cat "$T/err")"
   [ ! -e "$T/nothing" ] || fail "$what: wrote $T/nothing"
 }
-bad "--plan without --mode streamed" analyze --placement post --layers 2 --d-model 8 --heads 2 --plan "$T/nothing"
+bad "--plan without --mode streamed or matrix-free" analyze --placement post --layers 2 --d-model 8 --heads 2 --plan "$T/nothing"
 bad "--plan with --gradients-only" analyze --placement post --layers 2 --d-model 8 --heads 2 --gradients-only --plan "$T/nothing"
 bad "--tasks above the chunks" analyze --placement post $MODEL --plan "$T/nothing" --tasks 15
+bad "--stream-rows 0" analyze --placement post --layers 2 --d-model 8 --heads 2 --mode streamed --stream-rows 0 --plan "$T/nothing"
 bad "--tasks without --plan" analyze --placement post $MODEL --tasks 3
 bad "a task above --max-memory" analyze $BIG --plan "$T/nothing" --max-memory 1M
 bad "--json with --plan" analyze --placement post $MODEL --plan "$T/nothing" --json "$T/nothing.json"

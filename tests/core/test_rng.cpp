@@ -187,3 +187,11 @@ TEST_CASE("rng: uniforms in 0 <= u < 1 and normals N(0, 1), by their sample mome
   CHECK(std::abs(v - 1.0) / std::sqrt(2.0 / N) <= kRngMaxZ);
   CHECK(std::abs(k4 - 3.0) / std::sqrt(96.0 / N) <= kRngMaxZ);  // E z⁴ = 3, Var z⁴ = 105 - 9 = 96
 }
+
+TEST_CASE("rng: discard(k) continues where k draws would", "[core][rng]") {
+  Rng a(7, "s"), b(7, "s");
+  for (int i = 0; i < 1000; ++i) a.next_u64();
+  b.discard(1000);
+  REQUIRE(a.next_u64() == b.next_u64());
+  REQUIRE(a.uniform() == b.uniform());
+}
