@@ -30,7 +30,7 @@ TEST_CASE("rademacher: any rows of the stream drawn alone are those rows of the 
   REQUIRE(rademacher(3, "hutchinson:product", 40, 6, 0) == all);
 }
 
-TEST_CASE("probe chunking: chunks of C, the last one shorter; C above K or 0 is one chunk", "[matrix_free]") {
+TEST_CASE("probe chunking: chunks of C, the last one shorter, C above K or 0 is one chunk", "[matrix_free]") {
   const ProbeChunking pc(11, 4);
   REQUIRE(pc.chunks() == 3);
   REQUIRE(pc.first(2) == 8);
@@ -41,7 +41,7 @@ TEST_CASE("probe chunking: chunks of C, the last one shorter; C above K or 0 is 
   REQUIRE(ProbeChunking(0, 4).chunks() == 0);
 }
 
-TEST_CASE("frobenius_from_sums: one chunk is one stack's estimate; scales and pairs add across chunks",
+TEST_CASE("frobenius_from_sums: one chunk is one stack's estimate, scales and pairs add across chunks",
           "[matrix_free]") {
   Mat W(3, 2);  // K = 3 probe images of n = 1 token, d = 2
   W << 1.0, 0.0, 1.0, 1.0, 0.5, -2.0;
