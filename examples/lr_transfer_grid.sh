@@ -12,10 +12,9 @@ out=${2:-$(mktemp -d)}
 mkdir -p "$out"
 LR=$(/usr/bin/python3 -c "print(','.join(repr(2.0**k) for k in range(-11, -3)))")
 C="--placements post,pre --warmup 0 --lr $LR --seeds 2 --seq-len 16 --task markov --vocab 16 --batch 8 --steps 300 --schedule constant -q"
-for d in 32 64 128; do
-  "$gf" train-sweep $C --layers 2 --d-model $d --heads 4 --json "$out/width_sp_d$d.json"
-  "$gf" train-sweep $C --layers 2 --d-model $d --heads 4 --parametrization mup --base-width 32 --json "$out/width_mup_d$d.json"
-done
+# the width axis in one train-sweep each (--d-model 32,64,128: the same runs as one sweep per width, bit for bit)
+"$gf" train-sweep $C --layers 2 --d-model 32,64,128 --heads 4 --json "$out/width_sp.json"
+"$gf" train-sweep $C --layers 2 --d-model 32,64,128 --heads 4 --parametrization mup --base-width 32 --json "$out/width_mup.json"
 "$gf" train-sweep $C --layers 2,4,8 --d-model 64 --heads 4 --json "$out/depth_sp.json"
 for p in depth-mup completep; do
   "$gf" train-sweep $C --layers 2,4,8 --d-model 64 --heads 4 --parametrization $p --base-width 64 --base-depth 2 \
@@ -31,6 +30,7 @@ for f in sorted(glob.glob(os.path.join(sys.argv[1], "*.json"))):
         lo = min((c["final_eval_loss_mean"] for c in g["cells"] if c["final_eval_loss_mean"] is not None), default=None)
         m = f"{o['log2_lr_mean']:+.2f} ± {o['log2_lr_stderr']:.2f}" if o["log2_lr_stderr"] is not None else \
             (f"{o['log2_lr_mean']:+.2f}" if o["log2_lr_mean"] is not None else "edge")
-        print(f"{os.path.basename(f):<26}{g['placement']:<11}{r['config']['d_model']:<5}{g['layers']:<3}{m:<17}"
+        d = g.get("d_model", r["config"].get("d_model"))  # a group's own width on a width axis
+        print(f"{os.path.basename(f):<26}{g['placement']:<11}{d:<5}{g['layers']:<3}{m:<17}"
               f"{lo if lo is None else round(lo, 4)}")
 PY

@@ -227,6 +227,7 @@ ExperimentRun add_compare_sweep(CLI::App& sub, const std::string& kind) {
 struct TrainSweepCommand {
   TrainFlags flags;
   std::string placements = "post,pre", layers = "6", warmup = "0,100", lr = "1e-3";
+  std::string widths;  // --d-model: one width (the model option) or a comma-separated list (the width axis)
   TrainSweepOptions sweep;
   std::string json, csv, plan;
   bool quiet = false;
@@ -261,7 +262,19 @@ SpecOutcome run_train_sweep(const CLI::App& sub, TrainSweepCommand o, const Spec
   o.sweep.warmups = parse_list<long>(o.warmup, "--warmup", false);
   o.sweep.lrs = parse_list<double>(o.lr, "--lr", true);
   o.sweep.progress = !o.quiet;
-  const auto runs = plan_train_runs(o.sweep, [&](const std::string& p, Index L) { return resolve_train(o.flags, p, L); });
+  if (!o.widths.empty()) {  // one width is the model's --d-model; two or more, the width axis
+    const std::vector<std::string> items = split_list(o.widths, "--d-model");
+    if (items.size() == 1)
+      set_model_option(o.flags.model, "d-model", items[0]);
+    else
+      o.sweep.widths = parse_list<Index>(o.widths, "--d-model", true);
+  }
+  const auto runs = plan_train_runs(o.sweep, [&](const std::string& p, Index L, Index d) {
+    if (d == 0) return resolve_train(o.flags, p, L);
+    TrainFlags f = o.flags;
+    set_model_option(f.model, "d-model", std::to_string(d));
+    return resolve_train(f, p, L);
+  });
   check_outputs({{"--json", o.json}, {"--csv", o.csv}}, {{"the spec", how.spec_file}});
   const Json spec{{"gradflow_spec", kSpecVersion}, {"command", "train-sweep"}, {"options", given_options(sub)}};
   o.sweep.plan = plan_step(how, o.plan, spec,
@@ -308,6 +321,11 @@ ExperimentRun add_train_sweep(CLI::App& sub) {
   sub.add_option("--resume", opts->sweep.resume_dir, "keep each finished run in DIR and reuse it when restarted")
       ->check(non_empty_path());
   add_train_flags(sub, opts->flags);
+  // --d-model: a list here (the width axis: learning-rate transfer over width in one report)
+  sub.remove_option(sub.get_option("--d-model"));
+  sub.add_option("--d-model", opts->widths, "width d, or comma-separated widths (a width axis: each width its own "
+                                            "groups; --d-ff default 4d follows each)")
+      ->type_name("D[,D...]");
   sub.add_option("--json", opts->json, "write the sweep report to this file")->check(non_empty_path());
   sub.add_option("--csv", opts->csv, "write one row per run")->check(non_empty_path());
   sub.add_flag("-q,--quiet", opts->quiet, "no progress, no table");

@@ -1,6 +1,7 @@
 // kind_lr_transfer.cpp — `--kind lr-transfer`: learning-rate transfer from train-sweep reports (train/sweep.hpp):
 // one panel per placement, the mean final eval loss over seeds against the learning rate (log axis), one line per
-// model size — each depth of a report, and each report (a sweep per --d-model) — and each line's fitted optimum
+// model size — each depth and width of a report (train-sweep --d-model 32,64,128), and each report (a sweep per
+// --d-model) — and each line's fitted optimum
 // (optimal_lr: the parabola vertex in log2 lr, mean over seeds) marked by a star on the line's colour at the
 // lowest loss of that line. One warmup: a sweep of several warmups is refused (draw it with phase-diagram).
 #include <algorithm>
@@ -34,8 +35,9 @@ Figure plot_lr_transfer(const std::vector<PlotInput>& in, const PlotOptions& o) 
   std::map<std::string, std::map<std::pair<long long, long long>, Line>> by_placement;  // placement -> (d, L) -> line
   std::vector<std::string> order;
   for (const auto& i : in) {
-    const long long d = i.json["config"].value("d_model", 0LL);
+    const long long report_d = i.json["config"].value("d_model", 0LL);
     for (const auto& g : i.json["groups"]) {
+      const long long d = g.value("d_model", report_d);  // a group's own width when the sweep has a width axis
       const std::string p = g["placement"].get<std::string>();
       if (std::find(order.begin(), order.end(), p) == order.end()) order.push_back(p);
       const long long L = g["layers"].get<long long>();

@@ -73,14 +73,18 @@ Grid train_sweep_grid(const PlotInput& in, const std::string& metric) {
   require(r.contains(kGrid) && r.contains(kGroups), "phase-diagram reads a 2-D sweep or a train-sweep report, not the "
                                                     "train report '" + in.path + "'; fix: pass the --json of gradflow "
                                                     "train-sweep or of a 2-D gradflow sweep");
-  bool depths = false;
-  for (const auto& grp : r[kGroups]) depths |= grp.value(kLayers, PlotJson()) != r[kGroups][0].value(kLayers, PlotJson());
+  bool depths = false, widths = false;  // a panel per depth or width when the sweep has several
+  for (const auto& grp : r[kGroups]) {
+    depths |= grp.value(kLayers, PlotJson()) != r[kGroups][0].value(kLayers, PlotJson());
+    widths |= grp.value(kDModel, PlotJson()) != r[kGroups][0].value(kDModel, PlotJson());
+  }
   Grid g{kLr, kWarmup, {}};
   bool any = false;
   for (const auto& grp : r[kGroups])
     for (const auto& cell : grp.value(kCells, PlotJson::array())) {
       Cell c;
       c.panel = placement_label(grp.value(kPlacement, std::string("?"))) +
+                (widths ? ", d=" + std::to_string(grp.value(kDModel, PlotJson(0)).get<long long>()) : "") +
                 (depths ? ", L=" + std::to_string(grp.value(kLayers, PlotJson(0)).get<long long>()) : "");
       c.xname = short_number(cell[kLr]);
       c.yname = short_number(cell[kWarmup]);

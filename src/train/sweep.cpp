@@ -21,26 +21,33 @@ using Json = nlohmann::ordered_json;
 using namespace fields;
 
 std::string TrainRun::file_name() const {
-  return placement + "_L" + std::to_string(layers) + "_w" + std::to_string(warmup) + "_lr" + number_text(lr) + "_s" +
+  return placement + (d_model > 0 ? "_d" + std::to_string(d_model) : std::string()) + "_L" + std::to_string(layers) + "_w" + std::to_string(warmup) + "_lr" + number_text(lr) + "_s" +
          std::to_string(repetition) + ".json";
 }
 
 std::vector<TrainRun> plan_train_runs(const TrainSweepOptions& o,
-                                      const std::function<TrainConfig(const std::string&, Index)>& make) {
+                                      const std::function<TrainConfig(const std::string&, Index, Index)>& make) {
   require(!o.placements.empty() && !o.layers.empty() && !o.warmups.empty() && !o.lrs.empty(),
           "train-sweep needs at least one placement, depth, warmup and learning rate; fix: e.g. --placements post,pre "
           "--layers 6 --warmup 0,100 --lr 1e-3");
   require(o.seeds >= 1, "--seeds must be >= 1 (got " + std::to_string(o.seeds) + "); fix: e.g. --seeds 3");
   require(o.converge_margin > 0 && std::isfinite(o.converge_margin), "--converge-margin must be > 0; fix: e.g. 0.05");
+  for (size_t i = 0; i < o.widths.size(); ++i)
+    for (size_t j = i + 1; j < o.widths.size(); ++j)
+      require(o.widths[i] != o.widths[j], "--d-model lists the width " + std::to_string(o.widths[i]) +
+                                              " twice; fix: each width once, e.g. --d-model 32,64,128");
   std::vector<TrainRun> runs;
+  const std::vector<Index> widths = o.widths.empty() ? std::vector<Index>{0} : o.widths;
   for (const auto& p : o.placements)
+    for (Index d : widths)
     for (Index L : o.layers) {
-      const TrainConfig base = make(p, L);
+      const TrainConfig base = make(p, L, d);
       for (double lr : o.lrs)
         for (long w : o.warmups)
           for (int r = 0; r < o.seeds; ++r) {
             TrainRun run;
             run.placement = p;
+            run.d_model = d;
             run.layers = L;
             run.warmup = w;
             run.lr = lr;
@@ -99,7 +106,10 @@ std::vector<Json> run_train_runs(const std::vector<TrainRun>& runs, const TrainS
 Json train_sweep_report(const TrainSweepOptions& o, const std::vector<TrainRun>& runs, const std::vector<Json>& reports) {
   Json rep;
   Json spec;
+  const bool by_width = !o.widths.empty();
+  const std::vector<Index> widths = by_width ? o.widths : std::vector<Index>{0};
   spec[kPlacements] = o.placements;
+  if (by_width) spec[kDModel] = o.widths;
   spec[kLayers] = o.layers;
   spec[kWarmup] = o.warmups;
   spec[kLr] = o.lrs;
@@ -108,12 +118,14 @@ Json train_sweep_report(const TrainSweepOptions& o, const std::vector<TrainRun>&
   rep[kGrid] = spec;
   Json& config = rep[kConfig] = runs.empty() ? Json() : train_config_json(runs[0].tc);
   for (const char* swept : {kLr, kWarmup, kPlacement, kLayers}) config.erase(swept);
+  if (by_width) config.erase(kDModel);
   config[kBaseSeed] = runs.empty() ? 0 : runs[0].tc.init.seed;
   config.erase(kSeed);
   rep["definitions"] = Json{
       {kConverged, "not diverged and final eval loss <= loss_floor + converge_margin"},
       {kDiverged, "NaN/Inf in activations, gradients or loss, an activation above diverge_activation, or a train loss above diverge_loss, at any step"},
-      {"cell_converges", "every seed of the (placement, layers, lr, warmup) cell converged"},
+      {"cell_converges", by_width ? "every seed of the (placement, d_model, layers, lr, warmup) cell converged"
+                                  : "every seed of the (placement, layers, lr, warmup) cell converged"},
       {kLargestStableLr, "largest lr whose cell converges at that warmup"},
       {kSmallestConvergingWarmup, "smallest warmup whose cell converges at that lr"},
       {"seed_rule", "repetition r runs with seed = base_seed + r (weights and batches); eval set from seed + 1000003"}};
@@ -124,9 +136,9 @@ Json train_sweep_report(const TrainSweepOptions& o, const std::vector<TrainRun>&
     int n = 0, conv = 0, div = 0;
     std::map<long, std::vector<double>> curve;  // step -> eval losses
   };
-  std::map<std::tuple<std::string, Index, double, long>, Cell> cells;
-  // (placement, depth, warmup, repetition) -> lr -> final eval loss (NaN: diverged or none)
-  std::map<std::tuple<std::string, Index, long, int>, std::map<double, double>> per_seed;
+  std::map<std::tuple<std::string, Index, Index, double, long>, Cell> cells;  // (placement, width, depth, lr, warmup)
+  // (placement, width, depth, warmup, repetition) -> lr -> final eval loss (NaN: diverged or none)
+  std::map<std::tuple<std::string, Index, Index, long, int>, std::map<double, double>> per_seed;
   for (size_t i = 0; i < runs.size(); ++i) {
     const auto& r = reports[i];
     const auto& run = runs[i];
@@ -136,6 +148,7 @@ Json train_sweep_report(const TrainSweepOptions& o, const std::vector<TrainRun>&
     const bool conv = !div && std::isfinite(fe) && fe <= floor + o.converge_margin;
     Json row;
     row[kPlacement] = run.placement;
+    if (by_width) row[kDModel] = run.d_model;
     row[kLayers] = run.layers;
     row[kWarmup] = run.warmup;
     row[kLr] = run.lr;
@@ -146,7 +159,7 @@ Json train_sweep_report(const TrainSweepOptions& o, const std::vector<TrainRun>&
     row[kConverged] = conv;
     row[kDiverged] = r[kDiverged];
     Json curve = Json::array();
-    auto& cell = cells[{run.placement, run.layers, run.lr, run.warmup}];
+    auto& cell = cells[{run.placement, run.d_model, run.layers, run.lr, run.warmup}];
     for (const auto& e : r[kLog]) {
       Json g = Json::array();
       for (const auto& l : e[kLayers]) g.push_back(l[kGradNorm]);
@@ -156,19 +169,21 @@ Json train_sweep_report(const TrainSweepOptions& o, const std::vector<TrainRun>&
     }
     row[kCurve] = std::move(curve);
     rows.push_back(std::move(row));
-    per_seed[{run.placement, run.layers, run.warmup, run.repetition}][run.lr] = div ? NAN : fe;
+    per_seed[{run.placement, run.d_model, run.layers, run.warmup, run.repetition}][run.lr] = div ? NAN : fe;
     ++cell.n;
     cell.conv += conv;
     cell.div += div;
     if (std::isfinite(fe)) cell.finals.push_back(fe);
   }
-  // per (placement, depth)
+  // per (placement, width, depth)
   Json groups = Json::array();
-  std::map<std::pair<std::string, Index>, Json> by_group;
+  std::map<std::tuple<std::string, Index, Index>, Json> by_group;
   for (const auto& p : o.placements)
+    for (Index d : widths)
     for (Index L : o.layers) {
       Json g;
       g[kPlacement] = p;
+      if (by_width) g[kDModel] = d;
       g[kLayers] = L;
       Json cj = Json::array();
       int n = 0, div = 0;
@@ -176,7 +191,7 @@ Json train_sweep_report(const TrainSweepOptions& o, const std::vector<TrainRun>&
       for (double lr : o.lrs) {
         Json best = nullptr;
         for (long w : o.warmups) {
-          const Cell& c = cells[{p, L, lr, w}];
+          const Cell& c = cells[{p, d, L, lr, w}];
           n += c.n;
           div += c.div;
           Json mc = Json::array();
@@ -193,7 +208,7 @@ Json train_sweep_report(const TrainSweepOptions& o, const std::vector<TrainRun>&
       for (long w : o.warmups) {
         Json best = nullptr, best_nd = nullptr;
         for (double lr : o.lrs) {
-          const Cell& c = cells[{p, L, lr, w}];
+          const Cell& c = cells[{p, d, L, lr, w}];
           if (c.n == 0) continue;  // a partial merge lacks the cell
           if (c.conv == c.n && (best.is_null() || lr > best.get<double>())) best = lr;
           if (c.div == 0 && (best_nd.is_null() || lr > best_nd.get<double>())) best_nd = lr;
@@ -206,7 +221,7 @@ Json train_sweep_report(const TrainSweepOptions& o, const std::vector<TrainRun>&
         std::vector<double> log2_lr;
         int fitted_at_edge = 0;
         for (int rep = 0; rep < o.seeds; ++rep) {
-          const auto it = per_seed.find({p, L, w, rep});
+          const auto it = per_seed.find({p, d, L, w, rep});
           if (it == per_seed.end()) continue;  // a partial merge lacks the seed
           std::vector<double> lrs, losses;
           for (const auto& [lr, fe] : it->second) {
@@ -231,18 +246,20 @@ Json train_sweep_report(const TrainSweepOptions& o, const std::vector<TrainRun>&
       g[kLargestNonDivergingLr] = nondiv;
       g[kDivergenceRate] = n ? Json(static_cast<double>(div) / n) : Json();  // (none: a partial merge lacks the group)
       g[kCells] = std::move(cj);
-      by_group[{p, L}] = g;
+      by_group[{p, d, L}] = g;
       groups.push_back(std::move(g));
     }
   // ratios a/b
   Json ratios = Json::array();
   for (size_t a = 0; a < o.placements.size(); ++a)
     for (size_t b = a + 1; b < o.placements.size(); ++b)
+      for (Index d : widths)
       for (Index L : o.layers) {
-        const Json& ga = by_group[{o.placements[a], L}];
-        const Json& gb = by_group[{o.placements[b], L}];
+        const Json& ga = by_group[{o.placements[a], d, L}];
+        const Json& gb = by_group[{o.placements[b], d, L}];
         Json r;
         r[kPair] = o.placements[a] + "/" + o.placements[b];
+        if (by_width) r[kDModel] = d;
         r[kLayers] = L;
         Json wr = Json::object(), lr = Json::object();
         for (const auto& [k, v] : ga[kSmallestConvergingWarmup].items()) {
@@ -284,14 +301,19 @@ double fitted_optimal_lr(const std::vector<double>& lrs, const std::vector<doubl
 }
 
 std::string train_sweep_csv(const Json& rep) {
-  CsvWriter out({kPlacement, kLayers, kWarmup, kLr, kSeed, kLossFloor, kFinalEvalLoss, kFinalTrainLoss, kConverged,
-                 kDiverged, csv::kDivergedStep});
+  const bool by_width = rep.contains(kGrid) && rep[kGrid].contains(kDModel);
+  std::vector<std::string> columns{kPlacement, kLayers, kWarmup, kLr, kSeed, kLossFloor, kFinalEvalLoss,
+                                   kFinalTrainLoss, kConverged, kDiverged, csv::kDivergedStep};
+  if (by_width) columns.insert(columns.begin() + 1, kDModel);
+  CsvWriter out(columns);
   for (const auto& r : rep[kRuns]) {
     const bool diverged = !r[kDiverged].is_null();
-    out.row({csv_text(r[kPlacement].get<std::string>()), r[kLayers].dump(), r[kWarmup].dump(), csv_number(r[kLr], ""),
+    std::vector<std::string> cells{csv_text(r[kPlacement].get<std::string>()), r[kLayers].dump(), r[kWarmup].dump(), csv_number(r[kLr], ""),
              r[kSeed].dump(), csv_number(r[kLossFloor], ""), csv_number(r[kFinalEvalLoss], ""),
              csv_number(r[kFinalTrainLoss], ""), r[kConverged].get<bool>() ? "1" : "0", diverged ? "1" : "0",
-             diverged ? r[kDiverged][kStep].dump() : ""});
+             diverged ? r[kDiverged][kStep].dump() : ""};
+    if (by_width) cells.insert(cells.begin() + 1, r[kDModel].dump());
+    out.row(cells);
   }
   return out.str();
 }
@@ -312,8 +334,10 @@ std::string keyed_text(const Json& m, const std::string& key, const std::string&
 void print_train_sweep_table(std::ostream& os, const Json& rep) {
   char buf[256];
   for (const auto& g : rep[kGroups]) {
-    std::snprintf(buf, sizeof buf, "%s L=%lld  divergence rate %.2f\n", g[kPlacement].get<std::string>().c_str(),
-                  g[kLayers].get<long long>(), g[kDivergenceRate].is_number() ? g[kDivergenceRate].get<double>() : NAN);
+    const std::string width = g.contains(kDModel) ? " d=" + g[kDModel].dump() : "";
+    std::snprintf(buf, sizeof buf, "%s%s L=%lld  divergence rate %.2f\n", g[kPlacement].get<std::string>().c_str(),
+                  width.c_str(), g[kLayers].get<long long>(),
+                  g[kDivergenceRate].is_number() ? g[kDivergenceRate].get<double>() : NAN);
     os << buf;
     os << "        lr  warmup  conv/runs  div  final eval loss (mean ± std)\n";
     for (const auto& c : g[kCells]) {
@@ -327,7 +351,8 @@ void print_train_sweep_table(std::ostream& os, const Json& rep) {
     os << "  largest stable lr:          " << keyed_text(g[kLargestStableLr], "warmup", "none converges") << "\n";
   }
   for (const auto& r : rep[kRatios]) {
-    os << r[kPair].get<std::string>() << " L=" << r[kLayers] << ": warmup ratio "
+    os << r[kPair].get<std::string>() << (r.contains(kDModel) ? " d=" + r[kDModel].dump() : std::string()) << " L="
+       << r[kLayers] << ": warmup ratio "
        << keyed_text(r[kSmallestConvergingWarmupRatio], "lr", "n/a") << "; stable-lr ratio "
        << keyed_text(r[kLargestStableLrRatio], "warmup", "n/a") << "\n";
   }

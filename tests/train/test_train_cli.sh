@@ -51,3 +51,38 @@ cmp -s "$T/p1.json" "$T/p4.json" || fail "train-sweep report differs between 1 t
 "$G" plot "$T/t.json" --kind grad-by-depth -o "$T/x.pdf" --no-render >/dev/null 2>&1
 [ $? -eq 2 ] || fail "grad-by-depth should refuse a train report with exit 2"
 echo "ok: bad options, train JSON/CSV, train-sweep thread-count independence and --resume, loss-curves and grad-over-training figures"
+
+# the width axis: --d-model 16,32 in one train-sweep gives, per width, the groups and runs of a sweep at that width
+# alone (every number equal), each group naming its d_model; the CSV gains the column, the resume files the width
+W="--placements post,pre --layers 2 --warmup 0 --lr 1e-3,1e-2,3e-2 --seeds 2 --steps 10 --log-every 5 --heads 2 --seq-len 8 --vocab 8 --batch 4 --eval-size 8 -q"
+"$G" train-sweep $W --d-model 16,32 --json "$T/w.json" --csv "$T/w.csv" --resume "$T/wres" || fail "train-sweep over widths"
+"$G" train-sweep $W --d-model 16 --json "$T/w16.json" || fail "train-sweep d 16"
+"$G" train-sweep $W --d-model 32 --json "$T/w32.json" || fail "train-sweep d 32"
+/usr/bin/python3 - "$T/w.json" "$T/w16.json" "$T/w32.json" "$T/w.csv" <<'PY' || fail "the width axis differs from single-width sweeps"
+import json, sys
+w, w16, w32 = (json.load(open(f)) for f in sys.argv[1:4])
+assert w["grid"]["d_model"] == [16, 32], w["grid"]
+assert "d_model" not in w["config"] and w16["config"]["d_model"] == 16
+assert "d_model" not in w16["grid"] and all("d_model" not in g for g in w16["groups"])
+for d, single in ((16, w16), (32, w32)):
+    mine = [dict(g) for g in w["groups"] if g["d_model"] == d]
+    assert len(mine) == len(single["groups"]) == 2, (d, len(mine))
+    for a, b in zip(mine, single["groups"]):
+        a.pop("d_model")
+        assert a == b, (d, a["placement"])  # every number bit for bit
+    runs = [dict(r) for r in w["runs"] if r["d_model"] == d]
+    for a, b in zip(runs, single["runs"]):
+        a.pop("d_model")
+        assert a == b
+    ratios = [dict(r) for r in w["ratios"] if r["d_model"] == d]
+    assert len(ratios) == 1 and {k: v for k, v in ratios[0].items() if k != "d_model"} == single["ratios"][0]
+header = open(sys.argv[4]).readline().strip().split(",")
+assert header[:3] == ["placement", "d_model", "layers"], header
+PY
+ls "$T/wres" | grep -q '^post_d32_L2_' || fail "the resume files do not name the width: $(ls "$T/wres" | head -3)"
+"$G" plot "$T/w.json" --kind lr-transfer -o "$T/lrt.pdf" --no-render >/dev/null 2>&1 || fail "plot lr-transfer of a width axis"
+grep -q "d = 32" "$T/lrt.pdf.gp" || fail "lr-transfer has no line for d = 32: $(grep -c title "$T/lrt.pdf.gp") titles"
+"$G" plot "$T/w.json" --kind phase-diagram -o "$T/pd.pdf" --no-render >/dev/null 2>&1 || fail "plot phase-diagram of a width axis"
+bad train-sweep --d-model 16,16
+bad train-sweep --d-model 16,x
+echo "ok: train-sweep's width axis equals single-width sweeps; CSV, resume names, lr-transfer and phase-diagram figures"

@@ -1,6 +1,7 @@
-// sweep.hpp — `gradflow train-sweep`: a grid of training runs over placements × depths × warmups × learning
-// rates × seeds, in parallel over runs (OpenMP; every run single-threaded and deterministic, so the results do
-// not depend on the thread count), with atomic per-run --resume files, and the report per (placement, depth):
+// sweep.hpp — `gradflow train-sweep`: a grid of training runs over placements × widths (--d-model 32,64,128; one by
+// default) × depths × warmups × learning rates × seeds, in parallel over runs (OpenMP; every run single-threaded and deterministic, so the results do
+// not depend on the thread count), with atomic per-run --resume files, and the report per (placement, depth) — per
+// (placement, width, depth) when several widths are swept (learning-rate transfer over width in one report):
 //   converged run  not diverged and final eval loss <= task floor + margin (--converge-margin, default 0.05)
 //   diverged run   train.hpp's divergence: NaN/Inf anywhere, an activation above --diverge-activation, or a train
 //                  loss above --diverge-loss (2 ln V)
@@ -30,16 +31,18 @@ namespace gradflow {
 
 struct TrainRun {
   std::string placement;
+  Index d_model = 0;         // the width when widths are swept (0: not swept, the model's --d-model)
   Index layers = 0;
   long warmup = 0;
   double lr = 0;
   int repetition = 0;  // seed = base seed + repetition
   TrainConfig tc;
-  std::string file_name() const;  // "post_L6_w50_lr0.001_s0.json"
+  std::string file_name() const;  // "post_L6_w50_lr0.001_s0.json" ("post_d64_L6_..." when widths are swept)
 };
 
 struct TrainSweepOptions {
   std::vector<std::string> placements;
+  std::vector<Index> widths;  // --d-model as a list of two or more (empty: not swept)
   std::vector<Index> layers;
   std::vector<long> warmups;
   std::vector<double> lrs;
@@ -51,8 +54,10 @@ struct TrainSweepOptions {
   PlanStep plan;            // --plan DIR, `gradflow task`, `gradflow merge` (experiments/plan_dir.hpp)
 };
 
-// Runs placement-major, then depth, lr, warmup; repetitions innermost. base.init.seed is the base seed.
-std::vector<TrainRun> plan_train_runs(const TrainSweepOptions& o, const std::function<TrainConfig(const std::string&, Index)>& make);
+// Runs placement-major, then width, depth, lr, warmup; repetitions innermost. base.init.seed is the base seed.
+// make(placement, depth, width): width 0 when widths are not swept.
+std::vector<TrainRun> plan_train_runs(const TrainSweepOptions& o,
+                                      const std::function<TrainConfig(const std::string&, Index, Index)>& make);
 // The train reports, in plan order (loaded from --resume files when present and matching). With o.plan as
 // run_resumable (experiments/runner.hpp): empty after Write and Task; null reports where a partial merge has none
 // (stats->partial lists them).
@@ -64,7 +69,8 @@ nlohmann::ordered_json train_sweep_report(const TrainSweepOptions& o, const std:
 // diverged): the vertex of the parabola in log2(lr) through the grid's lowest loss and its two neighbours in lr.
 // NaN when the lowest loss lies at the grid's edge or a neighbour has no loss (no minimum inside the grid).
 double fitted_optimal_lr(const std::vector<double>& lrs, const std::vector<double>& losses);
-// One row per run: placement,layers,warmup,lr,seed,final_eval_loss,final_train_loss,converged,diverged,diverged_step
+// One row per run: placement,[d_model,]layers,warmup,lr,seed,final_eval_loss,final_train_loss,converged,diverged,
+// diverged_step (d_model when widths are swept)
 std::string train_sweep_csv(const nlohmann::ordered_json& report);
 void print_train_sweep_table(std::ostream& os, const nlohmann::ordered_json& report);
 
