@@ -13,7 +13,9 @@ The tables, written here from the sources (not from gradflow's code), with m_N =
             the blocks' ε × m_N^(-1)·m_L^(-α) (Dey et al., Table 1; none for μP alone, as MuAdam); embeddings,
             readout and final norm at the base values.
 Configurations: Pre-LN and Post-LN with the classic mlp block (LayerNorm, GELU, biases; tied and untied) and Pre-LN
-with the LLaMA-style block (RMSNorm, SwiGLU with linear3 a hidden matrix, no biases), under each parametrization.
+with the LLaMA-style block (RMSNorm, SwiGLU with linear3 a hidden matrix, no biases), under each parametrization;
+and the LLaMA-style block with RoPE and per-head QK-norm (Qwen3's: RMSNorm of each head's q and k, then the rotation,
+then the logits at the table's scale; the norms' gains are the blocks' norms for Adam).
 Checked: (1) every initialized tensor equals the same seed's sp tensor times the table's factor, to INIT_REL_TOL
 (deterministic: the same draws, one multiplication); (2) PyTorch, from gradflow's step-0 weights, with the table's
 forward multipliers and one torch.optim.Adam param group per tensor (lr, eps, weight_decay from the table), trains
@@ -30,6 +32,7 @@ from preamble import np, torch, gradflow_binary, load_json  # exits 77 (skipped)
 import torch.nn.functional as F
 import tolerances as tol
 import torch_reference as tr
+from decoder_reference import rotate
 
 STEPS = 5
 HIDDEN = ("self_attn.in_proj_weight", "self_attn.out_proj.weight", "linear1.weight", "linear2.weight", "linear3.weight")
@@ -44,6 +47,11 @@ CONFIGS = [
     # the LLaMA-style block: RMSNorm, SwiGLU (linear3: a hidden matrix), no biases
     ("pre", "depth-mup", "gpt2", 2, 1, dict(layers=3, d=8, heads=2, d_ff=12, n=6, tie=False, wd=0.01, lr=1e-2,
                                             llama=True)),
+    # ... with RoPE (every feature of a head, theta 10000) and per-head QK-norm, under CompleteP and muP
+    ("pre", "completep", "torch", 4, 2, dict(layers=4, d=8, heads=2, d_ff=12, n=6, tie=False, wd=0.01, lr=1e-2,
+                                             llama=True, rope=True, qk_norm=True)),
+    ("pre", "mup", "gpt2", 4, None, dict(layers=2, d=16, heads=2, d_ff=24, n=6, tie=True, wd=0.0, lr=3e-3,
+                                         llama=True, rope=True, qk_norm=True)),
 ]
 
 
@@ -95,7 +103,7 @@ class LM:
         self.mask = torch.triu(torch.full((n, n), float("-inf"), dtype=torch.float64), diagonal=1)
 
     def ln(self, x, prefix):
-        if self.o.get("llama"):  # RMSNorm: x / sqrt(mean(x^2) + eps) * w
+        if self.o.get("llama"):  # RMSNorm: x / sqrt(mean(x^2) + eps) * w (over the last axis: a head's for QK-norm)
             return x * torch.rsqrt((x * x).mean(-1, keepdim=True) + 1e-5) * self.w[prefix + ".weight"]
         return F.layer_norm(x, (x.shape[-1],), self.w[prefix + ".weight"], self.w[prefix + ".bias"], eps=1e-5)
 
@@ -108,6 +116,11 @@ class LM:
         e = d // h
         qkv = x @ self.w[p + "self_attn.in_proj_weight"].T + self.b(p + "self_attn.in_proj_bias")
         q, k, v = (t.reshape(B, n, h, e).transpose(1, 2) for t in qkv.split(d, dim=-1))
+        if self.o.get("qk_norm"):  # per head, before the rotation
+            q, k = self.ln(q, p + "self_attn.q_norm"), self.ln(k, p + "self_attn.k_norm")
+        if self.o.get("rope"):
+            q, k = rotate(q.reshape(B * h, n, e), e, 10000.0).reshape(B, h, n, e), \
+                rotate(k.reshape(B * h, n, e), e, 10000.0).reshape(B, h, n, e)
         S = (q @ k.transpose(-1, -2)) * self.t.logit + self.mask
         O = (torch.softmax(S, dim=-1) @ v).transpose(1, 2).reshape(B, n, d)
         return O @ self.w[p + "self_attn.out_proj.weight"].T + self.b(p + "self_attn.out_proj.bias")
@@ -150,6 +163,10 @@ def train(gradflow, placement, kind, scheme, W0, L0, o, ck, js, seed):
             cmd += ["--base-depth", str(L0)]
     if o["tie"]:
         cmd.append("--tie-embeddings")
+    if o.get("rope"):
+        cmd.append("--rope")
+    if o.get("qk_norm"):
+        cmd += ["--qk-norm", "head"]
     if o.get("llama"):
         cmd += ["--norm", "rmsnorm", "--ffn", "swiglu", "--bias", "off"]
         cmd.remove("--activation")
@@ -164,7 +181,8 @@ def rel(a, b):
 
 def check(gradflow, i, config, tmp):
     placement, kind, scheme, W0, L0, o = config
-    label = (f"[{i}] {kind} {placement}{' llama block' if o.get('llama') else ''} init {scheme} W0={W0} L0={L0} "
+    label = (f"[{i}] {kind} {placement}{' llama block' if o.get('llama') else ''}{' rope' if o.get('rope') else ''}"
+             f"{' qk-norm' if o.get('qk_norm') else ''} init {scheme} W0={W0} L0={L0} "
              f"L={o['layers']} d={o['d']} tie={o['tie']}")
     print(label)
     failures = 0
