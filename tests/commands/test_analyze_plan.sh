@@ -12,36 +12,16 @@ here=$(cd "$(dirname "$0")" && pwd)
 cmp_reports="/usr/bin/python3 $here/../../scripts/compare_reports.py"
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
-tasks_of() { /usr/bin/python3 -c "import json,sys; print(len(json.load(open(sys.argv[1]))['tasks']))" "$1/plan.json"; }
-# the JSON value at a dotted path of a report (a list index as a number)
-value_of() {
-  /usr/bin/python3 -c "
-import json, sys
-v = json.load(open(sys.argv[1]))
-for k in sys.argv[2].split('.'):
-    v = v[int(k)] if isinstance(v, list) else v[k]
-print(json.dumps(v))" "$1" "$2"
-}
+. "$here/plan_helpers.sh"
 
 # 5 tokens × d 8: N = 40 identity rows (80 with ResiDual's blocks), in chunks of 3: 14 (27) chunks
 MODEL="--layers 3 --d-model 8 --heads 2 --d-ff 16 --seq-len 5 --mode streamed --stream-rows 3"
 
-# check NAME TASKS WORDS...: the local run against plan + tasks (last first, then the rest two at a time) + merge
+# check NAME TASKS WORDS...: the local run against plan + tasks + merge (plan_helpers.sh)
 check() {
   name=$1 tasks=$2
   shift 2
-  [ -s "$T/$name-local.json" ] || "$gf" analyze "$@" -q --json "$T/$name-local.json" || fail "$name: local run"
-  dir="$T/$name-$tasks"
-  "$gf" analyze "$@" --plan "$dir" --tasks "$tasks" 2>"$T/err" || fail "$name: --plan: $(cat "$T/err")"
-  [ "$(tasks_of "$dir")" -eq "$tasks" ] || fail "$name: $(tasks_of "$dir") tasks, not $tasks"
-  "$gf" task "$dir" $((tasks - 1)) -q || fail "$name: task $((tasks - 1))"
-  if [ "$tasks" -gt 1 ]; then
-    seq $((tasks - 2)) -1 0 | xargs -P 2 -I{} "$gf" task "$dir" {} -q --threads 1 || fail "$name: xargs tasks"
-  fi
-  "$gf" merge "$dir" --json "$T/$name-$tasks.json" -q 2>"$T/err" || fail "$name: merge: $(cat "$T/err")"
-  $cmp_reports "$T/$name-local.json" "$T/$name-$tasks.json" || fail "$name: the merge of $tasks tasks differs from the local run"
-  echo "ok: $name: $tasks tasks merged, equal to the local run"
+  check_plan "$name" "$tasks" "$tasks" "$@"
 }
 
 for tasks in 1 3 7; do
@@ -145,16 +125,6 @@ grep -q "gradflow.* task " "$T/s/slurm/array.sbatch" || fail "no task line in th
 echo "ok: gradflow slurm writes the scripts and prints the estimated core-hours"
 
 # bad options: exit 2, one line with a fix, nothing written
-bad() {
-  what=$1
-  shift
-  "$gf" "$@" 2>"$T/err" >/dev/null
-  rc=$?
-  [ $rc -eq 2 ] || fail "$what: exit $rc, not 2: $(cat "$T/err")"
-  [ "$(wc -l < "$T/err")" -eq 1 ] || fail "$what: not one line: $(cat "$T/err")"
-  grep -q "fix:" "$T/err" || fail "$what: no fix: $(cat "$T/err")"
-  [ ! -e "$T/nothing" ] || fail "$what: wrote $T/nothing"
-}
 bad "--plan without --mode streamed or matrix-free" analyze --placement post --layers 2 --d-model 8 --heads 2 --plan "$T/nothing"
 bad "--plan with --gradients-only" analyze --placement post --layers 2 --d-model 8 --heads 2 --gradients-only --plan "$T/nothing"
 bad "--tasks above the chunks" analyze --placement post $MODEL --plan "$T/nothing" --tasks 15

@@ -13,38 +13,14 @@ here=$(cd "$(dirname "$0")" && pwd)
 cmp_reports="/usr/bin/python3 $here/../../scripts/compare_reports.py"
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
-tasks_of() { /usr/bin/python3 -c "import json,sys; print(len(json.load(open(sys.argv[1]))['tasks']))" "$1/plan.json"; }
-value_of() {
-  /usr/bin/python3 -c "
-import json, sys
-v = json.load(open(sys.argv[1]))
-for k in sys.argv[2].split('.'):
-    v = v[int(k)] if isinstance(v, list) else v[k]
-print(json.dumps(v))" "$1" "$2"
-}
+. "$here/plan_helpers.sh"
 
 # 11 probes in chunks of 2: 6 chunks (the last of one probe)
 BASE="--layers 3 --d-model 8 --heads 2 --d-ff 16 --seq-len 5 --mode matrix-free --hutchinson-probes 11 --top-k 2"
 MODEL="$BASE --probe-chunk 2"
 
-# check NAME TASKS EXPECTED_TASKS WORDS...: the local run against plan + tasks (last first, then the rest two at a
-# time through xargs) + merge
-check() {
-  name=$1 tasks=$2 expect=$3
-  shift 3
-  [ -s "$T/$name-local.json" ] || "$gf" analyze "$@" -q --json "$T/$name-local.json" || fail "$name: local run"
-  dir="$T/$name-$tasks"
-  "$gf" analyze "$@" --plan "$dir" --tasks "$tasks" 2>"$T/err" || fail "$name: --plan: $(cat "$T/err")"
-  [ "$(tasks_of "$dir")" -eq "$expect" ] || fail "$name: $(tasks_of "$dir") tasks, not $expect"
-  "$gf" task "$dir" $((expect - 1)) -q || fail "$name: task $((expect - 1))"
-  if [ "$expect" -gt 1 ]; then
-    seq $((expect - 2)) -1 0 | xargs -P 2 -I{} "$gf" task "$dir" {} -q --threads 1 || fail "$name: xargs tasks"
-  fi
-  "$gf" merge "$dir" --json "$T/$name-$tasks.json" -q 2>"$T/err" || fail "$name: merge: $(cat "$T/err")"
-  $cmp_reports "$T/$name-local.json" "$T/$name-$tasks.json" || fail "$name: the merge of $tasks tasks differs from the local run"
-  echo "ok: $name: $tasks probe tasks (of $expect) merged, equal to the local run"
-}
+# check NAME TASKS EXPECTED_TASKS WORDS...: plan_helpers.sh's check_plan (the Lanczos task is one more)
+check() { check_plan "$@"; }
 
 for tasks in 1 3 6; do
   check post "$tasks" $((tasks + 1)) --placement post $MODEL
@@ -135,16 +111,6 @@ echo "ok: results of another plan or with edited sums are refused by name"
 grep -q "estimated .* core-hours for the 4 tasks to run" "$T/out" || fail "slurm prints no estimate: $(cat "$T/out")"
 echo "ok: gradflow slurm prints the estimated core-hours"
 
-bad() {
-  what=$1
-  shift
-  "$gf" "$@" 2>"$T/err" >/dev/null
-  rc=$?
-  [ $rc -eq 2 ] || fail "$what: exit $rc, not 2: $(cat "$T/err")"
-  [ "$(wc -l < "$T/err")" -eq 1 ] || fail "$what: not one line: $(cat "$T/err")"
-  grep -q "fix:" "$T/err" || fail "$what: no fix: $(cat "$T/err")"
-  [ ! -e "$T/nothing" ] || fail "$what: wrote $T/nothing"
-}
 bad "--plan without probes" analyze --placement post $MODEL --hutchinson-probes 0 --plan "$T/nothing"
 bad "--tasks above the chunks" analyze --placement post $MODEL --plan "$T/nothing" --tasks 7
 bad "--probe-chunk 0" analyze --placement post $BASE --probe-chunk 0 --plan "$T/nothing"
