@@ -132,3 +132,33 @@ TEST_CASE("attention: heads on any number of threads give the same bits", "[ops]
   }
   omp_set_num_threads(saved);
 }
+
+TEST_CASE("attention: stacked cotangents equal each cotangent alone, bit for bit", "[ops][attention]") {
+  // attention_heads_vjp runs every (copy, key/value head) pair's products on their own (batching the copies into
+  // larger products was measured and bought nothing: docs/benchmarks.md), so each copy's rows are that copy's VJP
+  // alone, to the bit. GQA (4 query heads on 2 key/value heads), a soft-cap, causal and not, 1 to 37 copies.
+  const Index n = 5, e = 3, heads = 4, kv = 2;
+  for (const bool causal : {false, true})
+    for (const double cap : {0.0, 2.5}) {
+      ops::HeadsSpec s;
+      s.heads = heads;
+      s.kv_heads = kv;
+      s.head_dim = e;
+      s.scale = 0.7;
+      s.softcap = cap;
+      s.causal = causal;
+      ops::AttentionCache c;
+      c.x = random_mat(n, 4, 80);
+      c.qkv = random_mat(n, s.qkv_width(), 81);
+      ops::attention_heads_forward(s, c);
+      for (const Index copies : {1, 5, 16, 17, 37}) {
+        const Mat dO = random_mat(copies * n, s.q_width(), 82 + static_cast<uint64_t>(copies));
+        const Mat stacked = ops::attention_heads_vjp(s, c, dO);
+        REQUIRE(stacked.rows() == copies * n);
+        for (Index cp = 0; cp < copies; ++cp) {
+          INFO("copy " << cp << " of " << copies << (causal ? ", causal" : "") << ", cap " << cap);
+          REQUIRE(Mat(stacked.middleRows(cp * n, n)) == ops::attention_heads_vjp(s, c, Mat(dO.middleRows(cp * n, n))));
+        }
+      }
+    }
+}
