@@ -10,7 +10,9 @@
 #      --output), packed 3 to an array element (--max-array-size 3) on 2 CPUs each: the jobs log there; the merged
 #      report equals the local `train-sweep` run's;
 #   3. a --mode streamed analyze split into 4 tasks (analyze --plan): the merge job's report equals the local
-#      single-process run's bit for bit, and `gradflow slurm` printed the estimated core-hours first.
+#      single-process run's bit for bit, and `gradflow slurm` printed the estimated core-hours first;
+#   4. a --mode matrix-free analyze whose Hutchinson probes split into 3 tasks plus the Lanczos task: the merge
+#      job's report equals the local run with the same --probe-chunk.
 # The daemons are stopped by PID when the test ends, also on failure. If they cannot start, the test fails with the
 # daemon's own log lines (it is never skipped).
 usage="usage: test_slurm.sh PATH/TO/gradflow WORKDIR PATH/TO/plan_task_fault"
@@ -99,3 +101,17 @@ wait_jobs "$aid,$mid"
 scontrol show job "$mid" | grep -q "ExitCode=0:0" || fail "streamed merge job: $(cat "$P/slurm/merge-$mid.out")"
 $cmp_reports "$W/streamed-local.json" "$P/report.json" || fail "merged streamed report differs from the local run"
 echo "ok: a streamed analyze split into 4 Slurm tasks: the merged report equals the local run"
+
+# --- 4. matrix-free: Hutchinson's probes in 3 tasks and the Lanczos values in one -----------------------------------
+A="analyze --placement pre --layers 3 --d-model 16 --heads 2 --seq-len 8 --mode matrix-free --hutchinson-probes 10 --probe-chunk 3"
+P="$W/runs/probes"
+"$gf" $A -q --json "$W/probes-local.json" || fail "local matrix-free analyze"
+"$gf" $A --plan "$P" --tasks 3 -q || fail "analyze --plan (matrix-free)"
+"$gf" slurm "$P" --submit >"$W/submit5.out" 2>&1 || fail "gradflow slurm (matrix-free): $(cat "$W/submit5.out")"
+grep -q "estimated .* core-hours for the 4 tasks to run" "$W/submit5.out" || fail "no estimate: $(cat "$W/submit5.out")"
+aid=$(job_id array "$W/submit5.out")
+mid=$(job_id merge "$W/submit5.out")
+wait_jobs "$aid,$mid"
+scontrol show job "$mid" | grep -q "ExitCode=0:0" || fail "matrix-free merge job: $(cat "$P/slurm/merge-$mid.out")"
+$cmp_reports "$W/probes-local.json" "$P/report.json" || fail "merged matrix-free report differs from the local run"
+echo "ok: a matrix-free analyze split into 3 probe tasks and a Lanczos task on Slurm: the merged report equals the local run"
