@@ -1,6 +1,7 @@
 // matrix_free_norms.cpp — the Jacobian norms of jacobian_norms.cpp without forming a matrix (--mode matrix-free):
 // top-k singular values of B_l and P_l and ‖B_l − I‖₂ by Lanczos through JVP/VJP (matrix_free/chain_singular.hpp), and
-// Frobenius norms ‖P_l‖_F, ‖B_l‖_F by Hutchinson probes in one batched backward sweep (matrix_free/hutchinson.hpp).
+// Frobenius norms ‖P_l‖_F, ‖B_l‖_F by Hutchinson probes, --probe-chunk at a time in batched backward sweeps
+// (matrix_free/hutchinson.hpp).
 // σ_min and the numerical rank need the whole spectrum: null here (docs/scaling.md says why). With --device cuda both
 // run on the GPU's kernels: the Hutchinson sweep's probe stacks and the Lanczos operators (DeviceChainOperator).
 // A task of a split run (analyze --plan) computes its chunks of probes alone and reports their sums
