@@ -15,6 +15,7 @@
 #include "jacobian_chains.hpp"
 #include "gradflow/core/error.hpp"
 #include "gradflow/run/analysis.hpp"
+#include "gradflow/run/chunk_coverage.hpp"
 #include "gradflow/run/hutchinson_merge.hpp"
 #include "gradflow/run/time_estimate.hpp"
 #include "gradflow/matrix_free/chain_singular.hpp"
@@ -27,7 +28,6 @@ namespace {
 
 // JSON cannot hold ±Inf/NaN: those become null (the log10_ fields stay finite).
 Json number_or_null(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); }
-
 
 void put_lanczos(Json& o, const ChainSingular& s, const ChainOperator& J, Index k) {
   Json tv = Json::array(), tl = Json::array();
@@ -312,9 +312,7 @@ void merge_hutchinson_partials(Json& report, const std::vector<Json>& partials) 
   if (partials.empty()) throw Error("internal: a Hutchinson merge without tasks", ErrorKind::Internal);
   std::vector<ProbeChunk> all;
   PartialShape shape;
-  std::vector<std::pair<Index, Index>> covered;  // [first probe, end probe) of each run of consecutive chunks
-  Index next = 0;                                // the chunk that follows all so far (plan order is chunk order)
-  bool complete = true;
+  ChunkCoverage covered;  // in probes
   for (size_t t = 0; t < partials.size(); ++t) {
     const Json& p = partials[t];
     const Index begin = index_of(p["chunks"][0]), end = index_of(p["chunks"][1]);
@@ -327,29 +325,18 @@ void merge_hutchinson_partials(Json& report, const std::vector<Json>& partials) 
     require(sh == shape, "the tasks' Hutchinson shares are of different runs (chunks " + p["chunks"].dump() +
                              " against the first task's); fix: write the plan again and rerun every task");
     if (begin == end) continue;  // the Lanczos task: no probes
-    if (begin < next) throw Error("internal: Hutchinson partials out of chunk order", ErrorKind::Internal);
-    if (begin != next) complete = false;
     const ProbeChunking pc(shape.probes_total, shape.probe_chunk);
-    const Index first = pc.first(begin), last = std::min(pc.probes, pc.first(end));
-    if (!covered.empty() && covered.back().second == first)
-      covered.back().second = last;
-    else
-      covered.emplace_back(first, last);
-    next = end;
+    covered.add(begin, end, pc.first(begin), std::min(pc.probes, pc.first(end)), "Hutchinson");
     for (ProbeChunk& c : chunks) all.push_back(std::move(c));
   }
-  const ProbeChunking pc(shape.probes_total, shape.probe_chunk);
-  if (next != pc.chunks()) complete = false;
   report.erase(kPartialKey);
   const double sqrtN = std::sqrt(static_cast<double>(shape.state_size));
-  if (complete) {
+  if (covered.complete(ProbeChunking(shape.probes_total, shape.probe_chunk).chunks())) {
     put_estimates(report, hutchinson_from_chunks(all, shape.layers, true), shape.probes_total, sqrtN);
     return;
   }
   put_summary(report, nullptr, sqrtN, "not merged: tasks missing (--allow-partial)");
-  Json probes = Json::array();
-  for (const auto& [a, b] : covered) probes.push_back(Json::array({a, b}));
-  report[fields::kSummary]["hutchinson_probes_covered"] = std::move(probes);
+  report[fields::kSummary]["hutchinson_probes_covered"] = covered.json();
   report[fields::kSummary]["hutchinson_probes_total"] = shape.probes_total;
 }
 }  // namespace gradflow

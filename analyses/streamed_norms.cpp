@@ -14,6 +14,7 @@
 #include "gradflow/report/fields.hpp"
 #include "gradflow/report/progress.hpp"
 #include "gradflow/run/analysis.hpp"
+#include "gradflow/run/chunk_coverage.hpp"
 #include "gradflow/run/streamed_merge.hpp"
 
 namespace gradflow {
@@ -218,9 +219,7 @@ void merge_streamed_partials(Json& report, const std::vector<Json>& partials) {
   std::vector<ChunkSquares> all;
   StreamedShape shape;
   Index product_size = 0;
-  std::vector<std::pair<Index, Index>> covered;  // [first row, end row) of each run of consecutive chunks
-  Index next = 0;                                // the chunk that follows all so far (plan order is chunk order)
-  bool complete = true;
+  ChunkCoverage covered;  // in identity rows
   for (size_t t = 0; t < partials.size(); ++t) {
     const Json& p = partials[t];
     const Index begin = index_of(p["chunks"][0]), end = index_of(p["chunks"][1]);
@@ -236,27 +235,18 @@ void merge_streamed_partials(Json& report, const std::vector<Json>& partials) {
     require(sh == shape && index_of(p["product_size"]) == product_size,
             "the tasks' streamed shares are of different sweeps (chunks " + p["chunks"].dump() + " against the first "
             "task's); fix: write the plan again and rerun every task");
-    if (begin < next) throw Error("internal: streamed partials out of chunk order", ErrorKind::Internal);
-    if (begin != next) complete = false;
     const Index K = shape.rows_per_chunk, total = shape.total_rows();
-    if (!covered.empty() && covered.back().second == begin * K)
-      covered.back().second = std::min(end * K, total);
-    else
-      covered.emplace_back(begin * K, std::min(end * K, total));
-    next = end;
+    covered.add(begin, end, begin * K, std::min(end * K, total), "streamed");
     for (ChunkSquares& c : chunks) all.push_back(std::move(c));
   }
-  if (next != shape.chunks()) complete = false;
   report.erase(kPartialKey);
-  if (complete) {
+  if (covered.complete(shape.chunks())) {
     const StreamedSweep s = streamed_from_chunks(shape, all);
     write_norms(report, &s, shape, product_size, "");
     return;
   }
   write_norms(report, nullptr, shape, product_size, "not merged: tasks missing (--allow-partial)");
-  Json rows = Json::array();
-  for (const auto& [a, b] : covered) rows.push_back(Json::array({a, b}));
-  report[fields::kSummary]["streamed_rows_covered"] = std::move(rows);
+  report[fields::kSummary]["streamed_rows_covered"] = covered.json();
   report[fields::kSummary]["streamed_rows_total"] = shape.total_rows();
 }
 

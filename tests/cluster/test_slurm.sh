@@ -88,30 +88,30 @@ $cmp_reports "$W/train-local.json" "$P/report.json" || fail "merged train-sweep 
 $cmp_reports "$W/train-local.csv" "$P/report.csv" || fail "merged train-sweep CSV differs from the local run"
 echo "ok: train-sweep, 8 tasks packed 3 per element: merged report and CSV equal the local run"
 
+# analyze_on_slurm NAME TASKS IN_PLAN ARGS...: `gradflow analyze ARGS` run here, and the same written as a plan of
+# TASKS (IN_PLAN tasks in all) submitted with `gradflow slurm --submit`, which prints the estimate first; the merge
+# job's report equals the local run's
+analyze_on_slurm() {
+  name=$1 tasks=$2 in_plan=$3
+  shift 3
+  P="$W/runs/$name"
+  "$gf" analyze "$@" -q --json "$W/$name-local.json" || fail "local $name analyze"
+  "$gf" analyze "$@" --plan "$P" --tasks "$tasks" -q || fail "analyze --plan ($name)"
+  "$gf" slurm "$P" --submit >"$W/submit-$name.out" 2>&1 || fail "gradflow slurm ($name): $(cat "$W/submit-$name.out")"
+  grep -q "estimated .* core-hours for the $in_plan tasks to run" "$W/submit-$name.out" ||
+    fail "no estimate: $(cat "$W/submit-$name.out")"
+  aid=$(job_id array "$W/submit-$name.out")
+  mid=$(job_id merge "$W/submit-$name.out")
+  wait_jobs "$aid,$mid"
+  scontrol show job "$mid" | grep -q "ExitCode=0:0" || fail "$name merge job: $(cat "$P/slurm/merge-$mid.out")"
+  $cmp_reports "$W/$name-local.json" "$P/report.json" || fail "merged $name report differs from the local run"
+}
+
 # --- 3. a streamed analyze split into 4 tasks ----------------------------------------------------------------------
-A="analyze --placement post --layers 3 --d-model 16 --heads 2 --seq-len 12 --mode streamed --stream-rows 16"
-P="$W/runs/streamed"
-"$gf" $A -q --json "$W/streamed-local.json" || fail "local streamed analyze"
-"$gf" $A --plan "$P" --tasks 4 -q || fail "analyze --plan"
-"$gf" slurm "$P" --submit >"$W/submit4.out" 2>&1 || fail "gradflow slurm (streamed): $(cat "$W/submit4.out")"
-grep -q "estimated .* core-hours for the 4 tasks to run" "$W/submit4.out" || fail "no estimate: $(cat "$W/submit4.out")"
-aid=$(job_id array "$W/submit4.out")
-mid=$(job_id merge "$W/submit4.out")
-wait_jobs "$aid,$mid"
-scontrol show job "$mid" | grep -q "ExitCode=0:0" || fail "streamed merge job: $(cat "$P/slurm/merge-$mid.out")"
-$cmp_reports "$W/streamed-local.json" "$P/report.json" || fail "merged streamed report differs from the local run"
+analyze_on_slurm streamed 4 4 --placement post --layers 3 --d-model 16 --heads 2 --seq-len 12 --mode streamed --stream-rows 16
 echo "ok: a streamed analyze split into 4 Slurm tasks: the merged report equals the local run"
 
 # --- 4. matrix-free: Hutchinson's probes in 3 tasks and the Lanczos values in one -----------------------------------
-A="analyze --placement pre --layers 3 --d-model 16 --heads 2 --seq-len 8 --mode matrix-free --hutchinson-probes 10 --probe-chunk 3"
-P="$W/runs/probes"
-"$gf" $A -q --json "$W/probes-local.json" || fail "local matrix-free analyze"
-"$gf" $A --plan "$P" --tasks 3 -q || fail "analyze --plan (matrix-free)"
-"$gf" slurm "$P" --submit >"$W/submit5.out" 2>&1 || fail "gradflow slurm (matrix-free): $(cat "$W/submit5.out")"
-grep -q "estimated .* core-hours for the 4 tasks to run" "$W/submit5.out" || fail "no estimate: $(cat "$W/submit5.out")"
-aid=$(job_id array "$W/submit5.out")
-mid=$(job_id merge "$W/submit5.out")
-wait_jobs "$aid,$mid"
-scontrol show job "$mid" | grep -q "ExitCode=0:0" || fail "matrix-free merge job: $(cat "$P/slurm/merge-$mid.out")"
-$cmp_reports "$W/probes-local.json" "$P/report.json" || fail "merged matrix-free report differs from the local run"
+analyze_on_slurm probes 3 4 --placement pre --layers 3 --d-model 16 --heads 2 --seq-len 8 --mode matrix-free \
+  --hutchinson-probes 10 --probe-chunk 3
 echo "ok: a matrix-free analyze split into 3 probe tasks and a Lanczos task on Slurm: the merged report equals the local run"

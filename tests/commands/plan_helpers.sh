@@ -3,7 +3,8 @@
 # path, a list index as a number), bad WHAT ARGS... (exit 2, one line with a fix, $T/nothing not written) and
 # check_plan NAME TASKS EXPECTED WORDS... (needs cmp_reports): `gradflow analyze WORDS` run here against the same
 # written as a plan of TASKS (EXPECTED tasks in plan.json), the last task run first, then the rest two at a time
-# through xargs, and merged: every numeric leaf equal.
+# through xargs, and merged: every numeric leaf equal; merge_refuses DIR WHAT PATTERN: `gradflow merge DIR` fails,
+# its message matches PATTERN, and it wrote no report.
 fail() { echo "FAIL: $*"; exit 1; }
 tasks_of() { /usr/bin/python3 -c "import json,sys; print(len(json.load(open(sys.argv[1]))['tasks']))" "$1/plan.json"; }
 value_of() {
@@ -38,4 +39,9 @@ check_plan() {
   "$gf" merge "$dir" --json "$T/$name-$tasks.json" -q 2>"$T/err" || fail "$name: merge: $(cat "$T/err")"
   $cmp_reports "$T/$name-local.json" "$T/$name-$tasks.json" || fail "$name: the merge of $tasks tasks differs from the local run"
   echo "ok: $name: $tasks tasks ($expect in the plan) merged, equal to the local run"
+}
+merge_refuses() {
+  "$gf" merge "$1" --json "$T/x.json" -q 2>"$T/err" && fail "merge of $2: exit 0"
+  grep -q "$3" "$T/err" || fail "$2: $(cat "$T/err")"
+  [ ! -e "$T/x.json" ] || fail "$2: a refused merge wrote its report"
 }
