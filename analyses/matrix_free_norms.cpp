@@ -153,11 +153,7 @@ class MatrixFreeNorms final : public Analysis {
     const bool lanczos = part.lanczos && !spectral.empty();
     const Index probes_run = range.whole() ? K : std::min(K, pc.first(range.end)) - std::min(K, pc.first(range.begin));
     // progress in units of one tangent through one block
-    Index total = 2 * probes_run * L;
-    if (lanczos) {
-      total += 4 * kExpectedLanczosOps * L;  // ‖B_l‖₂ and ‖B_l − I‖₂
-      for (Index l : spectral) total += 2 * kExpectedLanczosOps * (L - l);
-    }
+    const Index total = 2 * probes_run * L + (lanczos ? lanczos_block_passes(L, spectral) : 0);
     Progress progress(part.whole() ? "matrix-free Jacobians" : "matrix-free Jacobians (this task's share)", total,
                       o.progress);
 

@@ -32,31 +32,37 @@ double streamed_seconds_estimate(const ModelConfig& cfg, Index n_tokens, double 
   return streamed_flops(cfg, n_tokens, with_blocks) / (kStreamedDgemmFraction * dgemm_rate);
 }
 
-StreamedCost streamed_cost_here(const ModelConfig& cfg, Index n_tokens, bool with_blocks) {
+namespace {
+// `flops` at kStreamedDgemmFraction of this machine's DGEMM rate, on its threads
+StreamedCost cost_here(double flops) {
   StreamedCost c;
-  c.flops = streamed_flops(cfg, n_tokens, with_blocks);
+  c.flops = flops;
   c.dgemm_rate = host_dgemm_rate();
-  c.seconds = streamed_seconds_estimate(cfg, n_tokens, c.dgemm_rate, with_blocks);
+  c.seconds = flops / (kStreamedDgemmFraction * c.dgemm_rate);
   c.threads = omp_get_max_threads();
   return c;
 }
+}  // namespace
+
+StreamedCost streamed_cost_here(const ModelConfig& cfg, Index n_tokens, bool with_blocks) {
+  return cost_here(streamed_flops(cfg, n_tokens, with_blocks));
+}
+
+Index lanczos_block_passes(Index layers, const std::vector<Index>& spectral) {
+  Index passes = spectral.empty() ? 0 : 4 * kExpectedLanczosOps * layers;  // ‖B_l‖₂ and ‖B_l − I‖₂
+  for (Index l : spectral) passes += 2 * kExpectedLanczosOps * (layers - l);
+  return passes;
+}
 
 double matrix_free_flops(const ModelConfig& cfg, Index n_tokens, Index probes, const std::vector<Index>& spectral) {
-  const double L = static_cast<double>(cfg.layers), ops = static_cast<double>(kExpectedLanczosOps);
-  double passes = 2.0 * static_cast<double>(probes) * L;
-  if (!spectral.empty()) passes += 4.0 * ops * L;
-  for (Index l : spectral) passes += 2.0 * ops * (L - static_cast<double>(l));
+  const double passes = 2.0 * static_cast<double>(probes) * static_cast<double>(cfg.layers) +
+                        static_cast<double>(lanczos_block_passes(cfg.layers, spectral));
   return passes * block_vjp_flops(cfg, n_tokens);
 }
 
 StreamedCost matrix_free_cost_here(const ModelConfig& cfg, Index n_tokens, Index probes,
                                    const std::vector<Index>& spectral) {
-  StreamedCost c;
-  c.flops = matrix_free_flops(cfg, n_tokens, probes, spectral);
-  c.dgemm_rate = host_dgemm_rate();
-  c.seconds = c.flops / (kStreamedDgemmFraction * c.dgemm_rate);
-  c.threads = omp_get_max_threads();
-  return c;
+  return cost_here(matrix_free_flops(cfg, n_tokens, probes, spectral));
 }
 
 double parse_duration(const std::string& text, const std::string& option) {

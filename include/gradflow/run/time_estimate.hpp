@@ -36,9 +36,11 @@ StreamedCost streamed_cost_here(const ModelConfig& cfg, Index n_tokens, bool wit
 
 // Lanczos's expected applications of JᵀJ per operator (an estimate: progress lines and the plan's cost only).
 inline constexpr Index kExpectedLanczosOps = 40;
+// Lanczos's expected tangents through one block for a run's singular values: 4·kExpectedLanczosOps per B_l for ‖B_l‖₂
+// and ‖B_l − I‖₂ when any layer is spectral, 2·kExpectedLanczosOps·(L − l) per spectral P_l.
+Index lanczos_block_passes(Index layers, const std::vector<Index>& spectral);
 // Floating-point operations of --mode matrix-free: K probes through every block for P_l and through its own block for
-// B_l (2·K·L block VJPs), and Lanczos's expected tangents through one block (4·kExpectedLanczosOps per B_l for ‖B_l‖₂
-// and ‖B_l − I‖₂ when any layer is spectral, 2·kExpectedLanczosOps·(L − l) per spectral P_l).
+// B_l (2·K·L block VJPs), and lanczos_block_passes.
 double matrix_free_flops(const ModelConfig& cfg, Index n_tokens, Index probes, const std::vector<Index>& spectral);
 // The same cost as streamed_cost_here for a matrix-free run split into tasks (at kStreamedDgemmFraction of the rate:
 // a chunk of probes is a stack like a chunk of identity rows).
