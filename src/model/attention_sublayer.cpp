@@ -54,7 +54,7 @@ Mat AttentionSublayer::forward(const ParamStore& p, const Mat& x, SublayerCache&
   }
   if (head_scale < 0) return a;
   c.a_out = a;
-  return ops::scaled_columns(a, head_gains(p[head_scale]), k);
+  return ops::scaled_columns(a, head_gains(p[head_scale]), input_kernels());
 }
 
 Mat AttentionSublayer::vjp(const ParamStore& p, const SublayerCache& cache, const Mat& dy, ParamGrads* g) const {
@@ -63,14 +63,15 @@ Mat AttentionSublayer::vjp(const ParamStore& p, const SublayerCache& cache, cons
   Mat da = dy;
   if (head_scale >= 0) {
     // in the forward pass this was: y = a ⊙ c_h (per head-sized column group)
-    if (g) {
+    if (g) {  // (autocast: in float32, the gains' type)
+      const KernelOps& kf = input_kernels();
       const Index e = dy.cols() / spec_.heads;
       Mat prod = dy;
-      k.multiply_tiled(prod.data(), c.a_out.data(), prod.rows(), prod.cols(), prod.rows());  // dy ⊙ a
+      kf.multiply_tiled(prod.data(), c.a_out.data(), prod.rows(), prod.cols(), prod.rows());  // dy ⊙ a
       RowVec col = RowVec::Zero(dy.cols());
-      k.add_column_sums(prod.data(), prod.rows(), prod.cols(), col.data());
+      kf.add_column_sums(prod.data(), prod.rows(), prod.cols(), col.data());
       const RowVec ones = RowVec::Ones(e);
-      for (Index h = 0; h < spec_.heads; ++h) (*g)[head_scale](0, h) += k.dot(col.data() + h * e, ones.data(), e);
+      for (Index h = 0; h < spec_.heads; ++h) (*g)[head_scale](0, h) += kf.dot(col.data() + h * e, ones.data(), e);
     }
     da = ops::scaled_columns(dy, head_gains(p[head_scale]), k);
   }

@@ -45,7 +45,8 @@ Mat FeedForwardSublayer::vjp(const ParamStore& p, const SublayerCache& cache, co
   // in the forward pass this was: a = act(z1) ⊙ z3, z1 = linear1(x), z3 = linear3(x)
   const auto [dz1, dz3] = ops::glu_vjp(c.glu, da, k);
   return ops::added(ops::linear_vjp(c.x, p[w1_], dz1, grad_or_null(g, w1_), grad_or_null(g, b1_), k),
-                    ops::linear_vjp(c.x, p[w3_], dz3, grad_or_null(g, w3_), grad_or_null(g, b3_), k), k);
+                    ops::linear_vjp(c.x, p[w3_], dz3, grad_or_null(g, w3_), grad_or_null(g, b3_), k),
+                    input_kernels());
 }
 
 Mat FeedForwardSublayer::jvp(const ParamStore& p, const SublayerCache& cache, const Mat& dx) const {

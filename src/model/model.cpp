@@ -26,8 +26,16 @@ NormLayer Model::make_norm(const std::string& prefix, Index width) {
   return n;
 }
 
-Model::Model(ModelConfig cfg, const KernelOps& kernels, WeightResidency residency)
+Model::Model(ModelConfig cfg, const KernelOps& kernels, WeightResidency residency, const KernelOps* branch_kernels)
     : cfg_(std::move(cfg)), kernels_(&kernels) {
+  // autocast: the branches on the low type's kernels, the float32 tensors (stream, norms) on `kernels`, and each
+  // norm that reads a matrix product's output casting its input cotangent to the low type
+  const KernelOps* low = branch_kernels ? branch_kernels : kernels_;
+  const KernelOps* f32 = branch_kernels ? kernels_ : nullptr;
+  const auto reads_low = [&](NormLayer n) {
+    n.input_kernels = branch_kernels;
+    return n;
+  };
   cfg_.validate();
   if (residency == WeightResidency::PerBlock) params_.defer_weight_matrices();
   const Placement& placement = find_placement(cfg_.placement);
@@ -89,17 +97,21 @@ Model::Model(ModelConfig cfg, const KernelOps& kernels, WeightResidency residenc
       ResidualUnit u;
       u.spec = s;
       u.kernels = kernels_;
+      // G's output is of the low type but for NormFormer's float32 head gains
+      const bool g_low = !(s.kind == SublayerKind::Attention && !s.head_scale.empty());
       if (!s.pre_norm.empty()) u.pre = norms.at(s.pre_norm);
-      if (!s.branch_norm.empty()) u.branch = norms.at(s.branch_norm);
+      if (!s.branch_norm.empty()) u.branch = g_low ? reads_low(norms.at(s.branch_norm)) : norms.at(s.branch_norm);
+      else if (g_low) u.branch_kernels = branch_kernels;
       if (!s.post_norm.empty()) u.post = norms.at(s.post_norm);
       if (s.kind == SublayerKind::Attention) {
         auto a = std::make_shared<AttentionSublayer>(in_w, in_b, out_w, out_b, heads, d);
-        a->kernels = kernels_;
-        if (!s.inner_norm.empty()) a->inner = norms.at(s.inner_norm);
+        a->kernels = low;
+        a->f32_kernels = f32;
+        if (!s.inner_norm.empty()) a->inner = reads_low(norms.at(s.inner_norm));
         if (s.qkv_norm)
-          for (size_t j = 0; j < 3; ++j) a->qkv_norm[j] = norms.at(kQkvNorms[j]);
+          for (size_t j = 0; j < 3; ++j) a->qkv_norm[j] = reads_low(norms.at(kQkvNorms[j]));
         if (cfg_.qk_norm != QkNorm::None) {
-          for (size_t j = 0; j < 2; ++j) a->qkv_norm[j] = norms.at(kQkvNorms[j]);
+          for (size_t j = 0; j < 2; ++j) a->qkv_norm[j] = reads_low(norms.at(kQkvNorms[j]));
           a->qkv_norm_whole = cfg_.qk_norm == QkNorm::Proj;
         }
         if (cfg_.rope) {
@@ -110,8 +122,9 @@ Model::Model(ModelConfig cfg, const KernelOps& kernels, WeightResidency residenc
         u.G = std::move(a);
       } else {
         auto f = std::make_shared<FeedForwardSublayer>(w1, b1, w2, b2, cfg_.ffn_activation(), w3, b3);
-        f->kernels = kernels_;
-        if (!s.mid_norm.empty()) f->mid = norms.at(s.mid_norm);
+        f->kernels = low;
+        f->f32_kernels = f32;
+        if (!s.mid_norm.empty()) f->mid = reads_low(norms.at(s.mid_norm));
         u.G = std::move(f);
       }
       if (!s.skip_param.empty()) u.skip = param(s.skip_param, d, ParamRole::SkipVector);
@@ -221,15 +234,14 @@ std::vector<Mat> Model::unit_inputs(const Trace& trace, Index l) const {
     const ResidualUnit& unit = units[u];
     const Index d = cfg_.d_model;
     const Mat& x = in.back();
-    Mat z = ops::added_scaled(unit.apply_skip(params_, two_streams_ ? Mat(x.leftCols(d)) : x),
-                              unit.branch_coefficient(params_), caches[u].b, *kernels_);
+    Mat z = unit.add_branch(params_, unit.apply_skip(params_, two_streams_ ? Mat(x.leftCols(d)) : x), caches[u].b);
     if (unit.spec.add_block_input) z = ops::added(std::move(z), x_block, *kernels_);
     if (unit.post) {
       NormCache scratch;
       z = unit.post->forward(params_, z, scratch);
     }
     if (two_streams_)  // y_d = x_d + c·b
-      z = stream_pair(z, ops::added_scaled(x.rightCols(d), unit.branch_coefficient(params_), caches[u].b, *kernels_));
+      z = stream_pair(z, unit.add_branch(params_, x.rightCols(d), caches[u].b));
     in.push_back(std::move(z));
   }
   return in;

@@ -16,6 +16,25 @@ double ResidualUnit::branch_coefficient(const ParamStore& p) const {
   return spec.branch_scale * (gate >= 0 ? p[gate](0, 0) : 1.0);
 }
 
+Mat ResidualUnit::add_branch(const ParamStore& p, Mat s, const Mat& b) const {
+  const double c = branch_coefficient(p);
+  // autocast: a number times a low-precision b stays in its type (PyTorch's x + c * b); a gate is a 1-element
+  // float32 parameter, which promotes the product to float32
+  if (branch_kernels && gate < 0 && c != 1.0)
+    return ops::added(std::move(s), ops::scaled(c, b, *branch_kernels), *kernels);
+  return ops::added_scaled(std::move(s), c, b, *kernels);
+}
+
+// ∂L/∂b from ∂L/∂(c·b). Autocast with a low-precision b: its cotangent is of its type — c·cast(dcb) in that type
+// for a number c, cast(c·dcb) for a gate's float32 product
+Mat ResidualUnit::branch_cotangent(const ParamStore& p, const Mat& dcb) const {
+  const double c = branch_coefficient(p);
+  if (!branch_kernels) return ops::scaled(c, dcb, *kernels);
+  Mat db = gate >= 0 ? ops::scaled(c, dcb, *kernels) : dcb;
+  ops::cast_to(*branch_kernels, db);
+  return gate < 0 && c != 1.0 ? ops::scaled(c, std::move(db), *branch_kernels) : db;
+}
+
 Mat ResidualUnit::apply_skip(const ParamStore& p, const Mat& x) const {
   if (skip < 0) return spec.skip_scale == 1.0 ? x : ops::scaled(spec.skip_scale, x, *kernels);
   return ops::scaled_columns(x, p[skip].row(0), *kernels);
@@ -33,7 +52,7 @@ Mat ResidualUnit::forward(const ParamStore& p, const Mat& x, UnitCache& c, const
   // y_a = PostNorm(s ⊙ x_a + c·b), y_d = x_d + c·b
   const Index d = x.cols() / 2;
   const Mat ya = forward_stream(p, x.leftCols(d), c, nullptr);
-  return stream_pair(ya, ops::added_scaled(x.rightCols(d), branch_coefficient(p), c.b, *kernels));
+  return stream_pair(ya, add_branch(p, x.rightCols(d), c.b));
 }
 
 Mat ResidualUnit::vjp(const ParamStore& p, const UnitCache& c, const Mat& dy, ParamGrads* g, Mat* d_block_input) const {
@@ -70,7 +89,7 @@ Mat ResidualUnit::forward_stream(const ParamStore& p, const Mat& x, UnitCache& c
   const Mat gx = G->forward(p, u, c.g);
   c.b = branch ? branch->forward(p, gx, c.branch) : gx;
   if (skip >= 0) c.x = x;
-  Mat z = ops::added_scaled(apply_skip(p, x), branch_coefficient(p), c.b, k);
+  Mat z = add_branch(p, apply_skip(p, x), c.b);
   if (spec.add_block_input) z = ops::added(std::move(z), *block_input, k);
   return post ? post->forward(p, z, c.post) : z;
 }
@@ -92,7 +111,7 @@ Mat ResidualUnit::vjp_stream(const ParamStore& p, const UnitCache& c, const Mat&
   if (extra_dcb) dcb_sum = ops::added(dz, *extra_dcb, k);
   const Mat& dcb = extra_dcb ? dcb_sum : dz;
   if (g && gate >= 0) (*g)[gate](0, 0) += spec.branch_scale * k.dot(dcb.data(), c.b.data(), dcb.size());
-  const Mat db = ops::scaled(branch_coefficient(p), dcb, k);
+  const Mat db = branch_cotangent(p, dcb);
   // in the forward pass this was: b = BranchNorm(G(u)), u = κ·PreNorm(x)
   const Mat dgx = branch ? branch->vjp(p, c.branch, db, g) : db;
   const Mat du = G->vjp(p, c.g, dgx, g);

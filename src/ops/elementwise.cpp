@@ -19,6 +19,8 @@ Mat scaled(double s, Mat a, const KernelOps& k) {
   return a;
 }
 
+void cast_to(const KernelOps& k, Mat& a) { k.axpby(a.size(), 1.0, a.data(), 0.0, a.data()); }
+
 Mat scaled_columns(const Mat& x, const RowVec& s, const KernelOps& k) {
   Mat y(x.rows(), x.cols());
   k.scale_columns(x.data(), s.data(), y.data(), x.rows(), x.cols());

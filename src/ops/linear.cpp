@@ -9,8 +9,8 @@ GemmOperand transposed(const Mat& m) { return {m.data(), m.cols(), 0, true}; }
 
 Mat linear_forward(const Mat& x, const Mat& W, const Mat* b, const KernelOps& k) {
   Mat y(x.rows(), W.rows());
-  k.gemm(x.rows(), W.rows(), W.cols(), 1.0, plain(x), transposed(W), 0.0, y.data(), y.cols(), 0, 1);
-  if (b) k.add_row(y.data(), b->data(), y.rows(), y.cols());
+  if (b) k.gemm_add_row(x.rows(), W.rows(), W.cols(), plain(x), transposed(W), b->data(), y.data());
+  else k.gemm(x.rows(), W.rows(), W.cols(), 1.0, plain(x), transposed(W), 0.0, y.data(), y.cols(), 0, 1);
   return y;
 }
 

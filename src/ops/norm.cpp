@@ -4,6 +4,7 @@
 #include "gradflow/core/error.hpp"
 #include "gradflow/kernels/row_math.hpp"
 #include "gradflow/ops/dyt.hpp"
+#include "gradflow/ops/elementwise.hpp"
 #include "gradflow/ops/layernorm.hpp"
 #include "gradflow/ops/rmsnorm.hpp"
 
@@ -40,6 +41,13 @@ Mat NormLayer::forward(const ParamStore& p, const Mat& x, NormCache& c) const {
 }
 
 Mat NormLayer::vjp(const ParamStore& p, const NormCache& c, const Mat& dy, ParamGrads* g) const {
+  if (input_kernels) {
+    NormLayer computed = *this;  // in float32 (kernels), then cast
+    computed.input_kernels = nullptr;
+    Mat dx = computed.vjp(p, c, dy, g);
+    ops::cast_to(*input_kernels, dx);
+    return dx;
+  }
   switch (kind) {
     case NormKind::LayerNorm:
       return ops::layernorm_vjp(c, gamma(p), dy, g ? &(*g)[weight] : nullptr, g ? &(*g)[bias] : nullptr, *kernels);

@@ -264,7 +264,24 @@ std::vector<ModelOption> make_table() {
                     "relative error, underflow, overflow margin (gradients only; docs/math.md §16); train: mixed "
                     "precision, float32 master weights and Adam, each step by the model cast to the type "
                     "(docs/training.md)", "f64", true,
-                    [](ModelSettings& s, const std::string& v) { s.rc.analysis.precision = parse_precision(v); }));
+                    [](ModelSettings& s, const std::string& v) {
+                      require(!s.rc.analysis.autocast, "--precision and --autocast are two regimes of one run; fix: "
+                                                       "give one of them");
+                      s.rc.analysis.precision = parse_precision(v);
+                    }));
+  t.push_back(value("autocast", "bf16 | f16: analyze: the gradients also under mixed precision as CUDA autocast runs "
+                    "it (float32 master weights, residual stream, norms, softmax and loss; every matrix product and "
+                    "what is computed from it in the type), measured against float64's as --precision is "
+                    "(docs/math.md §16)", "", false, [](ModelSettings& s, const std::string& v) {
+                      require(s.rc.analysis.precision == Precision::F64, "--precision and --autocast are two regimes "
+                                                                         "of one run; fix: give one of them");
+                      const Precision p = parse_precision(v, "--autocast");
+                      require(p == Precision::BF16 || p == Precision::F16,
+                              "--autocast " + v + " has no low-precision type to cast to; fix: --autocast bf16 or f16 "
+                              "(or --precision f32 for a float32 model)");
+                      s.rc.analysis.precision = p;
+                      s.rc.analysis.autocast = true;
+                    }));
   t.push_back(value("loss-scale", "S | dynamic: with --precision, the cotangent times S before the low-precision backward "
                     "pass and the gradients divided by S after it (dynamic: analyze, the largest power of two without "
                     "Inf/NaN; train, PyTorch's GradScaler: 2^16, halved on Inf/NaN with the step skipped, doubled after "

@@ -49,14 +49,28 @@ double relative_error(const Mat& a, double s, const Mat& b) {
   return max_d / max_b * std::sqrt(sd / sb);
 }
 
-// The low-precision model: the float64 model's parameters rounded to the type (a model whose weight matrices are
-// held per block draws them as the float64 run does and rounds them when a pass reaches the block).
+// What a regime stores as float32 where the cast regime stores the type: under autocast the master weights, the
+// model's input and output, the loss and its cotangent, the residual stream and the parameters' .grad
+Precision wide_type(Precision p, bool autocast) { return autocast ? Precision::F32 : p; }
+
+// The cast regime's one set of kernels, or autocast's two (float32 first, then the low type's)
+std::pair<std::unique_ptr<KernelOps>, std::unique_ptr<KernelOps>> regime_kernels(Precision p, bool autocast,
+                                                                                  const KernelOps& inner) {
+  if (!autocast) return {make_precision_kernels(p, inner), nullptr};
+  AutocastKernels k = make_autocast_kernels(p, inner);
+  return {std::move(k.f32), std::move(k.low)};
+}
+
+// The low-precision model: the float64 model's parameters rounded to the type (autocast: to float32, the master
+// weights; a model whose weight matrices are held per block draws them as the float64 run does and rounds them when
+// a pass reaches the block).
 class LowPrecisionModel {
  public:
-  LowPrecisionModel(const Model& ref, Precision p, const InitConfig& init, bool per_block)
-      : p_(p),
-        kernels_(make_precision_kernels(p, ref.kernels())),
-        model_(ref.config(), *kernels_, per_block ? WeightResidency::PerBlock : WeightResidency::Resident),
+  LowPrecisionModel(const Model& ref, Precision p, bool autocast, const InitConfig& init, bool per_block)
+      : p_(wide_type(p, autocast)),
+        kernels_(regime_kernels(p, autocast, ref.kernels())),
+        model_(ref.config(), *kernels_.first, per_block ? WeightResidency::PerBlock : WeightResidency::Resident,
+               kernels_.second.get()),
         of_block_(static_cast<size_t>(ref.layers())) {
     auto& dst = model_.params().all();
     const auto& src = ref.params().all();
@@ -77,13 +91,14 @@ class LowPrecisionModel {
     };
   }
   const Model& model() const { return model_; }
+  Precision stored() const { return p_; }  // the type of the parameters, their .grad, the model's input and output
   const Model::BlockHook& hook() const { return hook_; }
   const std::vector<int>& params_of_block(Index l) const { return of_block_[static_cast<size_t>(l)]; }
   const std::vector<int>& params_outside() const { return outside_; }
 
  private:
-  Precision p_;
-  std::unique_ptr<KernelOps> kernels_;
+  Precision p_;  // what the parameters are stored as
+  std::pair<std::unique_ptr<KernelOps>, std::unique_ptr<KernelOps>> kernels_;  // regime_kernels
   Model model_;
   std::vector<std::vector<int>> of_block_;
   std::vector<int> outside_;
@@ -92,10 +107,11 @@ class LowPrecisionModel {
 };
 
 // One backward pass of the low-precision model from the cotangent dy (already scaled and rounded): dL/dx_l as
-// stored, and each parameter's gradient (rounded to the type: the stored .grad) handed to `take(i, grad)` block by
+// stored, and each parameter's gradient (rounded to the stored type: the .grad) handed to `take(i, grad)` block by
 // block, then freed. Returns whether every value was finite.
-bool backward(const LowPrecisionModel& lp, Precision p, const Trace& t, const Mat& dy, std::vector<Mat>& dx,
+bool backward(const LowPrecisionModel& lp, const Trace& t, const Mat& dy, std::vector<Mat>& dx,
               const std::function<void(int, Mat&)>& take) {
+  const Precision p = lp.stored();
   const Model& m = lp.model();
   ParamGrads grads(m.params(), false);
   bool finite = true;
@@ -146,7 +162,9 @@ void add_precision_comparison(const AnalysisContext& ref, const InitConfig& init
                               const Mat& x0, const std::function<double(const Mat& y, Mat& dL_dy)>* output_loss,
                               Json& body) {
   const Precision p = ref.opts.precision;
-  const std::string name = to_string(p);
+  const bool autocast = ref.opts.autocast;
+  const Precision wide = wide_type(p, autocast);  // the input, the cotangent, the stream under autocast
+  const std::string flag = autocast ? "--autocast " : "--precision ", name = to_string(p), option = flag + name;
   const PrecisionLimits lim = limits(p);
   const Model& model = ref.model;
   const Index L = model.layers();
@@ -155,20 +173,20 @@ void add_precision_comparison(const AnalysisContext& ref, const InitConfig& init
     if (ref.grads[static_cast<int>(i)].size() == 0)
       throw Error("internal: a --precision comparison without the float64 run's gradient of " + params[i].name,
                   ErrorKind::Internal);
-  const LowPrecisionModel lp(model, p, init, weights_per_block);
+  const LowPrecisionModel lp(model, p, autocast, init, weights_per_block);
 
-  // the forward pass on the input rounded to the type
+  // the forward pass on the input rounded to the type (autocast: float32, the embedding's type)
   Mat x = x0;
-  round_in_place(p, x);
+  round_in_place(wide, x);
   const Trace t = lp.model().forward(x, &lp.hook());
   for (Index l = 1; l <= L; ++l)
     if (!all_finite(t.x[static_cast<size_t>(l)]))
-      throw Error("at --precision " + name + " the forward pass overflows (Inf/NaN) at the output of layer " +
+      throw Error("at " + option + " the forward pass overflows (Inf/NaN) at the output of layer " +
                       std::to_string(l - 1) + " (the largest finite " + name + " is " + number_text(lim.max_finite) +
-                      "); fix: use --precision bf16 (float32's range) or a smaller --init-scale",
+                      "); fix: use " + flag + "bf16 (float32's range) or a smaller --init-scale",
                   ErrorKind::Numeric);
   if (!all_finite(t.y))
-    throw Error("at --precision " + name + " the final norm's output has Inf/NaN; fix: use --precision bf16",
+    throw Error("at " + option + " the final norm's output has Inf/NaN; fix: use " + flag + "bf16",
                 ErrorKind::Numeric);
 
   // the cotangent: --loss dot's g as in float64; half-sq and lm from the low-precision output (in float64, then
@@ -193,12 +211,12 @@ void add_precision_comparison(const AnalysisContext& ref, const InitConfig& init
   if (ref.opts.loss_scale.dynamic) {
     const auto clean = [&](int k) {
       const double s = std::ldexp(1.0, k);
-      return backward(lp, p, t, scaled_cotangent(p, dy, s), dx, ignore);
+      return backward(lp, t, scaled_cotangent(wide, dy, s), dx, ignore);
     };
     int lo = -kMaxScaleExponent, hi = kMaxScaleExponent;
     if (!clean(lo))
-      throw Error("at --precision " + name + " the backward pass overflows even with loss scale 2^-" +
-                      std::to_string(kMaxScaleExponent) + "; fix: use --precision bf16 or a smaller --init-scale",
+      throw Error("at " + option + " the backward pass overflows even with loss scale 2^-" +
+                      std::to_string(kMaxScaleExponent) + "; fix: use " + flag + "bf16 or a smaller --init-scale",
                   ErrorKind::Numeric);
     if (clean(hi)) {
       lo = hi;
@@ -212,16 +230,30 @@ void add_precision_comparison(const AnalysisContext& ref, const InitConfig& init
   }
 
   std::vector<double> rel_by_param(params.size(), NAN);  // each parameter gradient's, unscaled
-  const bool finite = backward(lp, p, t, scaled_cotangent(p, dy, scale), dx, [&](int i, Mat& g) {
+  // per block: its parameter-gradient entries, and those zero where float64's is not and S times it is below the
+  // type's smallest normal (lost to the range; under autocast the matrix products' weight gradients are of the type)
+  std::vector<Index> param_entries(static_cast<size_t>(L), 0), param_under(static_cast<size_t>(L), 0);
+  const bool finite = backward(lp, t, scaled_cotangent(wide, dy, scale), dx, [&](int i, Mat& g) {
     rel_by_param[static_cast<size_t>(i)] = all_finite(g) ? relative_error(g, scale, ref.grads[i]) : NAN;
+    const Index l = lp.model().block_of_param(i);
+    if (l < 0) return;
+    const Mat& e = ref.grads[i];
+    for (Index j = 0; j < g.size(); ++j)
+      if (g.data()[j] == 0 && e.data()[j] != 0 && std::abs(scale * e.data()[j]) < lim.min_normal)
+        ++param_under[static_cast<size_t>(l)];
+    param_entries[static_cast<size_t>(l)] += g.size();
   });
 
   Json& layers = body[fields::kLayers];
   std::vector<double> norms;
-  Json underflow_layers = Json::array();
+  Json underflow_layers = Json::array(), param_underflow_layers = Json::array();
   double max_rel = 0;
   for (Index l = 0; l < L; ++l) {
-    Json s = layer_stats(dx[static_cast<size_t>(l)], scale, ref.dx[static_cast<size_t>(l)], lim);
+    // dL/dx_l is stored in the stream's type: float32 under autocast
+    Json s = layer_stats(dx[static_cast<size_t>(l)], scale, ref.dx[static_cast<size_t>(l)], limits(wide));
+    const auto entries = param_entries[static_cast<size_t>(l)], under = param_under[static_cast<size_t>(l)];
+    s["param_underflow_fraction"] = static_cast<double>(under) / static_cast<double>(std::max<Index>(entries, 1));
+    if (under > 0) param_underflow_layers.push_back(l);
     const std::string prefix = Model::layer_prefix(l);
     Json pe = Json::object();
     for (int i : lp.params_of_block(l))
@@ -238,7 +270,7 @@ void add_precision_comparison(const AnalysisContext& ref, const InitConfig& init
 
   Json& out = body[fields::kPrecision];
   out["type"] = name;
-  out["regime"] = "cast";  // the model cast to the type (model.to(dtype)); autocast is not emulated
+  out["regime"] = autocast ? "autocast" : "cast";  // CUDA autocast's op lists, or the model cast (model.to(dtype))
   out[fields::kLossScale] = scale;
   out["loss_scale_dynamic"] = ref.opts.loss_scale.dynamic;
   out["max_finite"] = lim.max_finite;
@@ -250,6 +282,7 @@ void add_precision_comparison(const AnalysisContext& ref, const InitConfig& init
   s[fields::kBottomToTopGradRatio] = finite_or_null(bottom_to_top_ratio(norms));
   s["max_grad_rel_error"] = finite_or_null(max_rel);
   s["underflow_layers"] = std::move(underflow_layers);
+  s["param_underflow_layers"] = std::move(param_underflow_layers);
   s["overflow"] = !finite;
 }
 

@@ -31,6 +31,7 @@ nlohmann::ordered_json run_config_json(const Model& model, const RunConfig& rc, 
   j["parameters"] = model.params().numel();
   if (opts.precision != Precision::F64) {  // absent at f64: today's reports unchanged
     j[fields::kPrecision] = to_string(opts.precision);
+    if (opts.autocast) j["precision_regime"] = "autocast";  // absent: the model cast to the type
     j[fields::kLossScale] = opts.loss_scale.dynamic ? nlohmann::ordered_json("dynamic") : nlohmann::ordered_json(opts.loss_scale.value);
   }
   if (!choice) {  // the inputs by content; the ids are their own content

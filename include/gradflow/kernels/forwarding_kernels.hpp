@@ -48,6 +48,10 @@ class ForwardingKernelOps : public KernelOps {
   double max_abs(const double* x, Index count) const override { return inner_.max_abs(x, count); }
   double sum_squares(const double* x, Index count) const override { return inner_.sum_squares(x, count); }
   void add_row(double* y, const double* b, Index rows, Index cols) const override { inner_.add_row(y, b, rows, cols); }
+  void gemm_add_row(Index m, Index n, Index k, const GemmOperand& A, const GemmOperand& B, const double* b,
+                    double* c) const override {
+    inner_.gemm_add_row(m, n, k, A, B, b, c);
+  }
   void add_column_sums(const double* x, Index rows, Index cols, double* acc) const override {
     inner_.add_column_sums(x, rows, cols, acc);
   }

@@ -73,6 +73,14 @@ class KernelOps {
   // --- the model's forward and parameter gradients (src/ops/) ---
   // y(r, j) += b_j for (rows, cols) y (leading dimension cols), b (cols).
   virtual void add_row(double* y, const double* b, Index rows, Index cols) const = 0;
+  // A linear layer with its bias, C (m, n) = op(A)·op(B) + b in every row (leading dimension n): one operation, so
+  // a kernel that rounds its outputs rounds C once (a fused GEMM epilogue: PyTorch's addmm, cuBLASLt). Default:
+  // gemm, then add_row.
+  virtual void gemm_add_row(Index m, Index n, Index k, const GemmOperand& A, const GemmOperand& B, const double* b,
+                            double* c) const {
+    gemm(m, n, k, 1.0, A, B, 0.0, c, n, 0, 1);
+    add_row(c, b, m, n);
+  }
   // acc_j += Σ_r x(r, j) over (rows, cols) x, the rows in order.
   virtual void add_column_sums(const double* x, Index rows, Index cols, double* acc) const = 0;
   // Σ x_i·y_i.

@@ -5,6 +5,9 @@
 // tensor cores and cuBLAS do; the norms, softmax and activations are computed on the double reference from their
 // (already rounded) inputs and their outputs rounded to the type, with what a fused PyTorch kernel keeps in float32
 // (a norm's x̂ and 1/σ, an activation's derivative) rounded to float32 instead. docs/math.md §16 has the table.
+// Autocast (`--autocast bf16|f16`, CUDA autocast's op lists over float32 master weights) needs two sets: one for the
+// tensors of the low type (the matrix products' outputs and what is computed from them) and one for float32 tensors
+// (the residual stream, the norms, softmax); both round every matrix product to the low type.
 #pragma once
 #include <memory>
 
@@ -16,5 +19,13 @@ namespace gradflow {
 // The kernels of `p` over `inner` (host memory: the CPU's kernels). F64 gives `inner`'s bits unchanged (a forwarding
 // wrapper). inner must outlive the result.
 std::unique_ptr<KernelOps> make_precision_kernels(Precision p, const KernelOps& inner);
+
+// The two kernel sets of autocast to p (bf16 or f16; Error otherwise), over `inner` (which must outlive them):
+//   low: the cast regime's kernels of p, but softmax's output rounded to float32 (autocast's float32 list)
+//   f32: GEMMs as low's (operands rounded to p, float32 sums, C rounded to p); every other output rounded to float32
+struct AutocastKernels {
+  std::unique_ptr<KernelOps> low, f32;
+};
+AutocastKernels make_autocast_kernels(Precision p, const KernelOps& inner);
 
 }  // namespace gradflow

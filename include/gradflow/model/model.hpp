@@ -37,8 +37,11 @@ class Model {
   // Parameters are created zero (init.hpp); under WeightResidency::PerBlock the weight matrices are created deferred
   // (ParamStore::materialize). Every pass runs its arithmetic through `kernels` (kernel_ops.hpp, memory on the
   // host): the double-precision reference by default; they must outlive the model.
+  // branch_kernels (autocast, precision_kernels.hpp): the kernels of the low-precision tensors — the residual
+  // branches run on them and `kernels` (then autocast's float32 set) serve the stream, the norms and the casts
+  // between the two (docs/math.md §16). Null: `kernels` for everything.
   explicit Model(ModelConfig cfg, const KernelOps& kernels = cpu_kernels(),
-                 WeightResidency residency = WeightResidency::Resident);
+                 WeightResidency residency = WeightResidency::Resident, const KernelOps* branch_kernels = nullptr);
   const KernelOps& kernels() const { return *kernels_; }
 
   const ModelConfig& config() const { return cfg_; }

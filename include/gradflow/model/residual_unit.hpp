@@ -59,8 +59,14 @@ struct ResidualUnit {
   int gate = -1;  // index of the ReZero scalar, when spec.gate
   int skip = -1;  // index of the learnable (1, d) skip vector, when spec.skip_param is set
   const KernelOps* kernels = &cpu_kernels();  // what its sums and scalings run on (the Model's)
+  // Autocast, when the branch output b is of the low type (no branch norm after a matrix product): that type's
+  // kernels (the c·b of a number c is computed in it, and b's cotangent cast to it). Null otherwise.
+  const KernelOps* branch_kernels = nullptr;
 
   double branch_coefficient(const ParamStore& p) const;  // c = λ·a
+  // s + c·b, as the forward pass adds the branch (Model::unit_inputs repeats it)
+  Mat add_branch(const ParamStore& p, Mat s, const Mat& b) const;
+  Mat branch_cotangent(const ParamStore& p, const Mat& dcb) const;  // ∂L/∂b from ∂L/∂(c·b)
   // block_input: x_l of the enclosing block, required when spec.add_block_input or spec.parallel.
   Mat forward(const ParamStore& p, const Mat& x, UnitCache& c, const Mat* block_input = nullptr) const;
   // d_block_input (when spec.add_block_input or spec.parallel): receives ∂L/∂x_block through the B2T connection

@@ -57,6 +57,10 @@ class Sublayer {
  public:
   virtual ~Sublayer() = default;
   const KernelOps* kernels = &cpu_kernels();  // what its passes run on (the Model's, set when it is built)
+  // Autocast: the float32 tensors' kernels (kernels are then the low type's): the sum of the input's cotangents
+  // (its input is float32) and NormFormer's head gains (a float32 parameter promotes the output). Null otherwise.
+  const KernelOps* f32_kernels = nullptr;
+  const KernelOps& input_kernels() const { return f32_kernels ? *f32_kernels : *kernels; }
   virtual SublayerKind kind() const = 0;
   virtual Mat forward(const ParamStore& p, const Mat& x, SublayerCache& c) const = 0;
   virtual Mat vjp(const ParamStore& p, const SublayerCache& c, const Mat& dy, ParamGrads* g) const = 0;

@@ -14,5 +14,7 @@ Mat added_scaled(Mat a, double s, const Mat& b, const KernelOps& k = cpu_kernels
 Mat scaled(double s, Mat a, const KernelOps& k = cpu_kernels());
 // x ⊙ s with s (1, cols) repeated over the rows: x(r, j)·s_j.
 Mat scaled_columns(const Mat& x, const RowVec& s, const KernelOps& k = cpu_kernels());
+// a's values as k stores them (a copy through k: rounded to its type under autocast; unchanged by exact kernels).
+void cast_to(const KernelOps& k, Mat& a);
 
 }  // namespace gradflow::ops

@@ -31,6 +31,9 @@ struct NormLayer {
   // Every derivative is the same function of γ; ∂L/∂w = ∂L/∂γ.
   bool unit_offset = false;
   const KernelOps* kernels = &cpu_kernels();  // what its passes run on (the Model's: Model::use_kernels)
+  // Autocast, a norm whose input is of the low type (after a matrix product): the kernels of that type, through
+  // which its VJP's dx is cast (the cotangent of a low-precision tensor is of its type). Null otherwise.
+  const KernelOps* input_kernels = nullptr;
 
   Mat forward(const ParamStore& p, const Mat& x, NormCache& c) const;
   Mat vjp(const ParamStore& p, const NormCache& c, const Mat& dy, ParamGrads* g) const;

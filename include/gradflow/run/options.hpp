@@ -72,6 +72,8 @@ struct AnalysisOptions {
   uint64_t probe_seed = 0;          // random probes of matrix-free mode (analyze() sets it from --seed)
   Precision precision = Precision::F64;  // --precision: the gradients also at this emulated precision, measured
                                          // against float64's (run/precision_compare.hpp; gradients-only engine)
+  bool autocast = false;            // --autocast bf16|f16: `precision` in autocast's regime (float32 master weights
+                                    // and stream, matrix products in the type) rather than the model cast to it
   LossScale loss_scale;             // --loss-scale S | dynamic (the low-precision backward pass's cotangent × S)
 };
 
