@@ -113,9 +113,11 @@ void print_report_table(std::ostream& os, const nlohmann::ordered_json& report, 
     if (bars) rows += (narrow ? "" : " ") + log_bar(g, hi, bar_width, per_decade);
     if (low_precision) {  // marked with or without bars
       const auto& lp = precision_of(l);
-      const double under = lp.value(kUnderflowFraction, 0.0);
+      const double under = lp.value(kUnderflowFraction, 0.0), param_under = lp.value("param_underflow_fraction", 0.0);
       if (lp.value("overflow", false)) rows += narrow ? " O" : " [overflow]";
       else if (under > 0) rows += narrow ? " U" : " [underflow " + fmt("%.3g", 100 * under) + "%]";
+      if (!lp.value("overflow", false) && param_under > 0)
+        rows += narrow ? " P" : " [dL/dW underflow " + fmt("%.3g", 100 * param_under) + "%]";
     }
     rows += "\n";
   }
@@ -126,11 +128,15 @@ void print_report_table(std::ostream& os, const nlohmann::ordered_json& report, 
           << bar_width / per_decade << " decades below it\n";
   if (low_precision) {
     const auto& p = report[kPrecision];
-    after << ptype << " error: ||g_" << ptype << " - g||/||g|| of dL/dx_l against float64 (the model cast to " << ptype
+    const bool autocast = p.value("regime", "cast") == "autocast";
+    const std::string stream = autocast ? "float32" : ptype;  // dL/dx_l's type
+    after << ptype << " error: ||g_" << ptype << " - g||/||g|| of dL/dx_l against float64 ("
+          << (autocast ? "autocast to " + ptype + ", the stream float32" : "the model cast to " + ptype)
           << ", loss scale " << num(p, kLossScale) << (p.value("loss_scale_dynamic", false) ? ", dynamic" : "")
-          << "); " << (narrow ? "U: some" : "[underflow x%]: x%") << " of the entries 0 in " << ptype
-          << " and below its range in float64; bottom/top ratio at " << ptype << " = " << num(p[kSummary], kBottomToTopGradRatio)
-          << "\n";
+          << "); " << (narrow ? "U: some" : "[underflow x%]: x%") << " of the entries 0 in " << stream
+          << " and below its range in float64; " << (narrow ? "P: some" : "[dL/dW underflow y%]: y%")
+          << " of the block's parameter-gradient entries 0 and below " << ptype << "'s range; "
+          << "bottom/top ratio at " << ptype << " = " << num(p[kSummary], kBottomToTopGradRatio) << "\n";
   }
   const auto& s = report[kSummary];
   after << "output ||dL/dy|| = " << num(report, kOutputGradNorm) << ", loss (" << cfg.value(kLoss, "?")

@@ -26,6 +26,11 @@ bad --precision f16 --loss-scale 0
 bad --precision f16 --loss-scale lots
 bad --loss-scale 1024
 bad --precision bf16 --device cuda
+bad --autocast f32
+bad --autocast fp16
+bad --precision bf16 --autocast bf16
+bad --autocast f16 --precision f16
+bad --autocast bf16 --mode explicit
 # the other commands that take the model options compute no gradients: refused, not ignored
 for cmd in jacobian export; do
   rm -f "$tmp/o"
@@ -65,6 +70,19 @@ m, e = math.frexp(p["loss_scale"])
 assert m == 0.5 and p["loss_scale_dynamic"] and not p["summary"]["overflow"] and not p["summary"]["underflow_layers"], p
 PY
 then ok "dynamic loss scale: a power of two, no underflow left"; else fail "dynamic loss scale: $(cat "$tmp/err")"; fi
+# --autocast f16 with the same tiny cotangent: the stream is float32 (no underflow of dL/dx_l), the weight gradients
+# of the matrix products are float16 (some lost to its range); the table says so
+if "$gf" analyze $small --cotangent "$tmp/g.npy" --autocast f16 --bars --json "$tmp/a.json" >"$tmp/out" 2>"$tmp/err" &&
+   grep -q "autocast to f16, the stream float32" "$tmp/out" && grep -q "\[dL/dW underflow " "$tmp/out" &&
+   ! grep -q "\[underflow [0-9]" "$tmp/out" && /usr/bin/python3 - "$tmp/a.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["config"]["precision"] == "f16" and r["config"]["precision_regime"] == "autocast", r["config"]
+p = r["precision"]
+assert p["regime"] == "autocast" and p["summary"]["underflow_layers"] == [] and p["summary"]["param_underflow_layers"], p
+assert all(0 < l["precision"]["param_underflow_fraction"] < 1 for l in r["layers"] if l["index"] in p["summary"]["param_underflow_layers"])
+PY
+then ok "autocast f16: float32 stream, float16 weight gradients underflow, marked"; else fail "autocast f16: $(cat "$tmp/out" "$tmp/err")"; fi
 # train --precision: mixed precision from the command line, its report keys, and --loss-scale alone refused
 train_small="--placement post --layers 2 --d-model 16 --heads 2 --seq-len 8 --vocab 8 --steps 4 --batch 2 --log-every 2 --eval-size 4"
 if "$gf" train $train_small --precision bf16 --loss-scale dynamic -q --json "$tmp/t.json" 2>"$tmp/err" &&
