@@ -272,7 +272,8 @@ std::vector<ModelOption> make_table() {
   t.push_back(value("autocast", "bf16 | f16: analyze: the gradients also under mixed precision as CUDA autocast runs "
                     "it (float32 master weights, residual stream, norms, softmax and loss; every matrix product and "
                     "what is computed from it in the type), measured against float64's as --precision is "
-                    "(docs/math.md §16)", "", false, [](ModelSettings& s, const std::string& v) {
+                    "(docs/math.md §16); train: each step in that regime (docs/training.md)", "", true,
+                    [](ModelSettings& s, const std::string& v) {
                       require(s.rc.analysis.precision == Precision::F64, "--precision and --autocast are two regimes "
                                                                          "of one run; fix: give one of them");
                       const Precision p = parse_precision(v, "--autocast");

@@ -68,8 +68,9 @@ Mat scaled_rounded(Precision p, double r, const Mat& x) {
 }  // namespace
 
 LanguageModel::LanguageModel(const ModelConfig& cfg, Index vocab, Index positions, bool tie, const KernelOps& kernels,
-                             Precision precision)
-    : body_(cfg, kernels), vocab_(vocab), positions_(positions), tied_(tie), precision_(precision) {
+                             Precision precision, const KernelOps* branch_kernels)
+    : body_(cfg, kernels, WeightResidency::Resident, branch_kernels), vocab_(vocab), positions_(positions), tied_(tie),
+      precision_(precision), stored_(branch_kernels ? Precision::F32 : precision) {
   require(cfg.causal, "training needs the causal mask (next-token prediction); fix: the train command sets --causal");
   require(vocab >= 2, "--vocab " + std::to_string(vocab) + " is too small; fix: --vocab >= 2");
   const int64_t d = cfg.d_model;
@@ -114,7 +115,7 @@ void LanguageModel::copy_params_rounded(const LanguageModel& src) {
           "copy_params_rounded: another architecture; fix: internal error");
   for (size_t i = 0; i < src_body.size(); ++i) dst_body[i].value = src_body[i].value;
   for (size_t i = 0; i < src_io.size(); ++i) dst_io[i].value = src_io[i].value;
-  round_params(precision_);
+  round_params(stored_);
 }
 
 void LanguageModel::round_params(Precision p) {
@@ -135,7 +136,7 @@ Mat LanguageModel::embed(const std::vector<int>& tokens) const {
       x.row(i) = scale * io_[tok_].row(t) + io_[pos_].row(i);
     } else {  // at a precision: S·E[s_i] stored, then the sum stored (two ops)
       for (Index j = 0; j < d; ++j)
-        x(i, j) = round_to(precision_, round_to(precision_, scale * io_[tok_](t, j)) + io_[pos_](i, j));
+        x(i, j) = round_to(stored_, round_to(stored_, scale * io_[tok_](t, j)) + io_[pos_](i, j));
     }
   }
   return x;
@@ -146,7 +147,7 @@ Mat LanguageModel::logits(const Mat& y) const {
   const double r = body_.config().factors().readout;
   if (precision_ != Precision::F64) {
     Mat z;
-    kernel_product(body_.kernels(), scaled_rounded(precision_, r, y), false, output_weight(), true, z, false);
+    kernel_product(body_.kernels(), scaled_rounded(stored_, r, y), false, output_weight(), true, z, false);
     return z;
   }
   return r == 1.0 ? Mat(y * output_weight().transpose()) : Mat((r * y) * output_weight().transpose());
@@ -171,8 +172,8 @@ SeqLoss LanguageModel::forward_backward(const Sequence& s, double scale, LmGrads
   Mat dy;
   if (low) {  // the products by the kernels (float32, rounded once), r's products stored
     kernel_product(body_.kernels(), dz, false, output_weight(), false, dy, false);
-    dy = scaled_rounded(precision_, r, dy);
-    kernel_product(body_.kernels(), dz, true, scaled_rounded(precision_, r, t.y), false, g.io[tied_ ? tok_ : head_],
+    dy = scaled_rounded(stored_, r, dy);
+    kernel_product(body_.kernels(), dz, true, scaled_rounded(stored_, r, t.y), false, g.io[tied_ ? tok_ : head_],
                    true);
   } else if (r == 1.0) {
     dy = dz * output_weight();
@@ -191,8 +192,8 @@ SeqLoss LanguageModel::forward_backward(const Sequence& s, double scale, LmGrads
     g.io[pos_].row(i) += dx0.row(i);
   }
   if (low) {  // the embeddings' gradients as stored (a sequence's, g zeroed before it)
-    round_in_place(precision_, g.io[tok_]);
-    round_in_place(precision_, g.io[pos_]);
+    round_in_place(stored_, g.io[tok_]);
+    round_in_place(stored_, g.io[pos_]);
   }
   if (probe) {
     const Index L = body_.layers();

@@ -165,8 +165,11 @@ Json train_config_json(const TrainConfig& c0) {
                             {"backoff_factor", g.backoff_factor}, {"growth_interval", g.growth_interval}}
                      : Json(c.loss_scale.value);
     cfg["precision"] = Json{{"type", to_string(c.precision)},
-                            {"regime", "mixed: float32 master weights and Adam; forward and backward by the model cast "
-                                       "to the type, float32 products (docs/training.md)"},
+                            {"regime", c.autocast ? "autocast: float32 master weights, Adam, stream, norms, softmax and "
+                                                    "loss; matrix products and what follows them in the type "
+                                                    "(docs/training.md)"
+                                                  : "mixed: float32 master weights and Adam; forward and backward by "
+                                                    "the model cast to the type, float32 products (docs/training.md)"},
                             {"loss_scale", std::move(scale)}};
   }
   cfg["log_every"] = c.log_every;
@@ -202,13 +205,15 @@ Json train(const TrainConfig& c0) {
 
   // --precision: the master weights in float32, and the model cast to the type that runs each step
   const bool low = c.precision != Precision::F64;
-  std::unique_ptr<KernelOps> low_kernels;
+  // (--autocast: the step's model keeps float32 weights and runs on autocast's two kernel sets)
+  AutocastKernels step_kernels;
   std::unique_ptr<LanguageModel> cast;
   if (low) {
     lm.round_params(Precision::F32);
-    low_kernels = make_precision_kernels(c.precision, lm.body().kernels());
-    cast = std::make_unique<LanguageModel>(c.model, c.task.vocab, c.task.seq_len, c.tie_embeddings, *low_kernels,
-                                           c.precision);
+    if (c.autocast) step_kernels = make_autocast_kernels(c.precision, lm.body().kernels());
+    else step_kernels.f32 = make_precision_kernels(c.precision, lm.body().kernels());  // the cast model's one set
+    cast = std::make_unique<LanguageModel>(c.model, c.task.vocab, c.task.seq_len, c.tie_embeddings,
+                                           *step_kernels.f32, c.precision, step_kernels.low.get());
   }
   const LanguageModel& runner = low ? *cast : lm;  // the model whose passes a step runs
   GradScaler scaler(low ? c.loss_scale : LossScale{});
@@ -294,9 +299,9 @@ Json train(const TrainConfig& c0) {
 #pragma omp ordered
       total.add(g);  // in sequence order: bitwise identical whatever the thread count
     }
-    if (low) {  // the batch's gradient as stored in the type, then unscaled into float32 (GradScaler.unscale_)
-      for (Mat* g : grad_ptrs) {
-        round_in_place(c.precision, *g);
+    if (low) {  // the batch's gradient as stored (.grad: the type, float32 under autocast), then unscaled into float32
+      for (Mat* g : grad_ptrs) {  // (GradScaler.unscale_)
+        round_in_place(c.autocast ? Precision::F32 : c.precision, *g);
         if (S != 1.0) *g /= S;
         round_in_place(Precision::F32, *g);
       }

@@ -54,6 +54,7 @@ TrainConfig resolve_train(const TrainFlags& f, const std::optional<std::string>&
   c.init = rc.init;
   c.max_memory_bytes = rc.analysis.max_memory_bytes;
   c.precision = rc.analysis.precision;
+  c.autocast = rc.analysis.autocast;
   c.loss_scale = rc.analysis.loss_scale;
   validate_train(c);
   return c;

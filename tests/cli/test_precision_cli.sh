@@ -94,6 +94,14 @@ assert all(e["loss_scale"] == 65536.0 and "skipped" in e for e in r["log"]), r["
 assert r["final"]["skipped_steps"] == 0 and r["final"]["updates"] == 4, r["final"]
 PY
 then ok "train --precision bf16 --loss-scale dynamic"; else fail "train --precision: $(cat "$tmp/err")"; fi
+if "$gf" train $train_small --autocast f16 --loss-scale dynamic -q --json "$tmp/ta.json" 2>"$tmp/err" &&
+   /usr/bin/python3 - "$tmp/ta.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["config"]["precision"]["type"] == "f16" and r["config"]["precision"]["regime"].startswith("autocast"), r["config"]
+assert r["final"]["updates"] == 4, r["final"]
+PY
+then ok "train --autocast f16 --loss-scale dynamic"; else fail "train --autocast: $(cat "$tmp/err")"; fi
 if "$gf" train $train_small --loss-scale 1024 -q --json "$tmp/t2.json" 2>"$tmp/err"; then
   fail "train --loss-scale without --precision was accepted"
 elif grep -q "fix: add --precision" "$tmp/err" && [ ! -e "$tmp/t2.json" ] && [ "$(wc -l < "$tmp/err")" -eq 1 ]; then

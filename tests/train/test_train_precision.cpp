@@ -184,3 +184,58 @@ TEST_CASE("train precision: --loss-scale without --precision is refused with the
   c.loss_scale = LossScale{true, 1.0};
   REQUIRE_THROWS_WITH(validate_train(c), Catch::Contains("--loss-scale") && Catch::Contains("fix: add --precision"));
 }
+
+TEST_CASE("train precision: under autocast the language model's stream is float32, its products of the type",
+          "[train][quick]") {
+  const TrainConfig c = small("post", 0, Precision::F64);
+  ModelConfig m = c.model;
+  m.causal = true;
+  const Task task(c.task, 3);
+  LanguageModel exact(m, c.task.vocab, c.task.seq_len, false);
+  exact.initialize(c.init);
+  exact.round_params(Precision::F32);  // the master weights
+  const Sequence seq = task.sample(3, "check", 0);
+  for (Precision p : {Precision::BF16, Precision::F16}) {
+    INFO(to_string(p));
+    const AutocastKernels k = make_autocast_kernels(p, exact.body().kernels());
+    LanguageModel step(m, c.task.vocab, c.task.seq_len, false, *k.f32, p, k.low.get());
+    step.copy_params_rounded(exact);
+    for (size_t i = 0; i < step.io_params().all().size(); ++i)  // float32 master weights, unchanged by the copy
+      CHECK(step.io_params().all()[i].value == exact.io_params().all()[i].value);
+    LmGrads g = step.make_grads();
+    Trace t;
+    Mat dy;
+    step.forward_backward(seq, 0.25, g, nullptr, &t, &dy);
+    const Mat x0 = step.embed(seq.tokens);
+    // x_0, the stream and y: float32, most values not of the type
+    for (const Mat* v : std::initializer_list<const Mat*>{&x0, &t.x.back(), &t.y}) {
+      CHECK(all_representable(Precision::F32, *v));
+      CHECK_FALSE(all_representable(p, *v));
+    }
+    // the logits are a linear's output, dL/dy its input gradient (y's cast, undone in float32 exactly); the head's
+    // and every block weight's gradient a product's: of the type
+    CHECK(all_representable(p, step.logits(t.y)));
+    CHECK(all_representable(p, dy));
+    CHECK(all_representable(p, g.io[2]));
+    const auto& params = step.body().params().all();
+    for (size_t i = 0; i < params.size(); ++i)
+      if (params[i].name.find("weight") != std::string::npos && params[i].name.find("norm") == std::string::npos) {
+        INFO(params[i].name);
+        CHECK(all_representable(p, g.body[static_cast<int>(i)]));
+      }
+    // the embeddings' gradients are the stream's: float32
+    CHECK(all_representable(Precision::F32, g.io[0]));
+    CHECK_FALSE(all_representable(p, g.io[0]));
+  }
+  // the run reports the regime, and trains as near the exact run as the cast model
+  TrainConfig a = small("pre", 10, Precision::BF16);
+  a.autocast = true;
+  const Json r = train(a);
+  CHECK(r["config"]["precision"]["regime"].get<std::string>().rfind("autocast", 0) == 0);
+  CHECK(r["final"]["updates"] == 10);
+  const Json exact_run = train(small("pre", 10, Precision::F64));
+  for (size_t s = 0; s < r["log"].size(); ++s) {
+    const double x = r["log"][s]["train_loss"].get<double>(), y = exact_run["log"][s]["train_loss"].get<double>();
+    CHECK(std::abs(x - y) / y < 0.05);
+  }
+}

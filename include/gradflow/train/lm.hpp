@@ -13,7 +13,10 @@
 // At a precision (train --precision f32|bf16|f16; docs/training.md "Low precision"), the model cast to that type: the
 // blocks run on precision_kernels.hpp's kernels, x_0 and the logits are stored in the type (the logits' product in
 // float32, rounded once), the cross-entropy and its gradient computed from the stored logits and dL/dz stored in the
-// type, and dL/dy, the head's and the embeddings' gradients rounded to it.
+// type, and dL/dy, the head's and the embeddings' gradients rounded to it. Under autocast (train --autocast bf16|f16)
+// the blocks run on make_autocast_kernels' two sets and x_0, r·y, dL/dy and the embeddings' gradients are float32
+// (an embedding's output, the stream); the logits' product and dL/dz stay in the type (a linear's output and its
+// cotangent).
 #pragma once
 #include <limits>
 #include <string>
@@ -60,9 +63,11 @@ struct SeqProbe {
 class LanguageModel {
  public:
   // cfg.causal must be true (the train command forces it); vocab V >= 2; n = positions. kernels: the blocks' (a
-  // precision's: make_precision_kernels(precision, ...), which must outlive the model).
+  // precision's: make_precision_kernels(precision, ...), which must outlive the model). branch_kernels: autocast's
+  // low set (kernels then its float32 set; Model's constructor), null otherwise.
   LanguageModel(const ModelConfig& cfg, Index vocab, Index positions, bool tie_embeddings,
-                const KernelOps& kernels = cpu_kernels(), Precision precision = Precision::F64);
+                const KernelOps& kernels = cpu_kernels(), Precision precision = Precision::F64,
+                const KernelOps* branch_kernels = nullptr);
 
   Model& body() { return body_; }
   const Model& body() const { return body_; }
@@ -110,6 +115,7 @@ class LanguageModel {
   Index vocab_, positions_;
   bool tied_;
   Precision precision_;
+  Precision stored_;  // the parameters', x_0's, dL/dy's and the embeddings' gradients' type: float32 under autocast
   int tok_ = -1, pos_ = -1, head_ = -1;
   std::vector<std::string> norm_names_;
   std::vector<int> norm_layers_;

@@ -60,6 +60,9 @@ struct TrainConfig {
   // gradients stored in the type, unscaled and rounded to float32 for the update; the eval loss by the cast model.
   // F64: the exact run (the default, bit for bit unchanged).
   Precision precision = Precision::F64;
+  // --autocast bf16|f16: `precision` in autocast's regime instead (the step's model float32 but for its matrix
+  // products and what follows them: kernels/precision_kernels.hpp's two sets; its gradients float32)
+  bool autocast = false;
   LossScale loss_scale;           // --loss-scale S | dynamic (GradScaler's defaults, grad_scaler.hpp)
 };
 
