@@ -113,6 +113,12 @@ def case_analyze():
     if list(ax.get_lines()[0].get_ydata()) != want:
         fail("precision-error does not draw layers[l].precision.grad_rel_error against l")
     raises(["precision="], lambda: gradflow.plot(gradflow.analyze(m), kind="precision-error"))
+    # --autocast likewise (its regime named in the report)
+    r = gradflow.analyze(m, autocast="bf16")
+    same_report(r.to_dict(), cli_report("analyze", "--placement", "post", *SMALL_ARGS, "--autocast", "bf16"),
+                "analyze --autocast bf16")
+    if r["precision"]["regime"] != "autocast":
+        fail("analyze(autocast='bf16') did not run autocast's regime")
     # the decoder blocks: an --arch preset and its options as keywords, the same report as the command's
     m = gradflow.Model(arch="qwen3", kv_heads=1, head_dim=4, **SMALL)
     r = gradflow.analyze(m)
