@@ -36,16 +36,27 @@ bool all_representable(Precision p, const Mat& m) {
 // ‖a − b‖ / ‖b‖
 double rel(const Mat& a, const Mat& b) { return (a - b).norm() / b.norm(); }
 
+// a small causal language model in float64, initialized, and its task
+struct ExactLm {
+  TrainConfig c = small("post", 0, Precision::F64);
+  ModelConfig m = causal(c.model);
+  Task task{c.task, 3};
+  LanguageModel exact{m, c.task.vocab, c.task.seq_len, false};
+  ExactLm() { exact.initialize(c.init); }
+  static ModelConfig causal(ModelConfig m) {
+    m.causal = true;
+    return m;
+  }
+};
+
 }  // namespace
 
 TEST_CASE("train precision: the cast language model stores values of the type, near float64's", "[train][quick]") {
-  const TrainConfig c = small("post", 0, Precision::F64);
-  ModelConfig m = c.model;
-  m.causal = true;
-  const Task task(c.task, 3);
-  LanguageModel exact(m, c.task.vocab, c.task.seq_len, false);
-  exact.initialize(c.init);
-  const Sequence seq = task.sample(3, "check", 0);
+  const ExactLm f;
+  const TrainConfig& c = f.c;
+  const ModelConfig& m = f.m;
+  const LanguageModel& exact = f.exact;
+  const Sequence seq = f.task.sample(3, "check", 0);
   LmGrads ge = exact.make_grads();
   Trace te;
   Mat dye;
@@ -187,14 +198,12 @@ TEST_CASE("train precision: --loss-scale without --precision is refused with the
 
 TEST_CASE("train precision: under autocast the language model's stream is float32, its products of the type",
           "[train][quick]") {
-  const TrainConfig c = small("post", 0, Precision::F64);
-  ModelConfig m = c.model;
-  m.causal = true;
-  const Task task(c.task, 3);
-  LanguageModel exact(m, c.task.vocab, c.task.seq_len, false);
-  exact.initialize(c.init);
+  ExactLm f;
+  const TrainConfig& c = f.c;
+  const ModelConfig& m = f.m;
+  LanguageModel& exact = f.exact;
   exact.round_params(Precision::F32);  // the master weights
-  const Sequence seq = task.sample(3, "check", 0);
+  const Sequence seq = f.task.sample(3, "check", 0);
   for (Precision p : {Precision::BF16, Precision::F16}) {
     INFO(to_string(p));
     const AutocastKernels k = make_autocast_kernels(p, exact.body().kernels());
