@@ -117,6 +117,47 @@ TEST_CASE("precision kernels: bfloat16 products underflow where float32 does", "
   CHECK(product(*b, Mat::Constant(1, 1, 1 + p2(-7)), Mat::Constant(1, 1, 1 + p2(-7)))(0, 0) == 1 + p2(-6));
 }
 
+TEST_CASE("precision kernels: a linear's bias joins its product before the one rounding", "[precision]") {
+  // [1, 1]·[1, 2^-8]ᵀ = 1 + 2^-8, a tie on bfloat16's 2^-7 grid near 1; + b = 2^-10 puts the sum above it:
+  // rounded once (PyTorch's addmm) 1 + 2^-7, rounded after the product and again after the bias 1
+  const auto k = make_precision_kernels(Precision::BF16, cpu_kernels());
+  Mat a(1, 2), w(1, 2), b = Mat::Constant(1, 1, p2(-10)), y(1, 1);
+  a << 1, 1;
+  w << 1, p2(-8);  // y = a·wᵀ + b, w as a linear layer holds it
+  k->gemm_add_row(1, 1, 2, {a.data(), 2}, {w.data(), 2, 0, true}, b.data(), y.data());
+  CHECK(y(0, 0) == 1 + p2(-7));
+  k->gemm(1, 1, 2, 1.0, {a.data(), 2}, {w.data(), 2, 0, true}, 0.0, y.data(), 1, 0, 1);
+  k->add_row(y.data(), b.data(), 1, 1);
+  CHECK(y(0, 0) == 1.0);
+  // the exact kernels: the two steps, bits as before
+  cpu_kernels().gemm_add_row(1, 1, 2, {a.data(), 2}, {w.data(), 2, 0, true}, b.data(), y.data());
+  CHECK(y(0, 0) == 1 + p2(-8) + p2(-10));
+  // a bias that is not a value of the type is rounded first (autocast casts the float32 bias): 2^-10 + 2^-20 → 2^-10
+  b(0, 0) = p2(-10) + p2(-20);
+  k->gemm_add_row(1, 1, 2, {a.data(), 2}, {w.data(), 2, 0, true}, b.data(), y.data());
+  CHECK(y(0, 0) == 1 + p2(-7));
+}
+
+TEST_CASE("precision kernels: autocast's two sets round products to the type, the rest to their own type",
+          "[precision][autocast]") {
+  const AutocastKernels k = make_autocast_kernels(Precision::F16, cpu_kernels());
+  // products: of the type in both sets (1 + 2^-12 is not a float16 value: the operand rounds to 1)
+  for (const KernelOps* set : {k.low.get(), k.f32.get()})
+    CHECK(product(*set, Mat::Constant(1, 1, 1 + p2(-12)), Mat::Constant(1, 1, 3))(0, 0) == 3.0);
+  // element-wise: float32 in the float32 set, float16 in the low one
+  const double x = 1 + p2(-12);
+  double y = 0;
+  k.f32->axpby(1, 1.0, &x, 0.0, &y);
+  CHECK(y == x);
+  k.low->axpby(1, 1.0, &x, 0.0, &y);
+  CHECK(y == 1.0);
+  // softmax is on autocast's float32 list in both: probabilities 1/3 as float32, not float16
+  Mat s = Mat::Zero(1, 3);
+  k.low->softmax_rows(s.data(), 1, 3, false);
+  CHECK(s(0, 0) == static_cast<double>(1.0f / 3.0f));
+  CHECK_FALSE(representable(Precision::F16, s(0, 0)));
+}
+
 TEST_CASE("precision kernels: f64 gives the reference kernels' bits", "[precision]") {
   const auto k = make_precision_kernels(Precision::F64, cpu_kernels());
   const Mat A = normal(37, 29, 6), B = normal(29, 41, 7);
