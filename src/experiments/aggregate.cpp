@@ -117,11 +117,17 @@ Metrics scalar_metrics(const Json& report) {
 }
 
 namespace {
-// "number", "null" or "other" for every leaf path of `j` (timing fields skipped), into `out`.
+// "number", "null" or "other" for every leaf path of `j` (timing fields skipped), into `out`. A list of numbers (or
+// an empty list) is one leaf of its own kind, whatever its length: lists of layer indices (a --precision report's
+// underflow_layers) differ between seeds by design, and no list is aggregated (flatten_numbers skips them).
 void leaf_kinds(const Json& j, const std::string& path, std::map<std::string, std::string>& out) {
   if (j.is_object()) {
     for (const auto& [k, v] : j.items())
       if (!is_timing(k)) leaf_kinds(v, path.empty() ? k : path + "." + k, out);
+    return;
+  }
+  if (j.is_array() && std::all_of(j.begin(), j.end(), [](const Json& e) { return e.is_number(); })) {
+    out[path] = "a list of numbers";
     return;
   }
   if (j.is_array()) {

@@ -65,6 +65,13 @@ TEST_CASE("aggregate_seeds: a field missing or of another type in one seed is re
                                                            Catch::Contains("missing for seed 1") && Catch::Contains("fix:"));
   const Json text = Json::parse(R"({"config": {"seed": 1}, "layers": [{"index": 0, "grad_norm": 3.0, "extra": "x"}]})");
   REQUIRE_THROWS_WITH(aggregate_seeds({&a, &text}), Catch::Contains("not a number for seed 1"));
+  // a list of numbers may differ in length (a --precision report's underflow_layers: which layers, per seed), not in
+  // kind
+  const Json l0 = Json::parse(R"({"config": {"seed": 0}, "layers": [{"index": 0, "grad_norm": 1.0}], "u": []})");
+  const Json l1 = Json::parse(R"({"config": {"seed": 1}, "layers": [{"index": 0, "grad_norm": 2.0}], "u": [0, 3]})");
+  REQUIRE(aggregate_seeds({&l0, &l1})["layers"][0]["grad_norm"]["n"] == 2);
+  const Json lx = Json::parse(R"({"config": {"seed": 1}, "layers": [{"index": 0, "grad_norm": 2.0}], "u": ["a"]})");
+  REQUIRE_THROWS_WITH(aggregate_seeds({&l0, &lx}), Catch::Contains("disagree at 'u"));
   // null where another seed has a number is a value the run could not define (NaN written as null): kept, n lower
   const Json null = Json::parse(R"({"config": {"seed": 1}, "layers": [{"index": 0, "grad_norm": 3.0, "extra": null}]})");
   REQUIRE(aggregate_seeds({&a, &null})["layers"][0]["extra"]["n"] == 1);
