@@ -283,7 +283,7 @@ std::vector<ModelOption> make_table() {
                       s.rc.analysis.precision = p;
                       s.rc.analysis.autocast = true;
                     }));
-  t.push_back(value("loss-scale", "S | dynamic: with --precision, the cotangent times S before the low-precision backward "
+  t.push_back(value("loss-scale", "S | dynamic: with --precision or --autocast, the cotangent times S before the low-precision backward "
                     "pass and the gradients divided by S after it (dynamic: analyze, the largest power of two without "
                     "Inf/NaN; train, PyTorch's GradScaler: 2^16, halved on Inf/NaN with the step skipped, doubled after "
                     "2000 clean steps)", "1", true, [](ModelSettings& s, const std::string& v) {
