@@ -18,7 +18,7 @@ Figure plot_precision_error(const std::vector<PlotInput>& in, const PlotOptions&
   for (const auto& i : in)
     require(i.kind == InputKind::Analyze && i.json.contains(kPrecision) && i.json[kPrecision].is_object(),
             "'" + i.path + "' holds no --precision comparison; fix: pass gradflow analyze --precision f32|bf16|f16 "
-            "--json reports");
+            "(or --autocast bf16|f16) --json reports");
   const std::vector<std::string> labels = analyze_report_labels(in);
   LineFigure f;
   f.width = o.width;
@@ -35,6 +35,7 @@ Figure plot_precision_error(const std::vector<PlotInput>& in, const PlotOptions&
     Series s;
     const std::string type = r[kPrecision].value("type", "?");
     s.title = labels[k].find(type) == std::string::npos ? labels[k] + " " + type : labels[k];  // "f16 f16" once
+    if (r[kPrecision].value("regime", "cast") == "autocast") s.title += " autocast";
     const double scale = r[kPrecision].value(kLossScale, 1.0);
     if (scale != 1.0) {  // a power of two (dynamic ones always are) as 2^k: short in the legend
       int e = 0;

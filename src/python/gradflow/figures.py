@@ -185,6 +185,8 @@ def _precision_error(ax, reports):
                         "gradflow.analyze with precision=")
         label = _analyze_label(d)
         label = label if p["type"] in label else f"{label} {p['type']}"
+        if p.get("regime") == "autocast":
+            label += " autocast"
         if p.get("loss_scale", 1.0) != 1.0:
             mantissa, exponent = math.frexp(p["loss_scale"])
             label += f", S = 2^{exponent - 1}" if mantissa == 0.5 else f", S = {p['loss_scale']:g}"
