@@ -158,12 +158,19 @@ std::unique_ptr<KernelOps> make_precision_kernels(Precision p, const KernelOps& 
   return std::make_unique<PrecisionKernelOps>(RoundingTypes{p, p, p}, inner);
 }
 
-AutocastKernels make_autocast_kernels(Precision p, const KernelOps& inner) {
+ModelKernels make_autocast_kernels(Precision p, const KernelOps& inner) {
   require(p == Precision::BF16 || p == Precision::F16,
           "--autocast " + std::string(to_string(p)) + " is not a low-precision type; fix: use --autocast bf16 or f16");
-  AutocastKernels k;
-  k.low = std::make_unique<PrecisionKernelOps>(RoundingTypes{p, p, Precision::F32}, inner);
-  k.f32 = std::make_unique<PrecisionKernelOps>(RoundingTypes{p, Precision::F32, Precision::F32}, inner);
+  ModelKernels k;
+  k.branch = std::make_unique<PrecisionKernelOps>(RoundingTypes{p, p, Precision::F32}, inner);
+  k.main = std::make_unique<PrecisionKernelOps>(RoundingTypes{p, Precision::F32, Precision::F32}, inner);
+  return k;
+}
+
+ModelKernels make_model_kernels(Precision p, bool autocast, const KernelOps& inner) {
+  if (autocast) return make_autocast_kernels(p, inner);
+  ModelKernels k;
+  k.main = make_precision_kernels(p, inner);
   return k;
 }
 

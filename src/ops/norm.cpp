@@ -41,22 +41,19 @@ Mat NormLayer::forward(const ParamStore& p, const Mat& x, NormCache& c) const {
 }
 
 Mat NormLayer::vjp(const ParamStore& p, const NormCache& c, const Mat& dy, ParamGrads* g) const {
-  if (input_kernels) {
-    NormLayer computed = *this;  // in float32 (kernels), then cast
-    computed.input_kernels = nullptr;
-    Mat dx = computed.vjp(p, c, dy, g);
-    ops::cast_to(*input_kernels, dx);
-    return dx;
-  }
+  Mat dx;
   switch (kind) {
     case NormKind::LayerNorm:
-      return ops::layernorm_vjp(c, gamma(p), dy, g ? &(*g)[weight] : nullptr, g ? &(*g)[bias] : nullptr, *kernels);
-    case NormKind::RMSNorm: return ops::rmsnorm_vjp(c, gamma(p), dy, g ? &(*g)[weight] : nullptr, *kernels);
+      dx = ops::layernorm_vjp(c, gamma(p), dy, g ? &(*g)[weight] : nullptr, g ? &(*g)[bias] : nullptr, *kernels);
+      break;
+    case NormKind::RMSNorm: dx = ops::rmsnorm_vjp(c, gamma(p), dy, g ? &(*g)[weight] : nullptr, *kernels); break;
     case NormKind::DyT:
-      return ops::dyt_vjp(c, p[alpha](0, 0), gamma(p), dy, g ? &(*g)[alpha] : nullptr, g ? &(*g)[weight] : nullptr,
-                          g ? &(*g)[bias] : nullptr, *kernels);
+      dx = ops::dyt_vjp(c, p[alpha](0, 0), gamma(p), dy, g ? &(*g)[alpha] : nullptr, g ? &(*g)[weight] : nullptr,
+                        g ? &(*g)[bias] : nullptr, *kernels);
+      break;
   }
-  return {};
+  if (input_kernels) ops::cast_to(*input_kernels, dx);  // computed in float32 (kernels), cast to its input's type
+  return dx;
 }
 
 Mat NormLayer::jvp(const ParamStore& p, const NormCache& c, const Mat& dx) const {

@@ -114,10 +114,12 @@ void print_report_table(std::ostream& os, const nlohmann::ordered_json& report, 
     if (low_precision) {  // marked with or without bars
       const auto& lp = precision_of(l);
       const double under = lp.value(kUnderflowFraction, 0.0), param_under = lp.value("param_underflow_fraction", 0.0);
-      if (lp.value("overflow", false)) rows += narrow ? " O" : " [overflow]";
-      else if (under > 0) rows += narrow ? " U" : " [underflow " + fmt("%.3g", 100 * under) + "%]";
-      if (!lp.value("overflow", false) && param_under > 0)
-        rows += narrow ? " P" : " [dL/dW underflow " + fmt("%.3g", 100 * param_under) + "%]";
+      if (lp.value("overflow", false)) {
+        rows += narrow ? " O" : " [overflow]";
+      } else {
+        if (under > 0) rows += narrow ? " U" : " [underflow " + fmt("%.3g", 100 * under) + "%]";
+        if (param_under > 0) rows += narrow ? " P" : " [dL/dW underflow " + fmt("%.3g", 100 * param_under) + "%]";
+      }
     }
     rows += "\n";
   }

@@ -54,7 +54,7 @@ EngineChoice choose_engine(const ModelConfig& cfg, const AnalysisOptions& opts, 
           "--loss-scale scales the backward pass of a --precision run; fix: add --precision f16 (or bf16, f32) or drop "
           "--loss-scale");
   if (low_precision) {
-    const std::string flag = opts.autocast ? "--autocast" : "--precision", p = flag + " " + to_string(opts.precision);
+    const std::string flag = precision_option(opts), p = flag + " " + to_string(opts.precision);
     require(opts.engine_request == EngineRequest::Auto || opts.engine_request == EngineRequest::GradientsOnly,
             p + " measures the gradients only, not the Jacobians of --mode " + to_string(opts.engine_request) +
                 "; fix: drop --mode (or use --gradients-only) or drop " + flag);
@@ -72,7 +72,7 @@ EngineChoice choose_engine(const ModelConfig& cfg, const AnalysisOptions& opts, 
   switch (low_precision ? EngineRequest::GradientsOnly : opts.engine_request) {
     case EngineRequest::GradientsOnly:
       c.engine = Engine::GradientsOnly;
-      c.reason = low_precision ? std::string(opts.autocast ? "--autocast " : "--precision ") + to_string(opts.precision) +
+      c.reason = low_precision ? precision_option(opts) + " " + to_string(opts.precision) +
                                      ": the gradients at that precision against float64's, one forward and backward "
                                      "pass each, no Jacobians"
                                : "--gradients-only: exact gradient norms from one backward pass, no Jacobians";

@@ -28,9 +28,7 @@ namespace {
 void refuse_precision(const RunConfig& rc, const std::string& command) {
   const bool scaled = rc.analysis.loss_scale.dynamic || rc.analysis.loss_scale.value != 1.0;
   require(rc.analysis.precision == Precision::F64 && !scaled,
-          std::string(scaled && rc.analysis.precision == Precision::F64 ? "--loss-scale"
-                      : rc.analysis.autocast                                ? "--autocast"
-                                                                            : "--precision") +
+          (scaled && rc.analysis.precision == Precision::F64 ? "--loss-scale" : precision_option(rc.analysis)) +
               " is analyze's (the gradients at a low precision against float64's), not " + command +
               "'s, which writes float64 values; fix: drop it, or use gradflow analyze --precision");
 }

@@ -49,28 +49,16 @@ double relative_error(const Mat& a, double s, const Mat& b) {
   return max_d / max_b * std::sqrt(sd / sb);
 }
 
-// What a regime stores as float32 where the cast regime stores the type: under autocast the master weights, the
-// model's input and output, the loss and its cotangent, the residual stream and the parameters' .grad
-Precision wide_type(Precision p, bool autocast) { return autocast ? Precision::F32 : p; }
-
-// The cast regime's one set of kernels, or autocast's two (float32 first, then the low type's)
-std::pair<std::unique_ptr<KernelOps>, std::unique_ptr<KernelOps>> regime_kernels(Precision p, bool autocast,
-                                                                                  const KernelOps& inner) {
-  if (!autocast) return {make_precision_kernels(p, inner), nullptr};
-  AutocastKernels k = make_autocast_kernels(p, inner);
-  return {std::move(k.f32), std::move(k.low)};
-}
-
 // The low-precision model: the float64 model's parameters rounded to the type (autocast: to float32, the master
 // weights; a model whose weight matrices are held per block draws them as the float64 run does and rounds them when
 // a pass reaches the block).
 class LowPrecisionModel {
  public:
   LowPrecisionModel(const Model& ref, Precision p, bool autocast, const InitConfig& init, bool per_block)
-      : p_(wide_type(p, autocast)),
-        kernels_(regime_kernels(p, autocast, ref.kernels())),
-        model_(ref.config(), *kernels_.first, per_block ? WeightResidency::PerBlock : WeightResidency::Resident,
-               kernels_.second.get()),
+      : p_(stored_type(p, autocast)),
+        kernels_(make_model_kernels(p, autocast, ref.kernels())),
+        model_(ref.config(), *kernels_.main, per_block ? WeightResidency::PerBlock : WeightResidency::Resident,
+               kernels_.branch.get()),
         of_block_(static_cast<size_t>(ref.layers())) {
     auto& dst = model_.params().all();
     const auto& src = ref.params().all();
@@ -98,7 +86,7 @@ class LowPrecisionModel {
 
  private:
   Precision p_;  // what the parameters are stored as
-  std::pair<std::unique_ptr<KernelOps>, std::unique_ptr<KernelOps>> kernels_;  // regime_kernels
+  ModelKernels kernels_;
   Model model_;
   std::vector<std::vector<int>> of_block_;
   std::vector<int> outside_;
@@ -163,8 +151,8 @@ void add_precision_comparison(const AnalysisContext& ref, const InitConfig& init
                               Json& body) {
   const Precision p = ref.opts.precision;
   const bool autocast = ref.opts.autocast;
-  const Precision wide = wide_type(p, autocast);  // the input, the cotangent, the stream under autocast
-  const std::string flag = autocast ? "--autocast " : "--precision ", name = to_string(p), option = flag + name;
+  const Precision wide = stored_type(p, autocast);  // the input, the cotangent, the stream under autocast
+  const std::string flag = precision_option(ref.opts) + " ", name = to_string(p), option = flag + name;
   const PrecisionLimits lim = limits(p);
   const Model& model = ref.model;
   const Index L = model.layers();

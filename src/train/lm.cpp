@@ -70,7 +70,7 @@ Mat scaled_rounded(Precision p, double r, const Mat& x) {
 LanguageModel::LanguageModel(const ModelConfig& cfg, Index vocab, Index positions, bool tie, const KernelOps& kernels,
                              Precision precision, const KernelOps* branch_kernels)
     : body_(cfg, kernels, WeightResidency::Resident, branch_kernels), vocab_(vocab), positions_(positions), tied_(tie),
-      precision_(precision), stored_(branch_kernels ? Precision::F32 : precision) {
+      precision_(precision), stored_(stored_type(precision, branch_kernels != nullptr)) {
   require(cfg.causal, "training needs the causal mask (next-token prediction); fix: the train command sets --causal");
   require(vocab >= 2, "--vocab " + std::to_string(vocab) + " is too small; fix: --vocab >= 2");
   const int64_t d = cfg.d_model;

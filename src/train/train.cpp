@@ -206,14 +206,13 @@ Json train(const TrainConfig& c0) {
   // --precision: the master weights in float32, and the model cast to the type that runs each step
   const bool low = c.precision != Precision::F64;
   // (--autocast: the step's model keeps float32 weights and runs on autocast's two kernel sets)
-  AutocastKernels step_kernels;
+  ModelKernels step_kernels;
   std::unique_ptr<LanguageModel> cast;
   if (low) {
     lm.round_params(Precision::F32);
-    if (c.autocast) step_kernels = make_autocast_kernels(c.precision, lm.body().kernels());
-    else step_kernels.f32 = make_precision_kernels(c.precision, lm.body().kernels());  // the cast model's one set
+    step_kernels = make_model_kernels(c.precision, c.autocast, lm.body().kernels());
     cast = std::make_unique<LanguageModel>(c.model, c.task.vocab, c.task.seq_len, c.tie_embeddings,
-                                           *step_kernels.f32, c.precision, step_kernels.low.get());
+                                           *step_kernels.main, c.precision, step_kernels.branch.get());
   }
   const LanguageModel& runner = low ? *cast : lm;  // the model whose passes a step runs
   GradScaler scaler(low ? c.loss_scale : LossScale{});
@@ -301,7 +300,7 @@ Json train(const TrainConfig& c0) {
     }
     if (low) {  // the batch's gradient as stored (.grad: the type, float32 under autocast), then unscaled into float32
       for (Mat* g : grad_ptrs) {  // (GradScaler.unscale_)
-        round_in_place(c.autocast ? Precision::F32 : c.precision, *g);
+        round_in_place(stored_type(c.precision, c.autocast), *g);
         if (S != 1.0) *g /= S;
         round_in_place(Precision::F32, *g);
       }

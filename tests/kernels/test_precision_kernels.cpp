@@ -140,20 +140,20 @@ TEST_CASE("precision kernels: a linear's bias joins its product before the one r
 
 TEST_CASE("precision kernels: autocast's two sets round products to the type, the rest to their own type",
           "[precision][autocast]") {
-  const AutocastKernels k = make_autocast_kernels(Precision::F16, cpu_kernels());
+  const ModelKernels k = make_autocast_kernels(Precision::F16, cpu_kernels());
   // products: of the type in both sets (1 + 2^-12 is not a float16 value: the operand rounds to 1)
-  for (const KernelOps* set : {k.low.get(), k.f32.get()})
+  for (const KernelOps* set : {k.branch.get(), k.main.get()})
     CHECK(product(*set, Mat::Constant(1, 1, 1 + p2(-12)), Mat::Constant(1, 1, 3))(0, 0) == 3.0);
-  // element-wise: float32 in the float32 set, float16 in the low one
+  // element-wise: float32 in main (autocast's float32 set), float16 in branch (the low one)
   const double x = 1 + p2(-12);
   double y = 0;
-  k.f32->axpby(1, 1.0, &x, 0.0, &y);
+  k.main->axpby(1, 1.0, &x, 0.0, &y);
   CHECK(y == x);
-  k.low->axpby(1, 1.0, &x, 0.0, &y);
+  k.branch->axpby(1, 1.0, &x, 0.0, &y);
   CHECK(y == 1.0);
   // softmax is on autocast's float32 list in both: probabilities 1/3 as float32, not float16
   Mat s = Mat::Zero(1, 3);
-  k.low->softmax_rows(s.data(), 1, 3, false);
+  k.branch->softmax_rows(s.data(), 1, 3, false);
   CHECK(s(0, 0) == static_cast<double>(1.0f / 3.0f));
   CHECK_FALSE(representable(Precision::F16, s(0, 0)));
 }

@@ -48,8 +48,8 @@ TEST_CASE("autocast: the stream and its cotangents are float32, the matrix produ
     const RunConfig rc = test::resolved(o);
     for (const Precision p : {Precision::BF16, Precision::F16}) {
       INFO(extra.front().second << (extra.size() > 1 ? " " + extra.back().second : "") << " at " << to_string(p));
-      const AutocastKernels k = make_autocast_kernels(p, cpu_kernels());
-      Model model(rc.model, *k.f32, WeightResidency::Resident, k.low.get());
+      const ModelKernels k = make_autocast_kernels(p, cpu_kernels());
+      Model model(rc.model, *k.main, WeightResidency::Resident, k.branch.get());
       initialize(model, rc.init);
       for (auto& prm : model.params().all()) round_in_place(Precision::F32, prm.value);  // master weights
       for (auto& prm : model.params().all())

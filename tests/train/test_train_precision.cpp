@@ -206,8 +206,8 @@ TEST_CASE("train precision: under autocast the language model's stream is float3
   const Sequence seq = f.task.sample(3, "check", 0);
   for (Precision p : {Precision::BF16, Precision::F16}) {
     INFO(to_string(p));
-    const AutocastKernels k = make_autocast_kernels(p, exact.body().kernels());
-    LanguageModel step(m, c.task.vocab, c.task.seq_len, false, *k.f32, p, k.low.get());
+    const ModelKernels k = make_autocast_kernels(p, exact.body().kernels());
+    LanguageModel step(m, c.task.vocab, c.task.seq_len, false, *k.main, p, k.branch.get());
     step.copy_params_rounded(exact);
     for (size_t i = 0; i < step.io_params().all().size(); ++i)  // float32 master weights, unchanged by the copy
       CHECK(step.io_params().all()[i].value == exact.io_params().all()[i].value);

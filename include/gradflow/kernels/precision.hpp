@@ -52,6 +52,10 @@ inline double round_to(Precision p, double x) {
   return x;
 }
 
+// The type a low-precision model stores what is not a matrix product's (its parameters and their .grad, its input
+// and output, the loss's cotangent, the residual stream): p for the model cast to p, float32 under autocast.
+inline Precision stored_type(Precision p, bool autocast) { return autocast ? Precision::F32 : p; }
+
 // Every value of x[0 .. count) rounded in place.
 void round_in_place(Precision p, double* x, Index count);
 inline void round_in_place(Precision p, Mat& m) { round_in_place(p, m.data(), m.size()); }

@@ -20,12 +20,16 @@ namespace gradflow {
 // wrapper). inner must outlive the result.
 std::unique_ptr<KernelOps> make_precision_kernels(Precision p, const KernelOps& inner);
 
-// The two kernel sets of autocast to p (bf16 or f16; Error otherwise), over `inner` (which must outlive them):
-//   low: the cast regime's kernels of p, but softmax's output rounded to float32 (autocast's float32 list)
-//   f32: GEMMs as low's (operands rounded to p, float32 sums, C rounded to p); every other output rounded to float32
-struct AutocastKernels {
-  std::unique_ptr<KernelOps> low, f32;
+// What a low-precision Model runs on, as its constructor takes them: `main` (every pass's kernels) and `branch` (the
+// residual branches', autocast only; null for the cast model). Over `inner`, which must outlive them.
+struct ModelKernels {
+  std::unique_ptr<KernelOps> main, branch;
 };
-AutocastKernels make_autocast_kernels(Precision p, const KernelOps& inner);
+// Autocast to p (bf16 or f16; Error otherwise):
+//   branch: the cast regime's kernels of p, but softmax's output rounded to float32 (autocast's float32 list)
+//   main:   GEMMs as branch's (operands rounded to p, float32 sums, C rounded to p); every other output float32
+ModelKernels make_autocast_kernels(Precision p, const KernelOps& inner);
+// The cast model's kernels (make_precision_kernels, no branch set) or autocast's.
+ModelKernels make_model_kernels(Precision p, bool autocast, const KernelOps& inner);
 
 }  // namespace gradflow

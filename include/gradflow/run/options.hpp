@@ -77,6 +77,9 @@ struct AnalysisOptions {
   LossScale loss_scale;             // --loss-scale S | dynamic (the low-precision backward pass's cotangent × S)
 };
 
+// The option that set `precision`, for messages: "--autocast" or "--precision".
+inline std::string precision_option(const AnalysisOptions& o) { return o.autocast ? "--autocast" : "--precision"; }
+
 // Parses sizes like "512M", "8G", "1.5G", "1048576" (bytes); Error on anything else.
 double parse_memory_size(const std::string& text, const std::string& option);
 // Half of this machine's physical memory, in bytes.
