@@ -31,6 +31,15 @@ class HostArray final : public KernelArray {
   Index count_;
 };
 
+#ifdef EIGEN_USE_BLAS
+// Whether Eigen sends C += α·op(A)·op(B) of these sizes to dgemm_ (Eigen 3.4, GeneralProduct.h and
+// ProductEvaluators.h): not a matrix-vector product (gemv), not an empty one, and not below its coefficient-based
+// threshold (depth + rows + cols < EIGEN_GEMM_TO_COEFFBASED_THRESHOLD, a plain loop)
+bool blas_product(Index m, Index n, Index k) {
+  return m > 1 && n > 1 && k > 0 && k + m + n >= EIGEN_GEMM_TO_COEFFBASED_THRESHOLD;
+}
+#endif
+
 class CpuKernelOps final : public KernelOps {
  public:
   std::unique_ptr<KernelArray> alloc(Index count, const std::string&) const override {
@@ -41,6 +50,22 @@ class CpuKernelOps final : public KernelOps {
 
   void gemm(Index m, Index n, Index k, double alpha, const GemmOperand& A, const GemmOperand& B, double beta,
             double* c, Index ldc, Index c_stride, Index batch) const override {
+#ifdef EIGEN_USE_BLAS
+    if (beta == 0.0 && blas_product(m, n, k)) {
+      // C = α·op(A)·op(B) as one dgemm_ call with β = 0: OpenBLAS zeroes C inside the call, on the threads that
+      // compute it (gradflow's dgemm_ splits C between them, blas_threads.cpp), where setZero below would do it on
+      // this thread first. The same call as Eigen's for the += below in everything but β, so the same bits:
+      // row-major C (m × n) is column-major Cᵀ = op(B)ᵀ·op(A)ᵀ, and a row-major X is a column-major Xᵀ.
+      const int mi = static_cast<int>(n), ni = static_cast<int>(m), ki = static_cast<int>(k);
+      const int lda = static_cast<int>(B.ld), ldb = static_cast<int>(A.ld), ldci = static_cast<int>(ldc);
+      const char ta = B.transposed ? 'T' : 'N', tb = A.transposed ? 'T' : 'N';
+      const double zero = 0.0;
+      for (Index b = 0; b < batch; ++b)
+        dgemm_(&ta, &tb, &mi, &ni, &ki, &alpha, B.data + b * B.stride, &lda, A.data + b * A.stride, &ldb, &zero,
+               c + b * c_stride, &ldci);
+      return;
+    }
+#endif
     for (Index b = 0; b < batch; ++b) {
       const ConstStrided a(A.data + b * A.stride, A.transposed ? k : m, A.transposed ? m : k, Eigen::OuterStride<>(A.ld));
       const ConstStrided bb(B.data + b * B.stride, B.transposed ? n : k, B.transposed ? k : n, Eigen::OuterStride<>(B.ld));

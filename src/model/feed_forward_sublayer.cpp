@@ -39,7 +39,7 @@ Mat FeedForwardSublayer::vjp(const ParamStore& p, const SublayerCache& cache, co
   if (mid) da = mid->vjp(p, c.mid, da, g);
   if (!gated()) {
     // in the forward pass this was: a = act(z1), z1 = linear1(x)
-    const Mat dz = ops::activation_vjp(c.fprime, da, k);
+    const Mat dz = ops::activation_vjp(c.fprime, std::move(da), k);
     return ops::linear_vjp(c.x, p[w1_], dz, grad_or_null(g, w1_), grad_or_null(g, b1_), k);
   }
   // in the forward pass this was: a = act(z1) ⊙ z3, z1 = linear1(x), z3 = linear3(x)

@@ -85,7 +85,9 @@ Mat ResidualUnit::forward_stream(const ParamStore& p, const Mat& x, UnitCache& c
   if ((spec.add_block_input || spec.parallel) && !block_input)
     throw Error("internal: a unit that reads the block input called without it", ErrorKind::Internal);
   const Mat& src = spec.parallel ? *block_input : x;
-  const Mat u = pre ? scaled(spec.pre_norm_scale, pre->forward(p, src, c.pre), k) : src;
+  Mat u_own;
+  if (pre) u_own = scaled(spec.pre_norm_scale, pre->forward(p, src, c.pre), k);
+  const Mat& u = pre ? u_own : src;
   const Mat gx = G->forward(p, u, c.g);
   c.b = branch ? branch->forward(p, gx, c.branch) : gx;
   if (skip >= 0) c.x = x;
@@ -97,11 +99,17 @@ Mat ResidualUnit::forward_stream(const ParamStore& p, const Mat& x, UnitCache& c
 Mat ResidualUnit::vjp_stream(const ParamStore& p, const UnitCache& c, const Mat& dy, ParamGrads* g,
                              Mat* d_block_input, const Mat* extra_dcb) const {
   const KernelOps& k = *kernels;
+  // Where a step is the identity (no PostNorm, an identity skip, c = 1 outside autocast, κ = 1, no BranchNorm) its
+  // input is used in place instead of copied: 1·x is x exactly, so the values are those of the step written out.
   // in the forward pass this was: y = PostNorm(z)
-  const Mat dz = post ? post->vjp(p, c.post, dy, g) : dy;
+  Mat dz_own;
+  if (post) dz_own = post->vjp(p, c.post, dy, g);
+  const Mat& dz = post ? dz_own : dy;
   // in the forward pass this was: z = s ⊙ x + c·b [+ x_block]  (and, dual stream, y_d = x_d + c·b)
   if (spec.add_block_input && d_block_input) *d_block_input = dz;
-  Mat dx = apply_skip(p, dz);
+  const bool identity_skip = skip < 0 && spec.skip_scale == 1.0;  // dx = dz
+  Mat dx_own;
+  if (!identity_skip) dx_own = apply_skip(p, dz);
   if (g && skip >= 0) {
     Mat prod = dz;
     k.multiply_tiled(prod.data(), c.x.data(), prod.rows(), prod.cols(), prod.rows());  // dz ⊙ x
@@ -111,16 +119,27 @@ Mat ResidualUnit::vjp_stream(const ParamStore& p, const UnitCache& c, const Mat&
   if (extra_dcb) dcb_sum = ops::added(dz, *extra_dcb, k);
   const Mat& dcb = extra_dcb ? dcb_sum : dz;
   if (g && gate >= 0) (*g)[gate](0, 0) += spec.branch_scale * k.dot(dcb.data(), c.b.data(), dcb.size());
-  const Mat db = branch_cotangent(p, dcb);
+  Mat db_own;
+  const bool unit_coefficient = !branch_kernels && branch_coefficient(p) == 1.0;
+  if (!unit_coefficient) db_own = branch_cotangent(p, dcb);
+  const Mat& db = unit_coefficient ? dcb : db_own;
   // in the forward pass this was: b = BranchNorm(G(u)), u = κ·PreNorm(x)
-  const Mat dgx = branch ? branch->vjp(p, c.branch, db, g) : db;
-  const Mat du = G->vjp(p, c.g, dgx, g);
-  Mat dsrc = pre ? pre->vjp(p, c.pre, scaled(spec.pre_norm_scale, du, k), g) : du;
-  if (!spec.parallel) return ops::added(std::move(dx), dsrc, k);
+  Mat dgx_own;
+  if (branch) dgx_own = branch->vjp(p, c.branch, db, g);
+  const Mat& dgx = branch ? dgx_own : db;
+  Mat du = G->vjp(p, c.g, dgx, g);
+  if (pre && spec.pre_norm_scale != 1.0) du = ops::scaled(spec.pre_norm_scale, std::move(du), k);
+  Mat dsrc = pre ? pre->vjp(p, c.pre, du, g) : std::move(du);
+  if (!spec.parallel) {
+    // dx + dsrc (the sum is symmetric, so adding into dsrc's storage gives the same values)
+    if (identity_skip) return ops::added(std::move(dsrc), dz, k);
+    return ops::added(std::move(dx_own), dsrc, k);
+  }
   // parallel: the branch read x_block
   if (!d_block_input) throw Error("internal: a parallel unit's VJP called without d_block_input", ErrorKind::Internal);
   *d_block_input = std::move(dsrc);
-  return dx;
+  if (!identity_skip) return dx_own;
+  return post ? std::move(dz_own) : Mat(dy);
 }
 
 Mat ResidualUnit::jvp_stream(const ParamStore& p, const UnitCache& c, const Mat& dx, const Mat* dx_block,
@@ -129,15 +148,20 @@ Mat ResidualUnit::jvp_stream(const ParamStore& p, const UnitCache& c, const Mat&
   if ((spec.add_block_input || spec.parallel) && !dx_block)
     throw Error("internal: a unit that reads the block input: JVP called without its tangent", ErrorKind::Internal);
   const Mat& dsrc = spec.parallel ? *dx_block : dx;
-  const Mat du = pre ? scaled(spec.pre_norm_scale, pre->jvp(p, c.pre, dsrc), k) : dsrc;
-  const Mat dgx = G->jvp(p, c.g, du);
-  const Mat db = branch ? branch->jvp(p, c.branch, dgx) : dgx;
-  Mat dz = apply_skip(p, dx);
+  Mat du_own;  // an identity step's input is read in place (as in vjp_stream)
+  if (pre) du_own = scaled(spec.pre_norm_scale, pre->jvp(p, c.pre, dsrc), k);
+  const Mat& du = pre ? du_own : dsrc;
+  Mat db = G->jvp(p, c.g, du);
+  if (branch) db = branch->jvp(p, c.branch, db);
+  const double cb = branch_coefficient(p);
+  Mat dz;
   if (dcb) {
-    *dcb = ops::scaled(branch_coefficient(p), db, k);
-    dz = ops::added(std::move(dz), *dcb, k);
+    *dcb = ops::scaled(cb, db, k);
+    dz = ops::added(apply_skip(p, dx), *dcb, k);
+  } else if (skip < 0 && spec.skip_scale == 1.0 && cb == 1.0) {
+    dz = ops::added(std::move(db), dx, k);  // dx + db, summed into db's storage (the same values)
   } else {
-    dz = ops::added_scaled(std::move(dz), branch_coefficient(p), db, k);
+    dz = ops::added_scaled(apply_skip(p, dx), cb, db, k);
   }
   if (spec.add_block_input) dz = ops::added(std::move(dz), *dx_block, k);
   return post ? post->jvp(p, c.post, dz) : dz;

@@ -40,10 +40,9 @@ int code(Activation f) {
 }
 
 // Multiplies each stacked copy of `t` (k*n rows) by the (n, m) matrix `f` element-wise.
-Mat stacked_product(const Mat& f, const Mat& t, const KernelOps& k) {
-  Mat out = t;
-  k.multiply_tiled(out.data(), f.data(), f.rows(), f.cols(), out.rows());
-  return out;
+Mat stacked_product(const Mat& f, Mat t, const KernelOps& k) {
+  k.multiply_tiled(t.data(), f.data(), f.rows(), f.cols(), t.rows());
+  return t;
 }
 }  // namespace
 
@@ -59,9 +58,9 @@ Mat activation_derivative(Activation f, const Mat& z, const KernelOps& k) {
   return fprime;
 }
 
-Mat activation_vjp(const Mat& fprime, const Mat& da, const KernelOps& k) { return stacked_product(fprime, da, k); }
+Mat activation_vjp(const Mat& fprime, Mat da, const KernelOps& k) { return stacked_product(fprime, std::move(da), k); }
 
-Mat activation_jvp(const Mat& fprime, const Mat& dz, const KernelOps& k) { return stacked_product(fprime, dz, k); }
+Mat activation_jvp(const Mat& fprime, Mat dz, const KernelOps& k) { return stacked_product(fprime, std::move(dz), k); }
 
 Jacobian activation_jacobian(const Mat& fprime) {
   std::vector<Mat> blocks(static_cast<size_t>(fprime.rows()));

@@ -21,9 +21,10 @@ namespace gradflow::ops {
 Mat activation_forward(Activation f, const Mat& z, const KernelOps& k = cpu_kernels());
 Mat activation_derivative(Activation f, const Mat& z, const KernelOps& k = cpu_kernels());  // f'(z), element-wise, shape of z
 // forward: a = f(z)  =>  dz = da ⊙ f'(z)   (da may hold k stacked copies; fprime is (n, m))
-Mat activation_vjp(const Mat& fprime, const Mat& da, const KernelOps& k = cpu_kernels());
+// (da, dz by value: pass an rvalue and the product is formed in its storage)
+Mat activation_vjp(const Mat& fprime, Mat da, const KernelOps& k = cpu_kernels());
 // forward: a = f(z)  =>  da = f'(z) ⊙ dz  (the same product: the Jacobian is diagonal)
-Mat activation_jvp(const Mat& fprime, const Mat& dz, const KernelOps& k = cpu_kernels());
+Mat activation_jvp(const Mat& fprime, Mat dz, const KernelOps& k = cpu_kernels());
 // token i: diag(f'(z_i))
 Jacobian activation_jacobian(const Mat& fprime);
 
