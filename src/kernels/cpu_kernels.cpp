@@ -1,5 +1,6 @@
-// cpu_kernel_ops.cpp — KernelOps on host memory: GEMMs through Eigen maps (OpenBLAS's DGEMM), the row-wise VJPs
-// through row_math.hpp's functions, one row at a time (the CUDA backend runs the same functions on the GPU).
+// cpu_kernels.cpp — KernelOps on host memory: GEMMs through Eigen maps (OpenBLAS's DGEMM; a product into a fresh C
+// as one dgemm_ call with β = 0), the row-wise VJPs through row_math.hpp's functions, one row at a time (the CUDA
+// backend runs the same functions on the GPU).
 #include "gradflow/kernels/cpu_kernels.hpp"
 
 #include <algorithm>
@@ -32,9 +33,9 @@ class HostArray final : public KernelArray {
 };
 
 #ifdef EIGEN_USE_BLAS
-// Whether Eigen sends C += α·op(A)·op(B) of these sizes to dgemm_ (Eigen 3.4, GeneralProduct.h and
-// ProductEvaluators.h): not a matrix-vector product (gemv), not an empty one, and not below its coefficient-based
-// threshold (depth + rows + cols < EIGEN_GEMM_TO_COEFFBASED_THRESHOLD, a plain loop)
+// Whether Eigen sends C += α·op(A)·op(B) of these sizes to dgemm_ (Eigen 3.4, products/GeneralMatrixMatrix.h): not a
+// matrix-vector product (gemv), not an empty one, and not below its coefficient-based threshold (depth + rows + cols
+// < EIGEN_GEMM_TO_COEFFBASED_THRESHOLD: a plain loop)
 bool blas_product(Index m, Index n, Index k) {
   return m > 1 && n > 1 && k > 0 && k + m + n >= EIGEN_GEMM_TO_COEFFBASED_THRESHOLD;
 }
