@@ -41,6 +41,12 @@ bool blas_product(Index m, Index n, Index k) {
 }
 #endif
 
+// The element-wise and row-wise kernels below split their rows (entries, for axpby) between the threads from this
+// many entries on: each row or entry is computed by the same code whichever thread takes it, so the bits do not
+// depend on the thread count. They are memory-bound passes over a stack of cotangents; inside a parallel region (a
+// head's products in attention) they run on the calling thread.
+constexpr Index kParallelEntries = Index(1) << 15;
+
 class CpuKernelOps final : public KernelOps {
  public:
   std::unique_ptr<KernelArray> alloc(Index count, const std::string&) const override {
@@ -84,6 +90,7 @@ class CpuKernelOps final : public KernelOps {
                 const double* dy, double* dx, Index rows) const override {
     const ConstRow gm(gamma, d);
     const double dd = static_cast<double>(d);
+#pragma omp parallel for schedule(static) if (rows * d >= kParallelEntries)
     for (Index r = 0; r < rows; ++r) {
       const Index i = r % n;
       const ConstRow xh(xhat + i * d, d);
@@ -99,6 +106,7 @@ class CpuKernelOps final : public KernelOps {
   void norm_jvp(int kind, const double* xhat, const double* rstd, const double* gamma, double alpha, Index n, Index d,
                 const double* dx, double* dy, Index rows) const override {
     const double dd = static_cast<double>(d);
+#pragma omp parallel for schedule(static) if (rows * d >= kParallelEntries)
     for (Index r = 0; r < rows; ++r) {
       const Index i = r % n;
       const ConstRow xh(xhat + i * d, d), t(dx + r * d, d);
@@ -127,6 +135,7 @@ class CpuKernelOps final : public KernelOps {
   }
 
   void multiply_tiled(double* x, const double* f, Index n, Index cols, Index rows) const override {
+#pragma omp parallel for schedule(static) if (rows * cols >= kParallelEntries)
     for (Index r = 0; r < rows; ++r) {
       const double* fr = f + (r % n) * cols;
       double* xr = x + r * cols;
@@ -135,13 +144,17 @@ class CpuKernelOps final : public KernelOps {
   }
 
   void axpby(Index count, double a, const double* x, double b, double* y) const override {
-    if (b == 0.0)
+    if (b == 0.0) {
+#pragma omp parallel for schedule(static) if (count >= kParallelEntries)
       for (Index i = 0; i < count; ++i) y[i] = a * x[i];
-    else
+    } else {
+#pragma omp parallel for schedule(static) if (count >= kParallelEntries)
       for (Index i = 0; i < count; ++i) y[i] = a * x[i] + b * y[i];
+    }
   }
 
   void scale_columns(const double* x, const double* s, double* y, Index rows, Index cols) const override {
+#pragma omp parallel for schedule(static) if (rows * cols >= kParallelEntries)
     for (Index r = 0; r < rows; ++r)
       for (Index j = 0; j < cols; ++j) y[r * cols + j] = s[j] * x[r * cols + j];
   }
