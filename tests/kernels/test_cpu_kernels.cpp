@@ -2,14 +2,18 @@
 // dgemm_ call with β = 0 where Eigen would call dgemm_, and must give exactly the bits of Eigen's own
 // `C.setZero(); C.noalias() += α·op(A)·op(B)` (what the kernel did before, and still does for β ≠ 0) on every shape
 // class: Eigen's coefficient-based small products and matrix-vector products, both sides of its threshold, every
-// transpose, padded leading dimensions, batches, and products large enough for gradflow's dgemm_ to split them.
+// transpose, padded leading dimensions, batches, and products large enough for gradflow's dgemm_ to split them. And
+// the row-wise passes, which split their rows between threads, give the bits of one thread.
 #include <catch2/catch.hpp>
+
+#include <omp.h>
 
 #include <Eigen/Core>
 #include <vector>
 
 #include "gradflow/core/rng.hpp"
 #include "gradflow/kernels/cpu_kernels.hpp"
+#include "gradflow/kernels/row_math.hpp"
 
 using namespace gradflow;
 
@@ -70,4 +74,52 @@ TEST_CASE("kernels/cpu: a beta = 0 product gives the bits of Eigen's setZero and
           }
           REQUIRE(C == R);  // bit for bit, the padding columns (left at 7) included
         }
+}
+
+namespace {
+
+// Runs f with OpenMP's thread count set to `threads`, then restores it
+template <class F>
+void with_threads(int threads, F f) {
+  const int before = omp_get_max_threads();
+  omp_set_num_threads(threads);
+  f();
+  omp_set_num_threads(before);
+}
+
+}  // namespace
+
+TEST_CASE("kernels/cpu: the row-wise passes split between threads give the bits of one thread", "[kernels][threads]") {
+  const KernelOps& k = cpu_kernels();
+  const Index n = 37, d = 53, copies = 40, rows = n * copies;  // rows·d = 78440: above the split's threshold
+  Mat xhat(n, d), gamma(1, d), dy(rows, d), f(n, d), x(rows, d), s(1, d);
+  Rng rng(3, "cpu-kernels-threads");
+  for (Mat* m : {&xhat, &gamma, &dy, &f, &x, &s}) rng.fill_normal(*m, 1.0);
+  Vec rstd = Vec::LinSpaced(n, 0.5, 2.0);
+  const auto passes = [&] {
+    std::vector<Mat> out;
+    for (const int kind : {rows::kLayerNorm, rows::kRMSNorm, rows::kDyT}) {
+      Mat v(rows, d), j(rows, d);
+      k.norm_vjp(kind, xhat.data(), rstd.data(), gamma.data(), 0.7, n, d, dy.data(), v.data(), rows);
+      k.norm_jvp(kind, xhat.data(), rstd.data(), gamma.data(), 0.7, n, d, dy.data(), j.data(), rows);
+      out.push_back(v);
+      out.push_back(j);
+    }
+    Mat t = dy;
+    k.multiply_tiled(t.data(), f.data(), n, d, rows);
+    Mat a = x, b(rows, d), c(rows, d);
+    k.axpby(a.size(), -1.25, dy.data(), 0.5, a.data());
+    k.axpby(b.size(), 3.0, dy.data(), 0.0, b.data());
+    k.scale_columns(x.data(), s.data(), c.data(), rows, d);
+    out.insert(out.end(), {t, a, b, c});
+    return out;
+  };
+  std::vector<Mat> one, several;
+  with_threads(1, [&] { one = passes(); });
+  with_threads(3, [&] { several = passes(); });
+  REQUIRE(one.size() == several.size());
+  for (size_t i = 0; i < one.size(); ++i) {
+    CAPTURE(i);
+    REQUIRE(one[i] == several[i]);
+  }
 }
