@@ -35,7 +35,7 @@ std::vector<double> buffer(Index rows, Index ld, Index batch, uint64_t seed) {
 
 }  // namespace
 
-TEST_CASE("kernels/cpu: a beta = 0 product gives the bits of Eigen's setZero and +=, on every shape class",
+TEST_CASE("cpu: a beta = 0 product gives the bits of Eigen's setZero and +=, on every shape class",
           "[kernels][gemm]") {
   const KernelOps& k = cpu_kernels();
   const std::vector<Shape> shapes = {
@@ -89,7 +89,7 @@ void with_threads(int threads, F f) {
 
 }  // namespace
 
-TEST_CASE("kernels/cpu: the row-wise passes split between threads give the bits of one thread", "[kernels][threads]") {
+TEST_CASE("cpu: the row-wise passes split between threads give the bits of one thread", "[kernels][threads]") {
   const KernelOps& k = cpu_kernels();
   const Index n = 37, d = 53, copies = 40, rows = n * copies;  // rows·d = 78440: above the split's threshold
   Mat xhat(n, d), gamma(1, d), dy(rows, d), f(n, d), x(rows, d), s(1, d);
