@@ -36,7 +36,8 @@ Mat ResidualUnit::branch_cotangent(const ParamStore& p, const Mat& dcb) const {
 }
 
 Mat ResidualUnit::apply_skip(const ParamStore& p, const Mat& x) const {
-  if (skip < 0) return spec.skip_scale == 1.0 ? x : ops::scaled(spec.skip_scale, x, *kernels);
+  if (skip_is_identity()) return x;
+  if (skip < 0) return ops::scaled(spec.skip_scale, x, *kernels);
   return ops::scaled_columns(x, p[skip].row(0), *kernels);
 }
 
@@ -107,7 +108,7 @@ Mat ResidualUnit::vjp_stream(const ParamStore& p, const UnitCache& c, const Mat&
   const Mat& dz = post ? dz_own : dy;
   // in the forward pass this was: z = s ⊙ x + c·b [+ x_block]  (and, dual stream, y_d = x_d + c·b)
   if (spec.add_block_input && d_block_input) *d_block_input = dz;
-  const bool identity_skip = skip < 0 && spec.skip_scale == 1.0;  // dx = dz
+  const bool identity_skip = skip_is_identity();  // dx = dz
   Mat dx_own;
   if (!identity_skip) dx_own = apply_skip(p, dz);
   if (g && skip >= 0) {
@@ -158,7 +159,7 @@ Mat ResidualUnit::jvp_stream(const ParamStore& p, const UnitCache& c, const Mat&
   if (dcb) {
     *dcb = ops::scaled(cb, db, k);
     dz = ops::added(apply_skip(p, dx), *dcb, k);
-  } else if (skip < 0 && spec.skip_scale == 1.0 && cb == 1.0) {
+  } else if (skip_is_identity() && cb == 1.0) {
     dz = ops::added(std::move(db), dx, k);  // dx + db, summed into db's storage (the same values)
   } else {
     dz = ops::added_scaled(apply_skip(p, dx), cb, db, k);

@@ -81,6 +81,7 @@ struct ResidualUnit {
   Jacobian block_input_jacobian(const ParamStore& p, const UnitCache& c) const;
   bool reads_block_input() const { return spec.add_block_input || spec.parallel; }
   Mat apply_skip(const ParamStore& p, const Mat& x) const;  // s ⊙ x (stacked copies allowed)
+  bool skip_is_identity() const { return skip < 0 && spec.skip_scale == 1.0; }  // s ⊙ x = x
 
  private:
   Jacobian branch_jacobian(const ParamStore& p, const UnitCache& c) const;  // c · J_branch · J_G · κ J_pre
