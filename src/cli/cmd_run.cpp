@@ -29,6 +29,10 @@ void run_one(const std::string& path, const RunOptions& o, bool many) {
   if (o.reduced && spec.contains("reduced")) {
     for (const auto& [k, v] : spec["reduced"].items()) spec["options"][k] = v;
     spec.erase("reduced");
+    // the statements name groups of the full sizes: the reduced run decides its own (none when the spec gives none)
+    if (spec.contains("reduced_verdicts")) spec["verdicts"] = spec["reduced_verdicts"];
+    else spec.erase("verdicts");
+    spec.erase("reduced_verdicts");
   }
   // the paths a spec (or a report's recorded spec) names for its outputs are never reused: a run writes where its
   // own --json/--csv/--out-dir say, resumes where its own --resume says, and otherwise prints the table only

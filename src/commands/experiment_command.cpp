@@ -169,7 +169,7 @@ SpecOutcome run_compare_sweep(const CLI::App& sub, const std::string& kind, cons
   e.kind = kind;
   e.model = o.model;
   e.axes = axes;
-  e.axes.seeds = o.seeds;
+  e.axes.seeds = parse_seeds(sub, o, e.auto_seeds);
   e.axes.base_seed = o.model.rc.init.seed;
   e.gradients_only = o.gradients_only;
   e.backend = device;
@@ -177,6 +177,7 @@ SpecOutcome run_compare_sweep(const CLI::App& sub, const std::string& kind, cons
   e.runner.resume_dir = o.resume;
   e.runner.progress = !o.quiet;
   e.spec = Json{{"gradflow_spec", kSpecVersion}, {"command", kind}, {"options", given_options(sub)}};
+  if (!how.verdicts.is_null()) e.spec["verdicts"] = how.verdicts;  // decided on the report (experiment.cpp)
   e.spec_file = how.spec_file;
   e.runner.plan = plan_step(how, o.plan, e.spec,
                             {{"--json", !o.json.empty()}, {"--csv", !o.csv.empty()}, {"--resume", !o.resume.empty()},

@@ -28,7 +28,9 @@ SpecOutcome run_spec(const Json& spec, const std::string& where, const SpecRun& 
   require(static_cast<bool>(run), where + ": \"command\" must be \"compare\", \"sweep\" or \"train-sweep\"; fix: "
                                  "e.g. \"command\": \"compare\"");
   parse_spec_options(app, spec, where);
-  return run(how);
+  SpecRun with = how;
+  if (spec.contains("verdicts")) with.verdicts = spec["verdicts"];
+  return run(with);
 }
 
 void parse_spec_options(CLI::App& app, const Json& spec, const std::string& where) {

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "gradflow/core/error.hpp"
+#include "gradflow/experiments/statistics.hpp"
 #include "gradflow/report/fields.hpp"
 
 namespace gradflow {
@@ -35,7 +36,7 @@ struct Table {
   }
   Json stats() const {
     Json j = Json::object();
-    for (const auto& k : keys) j[k] = stat_json(mean_std(values.at(k)));
+    for (const auto& k : keys) j[k] = summary_json(values.at(k));
     return j;
   }
 };

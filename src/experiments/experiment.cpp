@@ -8,6 +8,8 @@
 #include <map>
 
 #include "gradflow/experiments/aggregate.hpp"
+#include "gradflow/experiments/claim_verdicts.hpp"
+#include "gradflow/experiments/statistics.hpp"
 #include "gradflow/report/fields.hpp"
 
 namespace gradflow {
@@ -62,6 +64,30 @@ double get(const std::map<std::string, double>& m, const std::string& k) {
   return it == m.end() ? kNaN : it->second;
 }
 
+// Every scalar metric of groups a and b over the seeds (repetitions) both have: the summary of the per-seed ratio
+// a/b, the ratio of the means, and the paired comparison (statistics.hpp) with its verdict.
+Json pair_metrics(const Group& ga, const Group& gb) {
+  Json metrics = Json::object();
+  for (const auto& name : scalar_names(ga)) {
+    std::vector<double> per_seed, na, nb;
+    for (size_t s = 0; s < ga.scalars.size(); ++s) {
+      const auto* sb = scalars_of(gb, ga.reps[s]);
+      if (!sb) continue;
+      const double x = get(ga.scalars[s], name), y = get(*sb, name);
+      if (std::isnan(y)) continue;
+      per_seed.push_back(x / y);
+      na.push_back(x);
+      nb.push_back(y);
+    }
+    if (per_seed.empty()) continue;
+    Json m = summary_json(per_seed);
+    m[kRatioOfMeans] = mean_std(na).mean / mean_std(nb).mean;
+    m[kPaired] = paired_json(compare_paired(na, nb));
+    metrics[name] = std::move(m);
+  }
+  return metrics;
+}
+
 Json ratios(const std::vector<Group>& groups) {
   Json out = Json::array();
   for (size_t a = 0; a < groups.size(); ++a)
@@ -76,25 +102,49 @@ Json ratios(const std::vector<Group>& groups) {
       r[kLayers] = ca.depth;
       if (!ca.value.empty()) r[kValue] = ca.value;
       if (!ca.value2.empty()) r[kValue2] = ca.value2;
-      Json metrics = Json::object();
-      for (const auto& name : scalar_names(groups[a])) {
-        std::vector<double> per_seed, na, nb;
-        for (size_t s = 0; s < groups[a].scalars.size(); ++s) {
-          const auto* sb = scalars_of(groups[b], groups[a].reps[s]);
-          if (!sb) continue;
-          const double x = get(groups[a].scalars[s], name), y = get(*sb, name);
-          if (std::isnan(y)) continue;
-          per_seed.push_back(x / y);
-          na.push_back(x);
-          nb.push_back(y);
-        }
-        if (per_seed.empty()) continue;
-        Json m = stat_json(mean_std(per_seed));
-        m[kRatioOfMeans] = mean_std(na).mean / mean_std(nb).mean;
-        metrics[name] = std::move(m);
-      }
-      r[kMetrics] = std::move(metrics);
+      r[kMetrics] = pair_metrics(groups[a], groups[b]);
       out.push_back(std::move(r));
+    }
+  return out;
+}
+
+// Pairs of groups of one placement that differ in exactly one other axis (the depth of a compare, the swept value,
+// the second swept value), the others held fixed ("at"): their seeds are shared as a placement pair's are.
+Json comparisons(const std::vector<Group>& groups, const ExperimentInfo& info) {
+  Json out = Json::array();
+  for (size_t a = 0; a < groups.size(); ++a)
+    for (size_t b = a + 1; b < groups.size(); ++b) {
+      const Configuration &ca = *groups[a].first, &cb = *groups[b].first;
+      if (ca.placement != cb.placement) continue;
+      const bool depth = ca.depth != cb.depth, value = ca.value != cb.value, value2 = ca.value2 != cb.value2;
+      if (depth + value + value2 != 1) continue;
+      Json c;
+      c[kPlacement] = ca.placement;
+      Json at = Json::object();
+      if (depth) {
+        c[kAxis] = kLayers;
+        c[kNumerator] = ca.depth;
+        c[kDenominator] = cb.depth;
+      } else {
+        at[kLayers] = ca.depth;
+      }
+      if (value) {
+        c[kAxis] = info.axes.param;
+        c[kNumerator] = ca.value;
+        c[kDenominator] = cb.value;
+      } else if (!info.axes.param.empty()) {
+        at[info.axes.param] = ca.value;
+      }
+      if (value2) {
+        c[kAxis] = info.axes.param2;
+        c[kNumerator] = ca.value2;
+        c[kDenominator] = cb.value2;
+      } else if (!info.axes.param2.empty()) {
+        at[info.axes.param2] = ca.value2;
+      }
+      c[kAt] = std::move(at);
+      c[kMetrics] = pair_metrics(groups[a], groups[b]);
+      out.push_back(std::move(c));
     }
   return out;
 }
@@ -136,7 +186,7 @@ Json fit_json(const FitSeries& s) {
       const double k = power_law_exponent(x, y);
       if (!std::isnan(k)) per_seed.push_back(k);
     }
-    Json m = stat_json(mean_std(per_seed));
+    Json m = summary_json(per_seed);
     m[kExponentOfMeans] = k_means;
     metrics[name] = std::move(m);
   }
@@ -195,6 +245,7 @@ Json experiment_report(const ExperimentInfo& info, const std::vector<Configurati
   out[kSeeds] = Json{{kRepetitions, info.axes.seeds},
                      {kBaseSeed, info.axes.base_seed},
                      {"rule", "repetition r (0-based) of every configuration runs with seed = base_seed + r"}};
+  out[kStatistics] = statistics_note();
   out[kPlacements] = info.axes.placements;
   if (info.kind == "compare") out[kLayers] = info.axes.depths;
   if (!info.axes.param.empty()) {
@@ -234,7 +285,9 @@ Json experiment_report(const ExperimentInfo& info, const std::vector<Configurati
   }
   out[kGroups] = std::move(gj);
   out[kRatios] = ratios(groups);
+  out[kComparisons] = comparisons(groups, info);
   out[kFits] = fits(groups, info);
+  if (info.spec.is_object() && info.spec.contains("verdicts")) out[kVerdicts] = decide_claims(info.spec, out);
   return out;
 }
 

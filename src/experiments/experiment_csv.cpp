@@ -7,12 +7,20 @@ namespace gradflow {
 using Json = nlohmann::ordered_json;
 using namespace fields;
 
+namespace {
+// statistics.hpp's summary, after mean, std, n (empty where a summary lacks it: geomean of a signed metric, an interval
+// of one seed); a ratio row's verdict is its paired comparison's
+const char* const kIntervalColumns[] = {"se", "ci_low", "ci_high", "median", "geomean", "geo_ci_low", "geo_ci_high"};
+}  // namespace
+
 std::string experiment_csv(const Json& report) {
   const bool sweep = report.contains(kParam), two_d = report.contains(kParam2);
   std::vector<std::string> columns = {kPlacement, csv::kDepth};
   if (sweep) columns.insert(columns.end(), {kParam, kValue});
   if (two_d) columns.insert(columns.end(), {kParam2, kValue2});
   columns.insert(columns.end(), {csv::kLayer, csv::kMetric, kMean, kStd, kN});
+  columns.insert(columns.end(), std::begin(kIntervalColumns), std::end(kIntervalColumns));
+  columns.push_back("verdict");
   CsvWriter out(columns);
   auto row = [&](const std::string& placement, const Json& depth, const Json& value, const Json& value2,
                  const std::string& layer, const std::string& metric, const Json& s) {
@@ -22,6 +30,8 @@ std::string experiment_csv(const Json& report) {
       cells.insert(cells.end(), {csv_text(report[kParam2].get<std::string>()), csv_text(value2.get<std::string>())});
     cells.insert(cells.end(), {layer, csv_text(metric), csv_number(s[kMean], "nan"), csv_number(s[kStd], "nan"),
                                std::to_string(s[kN].get<int>())});
+    for (const char* c : kIntervalColumns) cells.push_back(csv_number(s.value(c, Json()), ""));
+    cells.push_back(s.contains(kPaired) ? csv_text(s[kPaired].value("verdict", "")) : "");
     out.row(cells);
   };
   for (const auto& g : report[kGroups]) {

@@ -3,6 +3,7 @@
 
 #include "gradflow/core/error.hpp"
 #include "gradflow/core/max_threads.hpp"
+#include "gradflow/experiments/plan.hpp"
 #include "gradflow/report/path_option.hpp"
 #include "gradflow/run/analysis_options.hpp"
 #include "gradflow/run/model_options.hpp"
@@ -45,11 +46,20 @@ Json given_options(const CLI::App& sub) {
 
 void add_experiment_options(CLI::App& sub, ExperimentOptions& o) {
   add_model_options(sub, o.model);
-  sub.add_option("--seeds", o.seeds, "repetitions per configuration; repetition r uses seed = --seed + r")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 1000000));
+  sub.add_option("--seeds", o.seeds, "repetitions per configuration (repetition r uses seed = --seed + r), or auto: "
+                 "batches of seeds until every interval meets --ci-target (docs/experiments.md)")
+      ->capture_default_str();
+  sub.add_option("--ci-target", o.ci_target, "with --seeds auto: the relative half-width every interval must reach "
+                 "(of the geometric mean for positive quantities), e.g. 0.05");
+  sub.add_option("--ci-abs", o.ci_abs, "with --seeds auto: an absolute half-width that also suffices (quantities near "
+                 "zero)");
+  sub.add_option("--max-seeds", o.max_seeds, "with --seeds auto: stop at this many seeds")->capture_default_str();
+  sub.add_option("--seed-batch", o.seed_batch, "with --seeds auto: seeds per batch (the first batch too)")
+      ->capture_default_str();
+  sub.add_option("--ci-metrics", o.ci_metrics, "with --seeds auto: the scalar metrics whose intervals must meet the "
+                 "target, comma-separated")->capture_default_str();
   sub.add_option("--json", o.json, "write the experiment report (mean/std over seeds, ratios, fits, spec) here")->check(non_empty_path());
-  sub.add_option("--csv", o.csv, "write the long-format CSV (placement,depth,[param,value,]layer,metric,mean,std,n)")->check(non_empty_path());
+  sub.add_option("--csv", o.csv, "write the long-format CSV (placement,depth,[param,value,]layer,metric,mean,std,n, then the interval columns and a ratio's verdict)")->check(non_empty_path());
   sub.add_option("--resume", o.resume,
                  "keep each finished configuration in DIR (written atomically); a rerun skips those already there")
       ->check(non_empty_path());
@@ -64,6 +74,35 @@ void add_experiment_options(CLI::App& sub, ExperimentOptions& o) {
   add_sensitivity_options(sub, o.model.rc.analysis);
   sub.add_flag("-q,--quiet", o.quiet, "no table, no progress");
   add_plan_option(sub, o.plan);
+}
+
+int parse_seeds(const CLI::App& sub, const ExperimentOptions& o, AutoSeeds& a) {
+  a = AutoSeeds{};
+  a.enabled = o.seeds == "auto";
+  const char* const auto_only[] = {"--ci-target", "--ci-abs", "--max-seeds", "--seed-batch", "--ci-metrics"};
+  if (!a.enabled) {
+    for (const char* name : auto_only) {
+      const CLI::Option* opt = sub.get_option_no_throw(name);
+      require(!opt || opt->count() == 0, std::string(name) + " applies to --seeds auto only; fix: give --seeds auto, "
+                                         "or drop " + name);
+    }
+    const bool digits = !o.seeds.empty() && o.seeds.size() <= 7 &&
+                        o.seeds.find_first_not_of("0123456789") == std::string::npos;
+    require(digits && std::stoi(o.seeds) >= 1 && std::stoi(o.seeds) <= 1000000,
+            "--seeds '" + o.seeds + "' is not a number of seeds from 1 to 1000000 or auto; fix: e.g. --seeds 5, or "
+            "--seeds auto --ci-target 0.05");
+    return std::stoi(o.seeds);
+  }
+  const CLI::Option* target = sub.get_option_no_throw("--ci-target");
+  require(target && target->count() > 0, "--seeds auto needs --ci-target, the relative half-width to reach; fix: e.g. "
+                                         "--seeds auto --ci-target 0.05 --max-seeds 200");
+  a.ci_target = o.ci_target;
+  a.ci_abs = o.ci_abs;
+  a.max_seeds = o.max_seeds;
+  a.batch = o.seed_batch;
+  a.metrics = split_list(o.ci_metrics, "--ci-metrics");
+  check_auto_seeds(a);
+  return a.batch;
 }
 
 void add_plan_option(CLI::App& sub, std::string& dir) {

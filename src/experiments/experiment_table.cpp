@@ -1,6 +1,7 @@
 // experiment_table.cpp — the comparison table of a compare/sweep report on stdout (experiment.hpp:
 // print_experiment_table): the key scalar metrics per group and per ratio, then the fitted exponents.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <sstream>
 
@@ -22,6 +23,10 @@ const Metric* const kColumns[] = {&metrics::kBottomGradNorm,      &metrics::kTop
                                   &metrics::kBottomProductRmsGain, &metrics::kPerLayerRmsGainProduct};
 const Metric* const kNarrowMetrics[] = {&metrics::kGradRatio, &metrics::kGrowthFactor, &metrics::kBottomGradNorm};
 
+// A metric's column: a group's "mean±half-width" (17 characters) or a ratio's "est[low,high]>" (up to 20 in the usual
+// ranges), so that every row's columns start at the same character.
+constexpr size_t kCellWidth = 20;
+
 struct Column {
   std::string metric;
   const char* label;
@@ -34,10 +39,31 @@ std::string cell(const std::string& s, size_t width) {
   return s + std::string(width > shown ? width - shown : 0, ' ') + " ";
 }
 
+// A group's cell: the mean ± the half-width of its confidence interval (statistics.hpp; ± std when n = 1 leaves no
+// interval).
 std::string pm(const Json& s) {
   if (!s.is_object() || !s[kMean].is_number()) return "-";
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%.3e±%.1e", s[kMean].get<double>(), s[kStd].get<double>());
+  const double mean = s[kMean].get<double>();
+  const double half = s.contains("ci_high") && s["ci_high"].is_number() ? s["ci_high"].get<double>() - mean : 0.0;
+  std::snprintf(buf, sizeof buf, "%.3e±%.1e", mean, half);
+  return buf;
+}
+
+// A paired ratio's cell: the geometric mean of the per-seed ratios [its interval] and the verdict (> or < where the
+// interval excludes 1, = for identical seeds, ? undetermined); the mean ratio when a value is not positive.
+std::string paired_cell(const Json& s) {
+  if (!s.is_object() || !s.contains(kPaired)) return pm(s);
+  const Json& p = s[kPaired];
+  const std::string v = p.value("verdict", "");
+  const char* mark = v == "greater" ? ">" : v == "less" ? "<" : v == "equal" ? "=" : "?";
+  const auto num = [](const Json& x) { return x.is_number() ? x.get<double>() : std::nan(""); };
+  char buf[80];
+  // no space inside a cell: every column starts where the groups' does (a difference is marked with its sign, d)
+  if (p.value("by", "") == "ratio")
+    std::snprintf(buf, sizeof buf, "%.3g[%.2g,%.2g]%s", num(p["estimate"]), num(p["ci_low"]), num(p["ci_high"]), mark);
+  else
+    std::snprintf(buf, sizeof buf, "d%.2g[%.2g,%.2g]%s", num(p["estimate"]), num(p["ci_low"]), num(p["ci_high"]), mark);
   return buf;
 }
 
@@ -46,14 +72,17 @@ struct Widths {
   size_t name = 9, value = 0, value2 = 0;
 };
 
-// One row: name, depth, [swept value, [second swept value,]] then each column's mean ± std from `stats` ("-" where
-// absent).
+// One row: name, depth, [swept value, [second swept value,]] then each column's cell from `stats` ("-" where
+// absent): a group's mean ± interval, or (paired) a ratio's geometric mean, interval and verdict.
 void print_row(std::ostream& os, const Widths& w, const std::string& name, const Json& layers, const std::string* value,
-               const std::string* value2, const Json& stats, const std::vector<Column>& columns) {
+               const std::string* value2, const Json& stats, const std::vector<Column>& columns, bool paired = false) {
   os << cell(name, w.name) << cell(std::to_string(layers.get<int>()), 4);
   if (value) os << cell(*value, w.value);
   if (value2) os << cell(*value2, w.value2);
-  for (const Column& c : columns) os << cell(pm(stats.contains(c.metric) ? stats[c.metric] : Json()), 17);
+  for (const Column& c : columns) {
+    const Json s = stats.contains(c.metric) ? stats[c.metric] : Json();
+    os << cell(paired ? paired_cell(s) : pm(s), kCellWidth);
+  }
   os << "\n";
 }
 
@@ -69,7 +98,16 @@ void print_experiment_table(std::ostream& out, const Json& report, const Termina
      << " x" << cfg.value(kInitScale, "1") << ", " << cfg.value(kMode, "?") << ", "
      << report[kSeeds][kRepetitions].get<int>() << (report[kSeeds][kRepetitions].get<int>() == 1 ? " seed" : " seeds")
      << " (seed = " << report[kSeeds][kBaseSeed].get<uint64_t>()
-     << " + r); mean ± std over seeds\n";
+     << " + r); mean ± half-width of its "
+     << static_cast<int>(std::lround(100 * report.value(kStatistics, Json::object()).value("level", 0.95)))
+     << " % confidence interval (Student t) over seeds\n";
+  if (report[kSeeds].contains("auto")) {
+    const Json& a = report[kSeeds]["auto"];
+    os << "--seeds auto: " << report[kSeeds][kRepetitions].get<int>() << " seeds in " << a["batches"].get<int>()
+       << (a["batches"].get<int>() == 1 ? " batch" : " batches") << "; target ±"
+       << 100 * a["ci_target"].get<double>() << " % "
+       << (a["target_met"].get<bool>() ? "met" : "NOT met at --max-seeds (see the report's seeds.auto.unmet)") << "\n";
+  }
   std::vector<Column> columns;
   if (style.narrow) {
     for (const Metric* m : kNarrowMetrics)
@@ -94,7 +132,7 @@ void print_experiment_table(std::ostream& out, const Json& report, const Termina
   os << cell("placement", w.name) << cell("L", 4);
   if (sweep) os << cell(report[kParam].get<std::string>(), w.value);
   if (two_d) os << cell(report[kParam2].get<std::string>(), w.value2);
-  for (const Column& c : columns) os << cell(c.label, 17);
+  for (const Column& c : columns) os << cell(c.label, kCellWidth);
   os << "\n";
   for (const auto& g : report[kGroups]) {
     const std::string value = sweep ? g[kValue].get<std::string>() : std::string();
@@ -104,15 +142,16 @@ void print_experiment_table(std::ostream& out, const Json& report, const Termina
   }
   if (!report[kRatios].empty()) {
     os << "ratios at equal depth" << (two_d ? " and values" : sweep ? " and value" : "")
-       << " (mean ± std of the per-seed ratio):\n";
+       << " (paired over seeds: geometric mean of the per-seed ratio [interval], > or < where the interval excludes "
+          "1, ? undetermined):\n";
     for (const auto& r : report[kRatios]) {
       const std::string value = r.value(kValue, std::string()), value2 = r.value(kValue2, std::string());
       print_row(os, w, ratio_name(r), r[kLayers], sweep ? &value : nullptr, two_d ? &value2 : nullptr, r[kMetrics],
-                columns);
+                columns, true);
     }
   }
   if (!report[kFits].empty()) {
-    os << "power-law exponent k of y ~ x^k (per-seed fit, mean ± std):\n";
+    os << "power-law exponent k of y ~ x^k (per-seed fit, mean ± interval half-width):\n";
     for (const auto& f : report[kFits]) {
     char buf[96];
       os << cell(f[kPlacement].get<std::string>(), w.name) << cell("", 4) << "x = " << f[kX].get<std::string>();
@@ -122,10 +161,27 @@ void print_experiment_table(std::ostream& out, const Json& report, const Termina
       for (const Column& c : columns)
         if (f[kExponent].contains(c.metric)) {
           const Json& e = f[kExponent][c.metric];
-          std::snprintf(buf, sizeof buf, " %s %.3f±%.3f", c.label, e[kMean].get<double>(), e[kStd].get<double>());
+          const double half = e.contains("ci_high") && e["ci_high"].is_number()
+                                  ? e["ci_high"].get<double>() - e[kMean].get<double>()
+                                  : e[kStd].get<double>();
+          std::snprintf(buf, sizeof buf, " %s %.3f±%.3f", c.label, e[kMean].get<double>(), half);
           os << buf << ";";
         }
       os << "\n";
+    }
+  }
+  if (report.contains(kVerdicts) && !report[kVerdicts].empty()) {
+    os << "claims decided at their level (interval of the " << "estimate; holds / fails / undetermined):\n";
+    for (const auto& v : report[kVerdicts]) {
+      char buf[160];
+      const auto num = [](const Json& x) { return x.is_number() ? x.get<double>() : std::nan(""); };
+      std::snprintf(buf, sizeof buf, "  %-12s %s %.3g [%.3g, %.3g] vs %.3g at %g %%, n = %d",
+                    v["verdict"].get<std::string>().c_str(), v["by"].get<std::string>().c_str(), num(v["estimate"]),
+                    num(v["ci_low"]), num(v["ci_high"]), num(v["reference"]), 100 * v["level"].get<double>(),
+                    v["n"].get<int>());
+      os << buf;
+      if (v["seeds_needed"].is_number()) os << " (about " << v["seeds_needed"].get<long long>() << " seeds would decide)";
+      os << ": " << v["says"].get<std::string>() << "\n";
     }
   }
   out << (style.narrow ? wrap_lines(os.str(), kNarrowColumns) : os.str());

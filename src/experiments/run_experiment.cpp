@@ -10,11 +10,15 @@
 #include "gradflow/run/run_inputs.hpp"
 #include "gradflow/core/error.hpp"
 #include "gradflow/experiments/experiment.hpp"
+#include "gradflow/report/fields.hpp"
 #include "gradflow/experiments/spec.hpp"
 #include "linalg/blas_kernel.hpp"
 
 namespace gradflow {
 namespace {
+
+constexpr const char* kSeedsKey = fields::kSeeds;
+constexpr const char* kAutoKey = "auto";
 
 // The swept value as a number: --init-scale's resolved multiplier, else the value itself when it is one (NaN when not).
 double numeric_value(const std::string& param, const std::string& value, const RunConfig& rc) {
@@ -59,7 +63,14 @@ nlohmann::ordered_json run_experiment(ExperimentSettings e) {
     p.x2 = e.axes.param2.empty() ? 0.0 : numeric_value(e.axes.param2, value2, p.rc);
     return p;
   };
-  const std::vector<Configuration> configs = plan_configurations(e.axes, make);
+  if (e.auto_seeds.enabled) {
+    check_auto_seeds(e.auto_seeds);
+    require(e.runner.plan.kind == PlanStep::Kind::None,
+            "--seeds auto decides after each batch how many seeds to run, which a plan's fixed task list cannot; fix: "
+            "run it in one process (with --resume DIR to keep finished seeds), or give --seeds N to a plan");
+    e.axes.seeds = e.auto_seeds.batch;
+  }
+  std::vector<Configuration> configs = plan_configurations(e.axes, make);
   // refuses what does not fit, up front (each configuration's own run builds its own backend)
   const RunBackend backend(e.backend);
   for (const auto& c : configs) choose_engine(c.rc.model, c.rc.analysis, backend);
@@ -74,8 +85,9 @@ nlohmann::ordered_json run_experiment(ExperimentSettings e) {
       (void)backend.get();  // Error with the fix when it was not built or no GPU is visible
   }
   if (e.runner.progress)
-    std::fprintf(stderr, "gradflow %s: %zu configurations x %d seeds = %zu runs\n", e.kind.c_str(),
-                 configs.size() / static_cast<size_t>(std::max(e.axes.seeds, 1)), e.axes.seeds, configs.size());
+    std::fprintf(stderr, "gradflow %s: %zu configurations x %d seeds = %zu runs%s\n", e.kind.c_str(),
+                 configs.size() / static_cast<size_t>(std::max(e.axes.seeds, 1)), e.axes.seeds, configs.size(),
+                 e.auto_seeds.enabled ? " (--seeds auto: the first batch)" : "");
   RunnerStats stats;
   auto reports = run_configurations(configs, e.runner, &stats);
   if (e.runner.plan.kind == PlanStep::Kind::Write || e.runner.plan.kind == PlanStep::Kind::Task) return {};
@@ -83,6 +95,38 @@ nlohmann::ordered_json run_experiment(ExperimentSettings e) {
   info.kind = e.kind;
   info.axes = e.axes;
   info.spec = e.spec;
+  int batches = 1;
+  std::vector<std::string> unmet;
+  if (e.auto_seeds.enabled) {
+    // batches of seeds until every interval is narrow enough: the configurations of the seeds already run are kept
+    // (plan order is group-major with repetitions innermost, so a larger --seeds keeps every earlier one)
+    for (;;) {
+      unmet = auto_seeds_unmet(experiment_report(info, configs, reports), e.auto_seeds);
+      if (unmet.empty() || e.axes.seeds >= e.auto_seeds.max_seeds) break;
+      const int had = e.axes.seeds;
+      e.axes.seeds = std::min(had + e.auto_seeds.batch, e.auto_seeds.max_seeds);
+      info.axes.seeds = e.axes.seeds;
+      if (e.runner.progress)
+        std::fprintf(stderr, "gradflow %s: --seeds auto: %zu intervals wider than the target at %d seeds (e.g. %s); "
+                     "seeds %d..%d next\n", e.kind.c_str(), unmet.size(), had, unmet.front().c_str(), had,
+                     e.axes.seeds - 1);
+      std::vector<Configuration> all = plan_configurations(e.axes, make), fresh;
+      for (const auto& c : all)
+        if (c.repetition >= had) fresh.push_back(c);
+      for (const auto& c : fresh) choose_engine(c.rc.model, c.rc.analysis, backend);
+      RunnerStats more;
+      auto fresh_reports = run_configurations(fresh, e.runner, &more);
+      for (const auto& k : more.kernels)
+        if (std::find(stats.kernels.begin(), stats.kernels.end(), k) == stats.kernels.end()) stats.kernels.push_back(k);
+      std::vector<nlohmann::ordered_json> merged;
+      size_t old_i = 0, new_i = 0;
+      for (const auto& c : all)
+        merged.push_back(c.repetition < had ? std::move(reports[old_i++]) : std::move(fresh_reports[new_i++]));
+      configs = std::move(all);
+      reports = std::move(merged);
+      ++batches;
+    }
+  }
   std::vector<Configuration> present = configs;  // a partial merge: the configurations that have a result
   if (!stats.partial.is_null()) {
     present.clear();
@@ -92,6 +136,7 @@ nlohmann::ordered_json run_experiment(ExperimentSettings e) {
     reports = std::move(kept);
   }
   nlohmann::ordered_json report = experiment_report(info, present, reports);
+  if (e.auto_seeds.enabled) report[kSeedsKey][kAutoKey] = auto_seeds_json(e.auto_seeds, batches, unmet);
   if (!stats.partial.is_null()) report["partial"] = stats.partial;
   report["blas_kernel"] = kernels_json(stats.kernels);
   if (!e.spec_file.empty()) {  // the spec as the file gave it (a report's own spec when the file is a report, so

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "gradflow/core/error.hpp"
+#include "gradflow/experiments/claim_verdicts.hpp"
 
 namespace gradflow {
 using Json = nlohmann::ordered_json;
@@ -43,9 +44,16 @@ void check_spec(const Json& spec, const std::string& where, bool plan) {
   }
   for (const auto& [k, v] : spec.items())
     require(k == "gradflow_spec" || k == "command" || k == "options" || k == "reduced" || k == "claim" ||
-                k == "description" || k == "notes" || k == "plot",
+                k == "description" || k == "notes" || k == "plot" || k == "verdicts" || k == "reduced_verdicts",
             where + ": unknown key \"" + k + "\"; fix: use gradflow_spec, command, options, reduced, claim, "
-                    "description, notes or plot");
+                    "description, notes, plot, verdicts or reduced_verdicts");
+  // the claim's statements decided at a level (claim_verdicts.hpp); reduced_verdicts: the same at the reduced sizes
+  for (const char* key : {"verdicts", "reduced_verdicts"}) {
+    if (!spec.contains(key)) continue;
+    require(spec["command"] != "train-sweep", where + ": \"" + key + "\" are decided on compare and sweep reports; "
+                                              "fix: drop them from a train-sweep spec");
+    check_verdict_specs(spec[key], where);
+  }
   if (spec.contains("plot")) {  // how `gradflow plot --kind claims` draws this spec's panel (docs/plotting.md)
     const Json& p = spec["plot"];
     require(p.is_object(), where + ": \"plot\" must be an object; fix: e.g. \"plot\": {\"metric\": "

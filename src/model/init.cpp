@@ -43,7 +43,7 @@ void xavier_normal(Mat& v, Rng& rng, double gain = 1.0) {
 }  // namespace
 
 const std::vector<std::string>& init_schemes() {
-  static const std::vector<std::string> s = {"torch", "xavier", "xavier-normal", "gpt2", "t-fixup"};
+  static const std::vector<std::string> s = {"torch", "xavier", "xavier-normal", "gpt2", "t-fixup", "hf-normal"};
   return s;
 }
 
@@ -95,6 +95,11 @@ void initialize_param(const ModelConfig& cfg, const InitConfig& init, Param& p) 
     else v.setZero();
     // GPT-2's own depth factor; a depth parametrization's branch multiplier replaces it (nanoGPT-mup, completep)
     if ((r == Role::OutProjWeight || r == Role::Linear2Weight) && !cfg.param.scales_depth()) v *= inv_sqrt_2L;
+  } else if (init.scheme == "hf-normal") {
+    // the decoder families' Hugging Face _init_weights: every Linear weight N(0, initializer_range), biases 0 (no
+    // depth factor: unlike GPT-2's, these classes scale no projection by depth)
+    if (is_weight_matrix(r)) rng.fill_normal(v, kHfInitializerRange);
+    else v.setZero();
   } else if (init.scheme == "t-fixup") {
     // Xavier uniform, biases 0; the v rows are redrawn as Xavier of their own (d, d) block (×√2, as the
     // reference code does for fairseq's gain-1/√2 v_proj); then v, out_proj, linear1 (and a gated branch's

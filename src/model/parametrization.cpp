@@ -64,7 +64,8 @@ double ParametrizationFactors::weight_decay(ParamRole role) const {
 
 double ParametrizationFactors::init(ParamRole role, const std::string& scheme) const {
   if (!p.scales_width()) return 1.0;
-  if (is_weight_matrix(role)) return scheme == "gpt2" ? 1.0 / std::sqrt(width_mult) : 1.0;
+  // a fixed standard deviation (gpt2, hf-normal) is the base width's: μP's hidden weights shrink it by m_N^(-1/2)
+  if (is_weight_matrix(role)) return scheme == "gpt2" || scheme == "hf-normal" ? 1.0 / std::sqrt(width_mult) : 1.0;
   const bool bias = role == ParamRole::InProjBias || role == ParamRole::OutProjBias || role == ParamRole::Linear1Bias ||
                     role == ParamRole::Linear2Bias || role == ParamRole::Linear3Bias;
   const bool fan_in_bias = scheme == "torch" || scheme == "xavier";  // the others start biases at 0

@@ -404,8 +404,10 @@ Figure panel_figure(std::vector<LineFigure> panels, const std::vector<Series>& l
       const double key_w = 1.1 * k.cols * (static_cast<double>(longest) + 8) * kCharWidth;  // gnuplot's own is wider
       const double lo = x0 + key_w / 2 + 0.1, hi = x0 + cell - key_w / 2 - 0.1;
       const double centre = lo > hi ? x0 + cell / 2 : std::clamp(x0 + (left + cell - right) / 2, lo, hi);
+      // (noopaque kept: under the axes there is no data to hide, and the base style's opaque box is as wide as
+      // gnuplot's column estimate, which ran past the canvas for a right-hand panel of nine entries)
       body.replace(at, below.size(), "set key at screen " + sx(centre) + "," +
-                                         sy(yt + panel_height + bottom + rotated[i] + 0.05) + " center top");
+                                         sy(yt + panel_height + bottom + rotated[i] + 0.05) + " center top noopaque");
     }
     fig.body += "reset\n" + base_style() + "set lmargin at screen " + sx(x0 + left) + "\nset rmargin at screen " +
                 sx(x0 + cell - right) + "\nset tmargin at screen " + sy(yt) + "\nset bmargin at screen " +

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <sstream>
@@ -172,6 +173,14 @@ std::vector<ModelOption> make_table() {
   t.push_back(flag("causal", "causal attention mask", true, [](ModelSettings& s, bool b) { s.rc.model.causal = b; }));
   t.push_back(value("norm", "layernorm | rmsnorm | dyt", d.norm, true,
                     [](ModelSettings& s, const std::string& v) { s.norm = v; }));
+  t.push_back(value("norm-eps", "eps of every norm (LayerNorm, RMSNorm, QK-norm; DyT has none): PyTorch's 1e-5 by "
+                    "default; a Hugging Face checkpoint's config.json gives its own", text_of(d.rc.model.norm_eps), true,
+                    [](ModelSettings& s, const std::string& v) {
+                      const double eps = parse_number(v, "norm-eps");
+                      require(eps > 0 && std::isfinite(eps), "--norm-eps " + v + " must be a positive number; fix: "
+                              "e.g. --norm-eps 1e-6 (Llama's rms_norm_eps)");
+                      s.rc.model.norm_eps = eps;
+                    }));
   t.push_back(flag("norm-offset", "every norm's scale is 1 + w with w stored and initialized to 0 (Gemma's RMSNorm)",
                    true, [](ModelSettings& s, bool b) { s.rc.model.norm_offset = b; }));
   t.push_back(value("embed-scale", "S or sqrt-d: x_0 = S * embedding where x_0 comes from embeddings (--token-ids, "
@@ -214,7 +223,8 @@ std::vector<ModelOption> make_table() {
       else sv.words[name] = v;
     }));
   }
-  t.push_back(value("init", "torch | xavier | xavier-normal | gpt2 | t-fixup", d.rc.init.scheme, true,
+  t.push_back(value("init", "torch | xavier | xavier-normal | gpt2 | t-fixup | hf-normal (the --arch decoder presets' "
+                    "default: every weight matrix N(0, 0.02), as their Hugging Face classes)", d.rc.init.scheme, true,
                     [](ModelSettings& s, const std::string& v) { s.rc.init.scheme = v; }));
   t.push_back(value("init-scale", "multiply out_proj and linear2 weights by C, or inv-sqrt-2L", d.init_scale, true,
                     [](ModelSettings& s, const std::string& v) { s.init_scale = v; }));
@@ -397,7 +407,7 @@ RunConfig resolve(const ModelSettings& given_settings) {
   if (s.given.count("norm")) arch.norm = rc.model.norm;
   // the block options a Hugging Face checkpoint fixes besides those above (the placements' own options are checked
   // against the placement it fixes)
-  for (const char* name : {"arch", "kv-heads", "head-dim", "rope", "rope-theta", "rotary-fraction", "qk-norm",
+  for (const char* name : {"arch", "norm-eps", "kv-heads", "head-dim", "rope", "rope-theta", "rotary-fraction", "qk-norm",
                            "attn-softcap", "attn-scale", "ffn", "bias", "qkv-bias", "shared-norm", "norm-offset",
                            "embed-scale", "residual-scale", "parametrization", "base-width", "base-depth"})
     if (s.given.count(name)) arch.block_options.push_back(name);

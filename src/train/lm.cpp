@@ -75,7 +75,9 @@ LanguageModel::LanguageModel(const ModelConfig& cfg, Index vocab, Index position
   require(vocab >= 2, "--vocab " + std::to_string(vocab) + " is too small; fix: --vocab >= 2");
   const int64_t d = cfg.d_model;
   tok_ = io_.add("tok_embedding.weight", {vocab, d}, ParamRole::Embedding);
-  pos_ = io_.add("pos_embedding.weight", {positions, d}, ParamRole::Embedding);
+  // a RoPE block has its positions in the rotation (Llama, Qwen, OLMo-2, Gemma-2, GPT-NeoX): no learned absolute
+  // position embedding then
+  if (!cfg.rope) pos_ = io_.add("pos_embedding.weight", {positions, d}, ParamRole::Embedding);
   if (!tied_) head_ = io_.add("lm_head.weight", {vocab, d}, ParamRole::OutputHead);
   for (Index l = 0; l < body_.layers(); ++l) {
     for (const auto& u : body_.block(l))
@@ -94,10 +96,14 @@ LanguageModel::LanguageModel(const ModelConfig& cfg, Index vocab, Index position
 void LanguageModel::initialize(const InitConfig& init) {
   gradflow::initialize(body_, init);
   const double bound = 1.0 / std::sqrt(static_cast<double>(body_.d_model()));
-  Rng(init.seed, "tok_embedding.weight").fill_normal(io_[tok_], 1.0);
-  Rng(init.seed, "pos_embedding.weight").fill_normal(io_[pos_], 1.0);
+  // hf-normal: the families' N(0, initializer_range) for the embedding and the head; else nn.Embedding's N(0, 1) and
+  // nn.Linear's U(±1/√d)
+  const bool hf = init.scheme == "hf-normal";
+  Rng(init.seed, "tok_embedding.weight").fill_normal(io_[tok_], hf ? kHfInitializerRange : 1.0);
+  if (pos_ >= 0) Rng(init.seed, "pos_embedding.weight").fill_normal(io_[pos_], hf ? kHfInitializerRange : 1.0);
   if (!tied_) {
-    Rng(init.seed, "lm_head.weight").fill_uniform(io_[head_], -bound, bound);
+    if (hf) Rng(init.seed, "lm_head.weight").fill_normal(io_[head_], kHfInitializerRange);
+    else Rng(init.seed, "lm_head.weight").fill_uniform(io_[head_], -bound, bound);
     // a width parametrization keeps the readout's std at the base width's (microsoft/mup's MuReadout: × m_N^(1/2))
     const double width = body_.config().factors().readout_init();
     if (width != 1.0) io_[head_] *= width;
@@ -132,7 +138,11 @@ Mat LanguageModel::embed(const std::vector<int>& tokens) const {
   for (Index i = 0; i < n; ++i) {
     const int t = tokens[static_cast<size_t>(i)];
     require(t >= 0 && t < vocab_, "token " + std::to_string(t) + " outside the vocabulary; fix: raise --vocab");
-    if (precision_ == Precision::F64) {
+    if (pos_ < 0) {  // RoPE: x_0[i] = S·E[s_i] (stored in the type at a precision)
+      x.row(i) = scale * io_[tok_].row(t);
+      if (precision_ != Precision::F64)
+        for (Index j = 0; j < d; ++j) x(i, j) = round_to(stored_, x(i, j));
+    } else if (precision_ == Precision::F64) {
       x.row(i) = scale * io_[tok_].row(t) + io_[pos_].row(i);
     } else {  // at a precision: S·E[s_i] stored, then the sum stored (two ops)
       for (Index j = 0; j < d; ++j)
@@ -189,11 +199,11 @@ SeqLoss LanguageModel::forward_backward(const Sequence& s, double scale, LmGrads
   const double embed_scale = body_.config().embedding_scale();
   for (Index i = 0; i < n; ++i) {
     g.io[tok_].row(s.tokens[static_cast<size_t>(i)]) += embed_scale * dx0.row(i);
-    g.io[pos_].row(i) += dx0.row(i);
+    if (pos_ >= 0) g.io[pos_].row(i) += dx0.row(i);
   }
   if (low) {  // the embeddings' gradients as stored (a sequence's, g zeroed before it)
     round_in_place(stored_, g.io[tok_]);
-    round_in_place(stored_, g.io[pos_]);
+    if (pos_ >= 0) round_in_place(stored_, g.io[pos_]);
   }
   if (probe) {
     const Index L = body_.layers();

@@ -10,6 +10,7 @@
 
 #include "gradflow/core/error.hpp"
 #include "gradflow/experiments/aggregate.hpp"
+#include "gradflow/experiments/statistics.hpp"
 #include "gradflow/experiments/csv_writer.hpp"
 #include "gradflow/experiments/runner.hpp"
 #include "gradflow/report/fields.hpp"
@@ -197,9 +198,14 @@ Json train_sweep_report(const TrainSweepOptions& o, const std::vector<TrainRun>&
           Json mc = Json::array();
           for (const auto& [s, v] : c.curve) mc.push_back(Json{s, mean_std(v).mean});
           const Stat fin = mean_std(c.finals);  // std null, not 0, when no run of the cell has a final loss
+          const Interval rate = proportion_interval(c.div, c.n), loss = mean_interval(c.finals);
           cj.push_back(Json{{kLr, lr}, {kWarmup, w}, {kRuns, c.n}, {kConverged, c.conv}, {kDiverged, c.div},
                             {kDivergenceRate, c.n ? Json(static_cast<double>(c.div) / c.n) : Json()},
+                            {"divergence_rate_ci_low", finite_or_null(rate.low)},
+                            {"divergence_rate_ci_high", finite_or_null(rate.high)},
                             {kFinalEvalLossMean, finite_or_null(fin.mean)}, {kFinalEvalLossStd, finite_or_null(fin.n ? fin.std : NAN)},
+                            {"final_eval_loss_ci_low", finite_or_null(loss.low)},
+                            {"final_eval_loss_ci_high", finite_or_null(loss.high)},
                             {kMeanEvalCurve, mc}});
           if (best.is_null() && c.n > 0 && c.conv == c.n) best = w;  // (n = 0: a partial merge lacks the cell)
         }
@@ -234,10 +240,13 @@ Json train_sweep_report(const TrainSweepOptions& o, const std::vector<TrainRun>&
         }
         const Stat st = mean_std(log2_lr);
         const double se = log2_lr.size() >= 2 ? st.std / std::sqrt(static_cast<double>(log2_lr.size())) : NAN;
+        const Interval log2_ci = mean_interval(log2_lr);
         optimal[std::to_string(w)] =
             Json{{kLr, log2_lr.empty() ? Json(nullptr) : Json(std::exp2(st.mean))},
                  {"log2_lr_mean", finite_or_null(log2_lr.empty() ? NAN : st.mean)},
-                 {"log2_lr_stderr", finite_or_null(se)}, {"seeds_fitted", log2_lr.size()},
+                 {"log2_lr_stderr", finite_or_null(se)},
+                 {"log2_lr_ci_low", finite_or_null(log2_ci.low)}, {"log2_lr_ci_high", finite_or_null(log2_ci.high)},
+                 {"seeds_fitted", log2_lr.size()},
                  {"seeds_without_inner_minimum", fitted_at_edge}};
       }
       g["optimal_lr"] = std::move(optimal);

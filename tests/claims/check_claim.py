@@ -9,6 +9,7 @@ or <stem>.full.json (the spec at full size, ctest label `claims-full`; the numbe
   {"spec": "<stem>.json", "run": "reduced" | "full",
    "values":   {"<path>": <number>, ...},
    "findings": [{"says": "<the claim's direction, in words>", "check": "<operand> <op> <operand>"}, ...],
+   "verdicts": {"<a spec verdict's says>": "holds" | "fails" | "undetermined", ...},
    "not_shown": "<optional: what the reduced run cannot show, and why>"}
 
 A <path> addresses one number in the report: segments joined by '/', each a key of an object
@@ -27,6 +28,9 @@ Comparison of "values":
            to the printed one: |measured - printed| <= half a unit in the printed value's last digit. A JSON null
            means the report must hold null there (e.g. "no converging warmup" in a training grid).
 Every "findings" check must hold in both. A spec change that moves a number or flips a finding fails.
+"verdicts" (optional): each statement of the spec's "verdicts" (the reduced run: "reduced_verdicts"), decided by
+gradflow at its level (docs/experiments.md, "Claims decided at a level"), must reach the verdict given; every statement
+the report decides must be listed (--update fills them in).
 
 --update (reduced files only): rerun, rewrite every value of "values" (paths kept; a null value is filled in), then
 check the findings. Use it after a change that is meant to move the numbers, and say why in the commit.
@@ -274,6 +278,8 @@ def main(argv):
     if update:
         for path in values:
             values[path] = operand(report, path)
+        if report.get("verdicts"):
+            expected["verdicts"] = {v["says"]: v["verdict"] for v in report["verdicts"]}
         with open(expected_path, "w") as f:
             json.dump(expected, f, indent=1)
             f.write("\n")
@@ -303,9 +309,25 @@ def main(argv):
         if not ok:
             failures += 1
         print(f"{'ok  ' if ok else 'FAIL'} finding: {finding['says']}\n       {finding['check']}  ({a} vs {b})")
+    decided = {v["says"]: v for v in report.get("verdicts", [])}
+    want_verdicts = expected.get("verdicts", {})
+    for says, want in want_verdicts.items():
+        got = decided.get(says)
+        if got is None:
+            raise UsageError(f"verdict '{says}': the report decides no such statement")
+        ok = got["verdict"] == want
+        if not ok:
+            failures += 1
+        print(f"{'ok  ' if ok else 'FAIL'} verdict: {says}: {got['verdict']} (expected {want}); {got['by']} "
+              f"{got['estimate']} [{got['ci_low']}, {got['ci_high']}] vs {got['reference']} at {got['level']}, n = {got['n']}")
+    for says in decided:
+        if says not in want_verdicts:
+            failures += 1
+            print(f"FAIL verdict: {says}: decided by the report ({decided[says]['verdict']}) but not in {expected_path}")
     if expected.get("not_shown"):
         print(f"note: not shown at this size: {expected['not_shown']}")
-    n = len(values) + len(expected.get("findings", []))
+    n = len(values) + len(expected.get("findings", [])) + len(want_verdicts) + \
+        sum(1 for says in decided if says not in want_verdicts)
     if n == 0:
         print("FAIL: the expected file checks nothing")
         return 1

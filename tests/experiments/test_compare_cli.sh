@@ -10,7 +10,7 @@ small="--d-model 16 --heads 2 --seq-len 4"
 
 "$gf" compare --placements post,pre --layers 2,3 --seeds 3 $small --json "$tmp/c.json" --csv "$tmp/c1.csv" --threads 1 \
   >"$tmp/table" 2>/dev/null || fail "compare"
-head -1 "$tmp/c1.csv" | grep -qx "placement,depth,layer,metric,mean,std,n" || fail "CSV header: $(head -1 "$tmp/c1.csv")"
+head -1 "$tmp/c1.csv" | grep -qx "placement,depth,layer,metric,mean,std,n,se,ci_low,ci_high,median,geomean,geo_ci_low,geo_ci_high,verdict" || fail "CSV header: $(head -1 "$tmp/c1.csv")"
 grep -q '^post,3,2,grad_norm,' "$tmp/c1.csv" || fail "CSV lacks post layer 2 of depth 3"
 grep -q '^post/pre,3,,bottom.grad_norm,' "$tmp/c1.csv" || fail "CSV lacks the post/pre ratio"
 grep -q '"mean"' "$tmp/c.json" && grep -q '"std"' "$tmp/c.json" || fail "JSON lacks mean/std"
@@ -49,7 +49,7 @@ grep -q '"spec_file"' "$tmp/c3.json" || fail "run report lacks spec_file"
 
 "$gf" sweep --placement pre --layers 2 --heads 2 --seq-len 4 --param d-model --values 8,16 --seeds 2 --csv "$tmp/s.csv" -q ||
   fail "sweep d-model"
-head -1 "$tmp/s.csv" | grep -qx "placement,depth,param,value,layer,metric,mean,std,n" || fail "sweep CSV header"
+head -1 "$tmp/s.csv" | grep -qx "placement,depth,param,value,layer,metric,mean,std,n,se,ci_low,ci_high,median,geomean,geo_ci_low,geo_ci_high,verdict" || fail "sweep CSV header"
 grep -q '^pre,2,d-model,8,' "$tmp/s.csv" || fail "sweep CSV rows"
 
 # output sensitivity to parameters (Liu et al.) in an experiment: aggregated like every scalar, the same at 1 and 2
@@ -92,7 +92,7 @@ bad run "$tmp/badplot2.json"
 "$gf" sweep --placement post,pre --layers 2 $small --param init-scale --values 0.5,2 --param2 residual-scale \
   --values2 0.5,1 --seeds 2 --csv "$tmp/s2.csv" --json "$tmp/s2.json" --resume "$tmp/r2" --threads 2 >"$tmp/table2" 2>/dev/null ||
   fail "2-D sweep"
-head -1 "$tmp/s2.csv" | grep -qx "placement,depth,param,value,param2,value2,layer,metric,mean,std,n" || fail "2-D sweep CSV header"
+head -1 "$tmp/s2.csv" | grep -qx "placement,depth,param,value,param2,value2,layer,metric,mean,std,n,se,ci_low,ci_high,median,geomean,geo_ci_low,geo_ci_high,verdict" || fail "2-D sweep CSV header"
 grep -q '^pre,2,init-scale,2,residual-scale,0.5,1,grad_norm,' "$tmp/s2.csv" || fail "2-D sweep CSV rows"
 grep -q '^post/pre,2,init-scale,0.5,residual-scale,1,,bottom.grad_norm,' "$tmp/s2.csv" || fail "2-D sweep CSV ratios"
 grep -q 'residual-scale' "$tmp/table2" || fail "2-D sweep table lacks the second axis"
@@ -139,4 +139,100 @@ grep -q '"device": "cuda"' "$tmp/gpuplan/plan.json" || fail "the plan's spec lac
   --plan "$tmp/gpuplan2" -q ||
   fail "writing a --device cuda plan without a GPU, explicit over --max-memory"
 
+
+# --- intervals, paired verdicts, --seeds auto, claims decided (issue 58) ---
+/usr/bin/python3 - "$tmp/c.json" <<'PY' || fail "the report's intervals and paired verdicts"
+import json, math, sys
+r = json.load(open(sys.argv[1]))
+assert r["statistics"]["level"] == 0.95, r["statistics"]
+g = r["groups"][0]["scalars"]["summary.bottom_to_top_grad_ratio"]
+for k in ("mean", "std", "n", "se", "ci_low", "ci_high", "median", "geomean", "geo_ci_low", "geo_ci_high"):
+    assert k in g, k
+assert g["ci_low"] < g["mean"] < g["ci_high"] and g["geo_ci_low"] < g["geomean"] < g["geo_ci_high"], g
+ratio = r["ratios"][0]["metrics"]["summary.bottom_to_top_grad_ratio"]
+p = ratio["paired"]
+assert p["by"] == "ratio" and p["verdict"] in ("greater", "less", "undetermined"), p
+assert abs(p["estimate"] - ratio["geomean"]) <= 1e-12 * ratio["geomean"], (p, ratio)
+# the depth pairs of one placement, paired as the placement pairs are
+axes = {(c["placement"], c["axis"], c["numerator"], c["denominator"]) for c in r["comparisons"]}
+assert ("post", "layers", 2, 3) in axes and ("pre", "layers", 2, 3) in axes, axes
+PY
+# --seeds auto: the same seeds and bits twice, and equal to --seeds N at the N it stopped at
+auto0="--placements post,pre --layers 2 $small --gradients-only --seeds auto --seed-batch 3 --max-seeds 9"
+auto="$auto0 --ci-target 0.5"
+"$gf" compare $auto -q --json "$tmp/a1.json" --csv "$tmp/a1.csv" || fail "--seeds auto"
+"$gf" compare $auto -q --json "$tmp/a2.json" --csv "$tmp/a2.csv" --threads 1 || fail "--seeds auto again"
+cmp -s "$tmp/a1.csv" "$tmp/a2.csv" || fail "--seeds auto is not reproducible"
+n=$(/usr/bin/python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['seeds']['repetitions'])" "$tmp/a1.json")
+"$gf" compare --placements post,pre --layers 2 $small --gradients-only --seeds "$n" -q --csv "$tmp/an.csv" ||
+  fail "--seeds $n"
+cmp -s "$tmp/a1.csv" "$tmp/an.csv" || fail "--seeds auto stopping at $n differs from --seeds $n"
+/usr/bin/python3 - "$tmp/a1.json" <<'PY' || fail "--seeds auto's record"
+import json, sys
+a = json.load(open(sys.argv[1]))["seeds"]["auto"]
+assert a["ci_target"] == 0.5 and a["batch"] == 3 and a["max_seeds"] == 9 and isinstance(a["target_met"], bool), a
+assert a["target_met"] == (not a["unmet"]), a
+PY
+# a target no run can meet stops at --max-seeds and says so
+"$gf" compare $auto0 --ci-target 1e-6 -q --json "$tmp/a3.json" || fail "--seeds auto to --max-seeds"
+/usr/bin/python3 -c "
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r['seeds']['repetitions'] == 9 and r['seeds']['auto']['target_met'] is False and r['seeds']['auto']['batches'] == 3, r['seeds']
+" "$tmp/a3.json" || fail "--seeds auto at --max-seeds"
+# a claims spec's statements decided at a level: holds, fails, undetermined, and another level
+cat >"$tmp/verdicts.json" <<'SPEC'
+{"gradflow_spec": 1, "command": "compare",
+ "options": {"placements": "post,pre", "layers": "2,3", "seeds": 4, "d-model": 16, "heads": 2, "seq-len": 4, "gradients-only": true},
+ "verdicts": [
+  {"says": "above 0", "metric": "summary.bottom_to_top_grad_ratio", "group": {"placement": "post", "layers": 3}, "expect": "greater", "than": 0.001},
+  {"says": "below 0", "metric": "summary.bottom_to_top_grad_ratio", "group": {"placement": "post", "layers": 3}, "expect": "less", "than": 0.001},
+  {"says": "pair", "metric": "summary.bottom_to_top_grad_ratio", "numerator": {"placement": "pre", "layers": 3}, "denominator": {"placement": "post", "layers": 3}, "expect": "greater", "level": 0.5},
+  {"says": "depth pair", "metric": "bottom.grad_norm", "numerator": {"placement": "pre", "layers": 3}, "denominator": {"placement": "pre", "layers": 2}, "expect": "greater"}]}
+SPEC
+"$gf" run "$tmp/verdicts.json" --json "$tmp/v.json" >"$tmp/v.table" 2>/dev/null || fail "run of a spec with verdicts"
+grep -q "claims decided" "$tmp/v.table" || fail "the table lacks the verdicts"
+/usr/bin/python3 - "$tmp/v.json" <<'PY' || fail "the verdicts"
+import json, sys
+v = {x["says"]: x for x in json.load(open(sys.argv[1]))["verdicts"]}
+assert v["above 0"]["verdict"] == "holds" and v["below 0"]["verdict"] == "fails", v
+assert v["pair"]["level"] == 0.5 and v["pair"]["by"] == "paired ratio", v["pair"]
+assert v["depth pair"]["by"] == "paired ratio" and v["depth pair"]["n"] == 4, v["depth pair"]
+for x in v.values():
+    assert x["verdict"] in ("holds", "fails", "undetermined")
+    assert x["ci_low"] <= x["estimate"] <= x["ci_high"], x
+PY
+# the 50 % interval is narrower than the 95 % one (the same statement at two levels)
+sed 's/"level": 0.5/"level": 0.95/' "$tmp/verdicts.json" >"$tmp/verdicts95.json"
+"$gf" run "$tmp/verdicts95.json" -q --json "$tmp/v95.json" || fail "run at 0.95"
+/usr/bin/python3 -c "
+import json, sys
+a = {x['says']: x for x in json.load(open(sys.argv[1]))['verdicts']}['pair']
+b = {x['says']: x for x in json.load(open(sys.argv[2]))['verdicts']}['pair']
+assert a['estimate'] == b['estimate'] and b['ci_low'] < a['ci_low'] < a['ci_high'] < b['ci_high'], (a, b)
+" "$tmp/v.json" "$tmp/v95.json" || fail "a verdict's level"
+
+# bad input: one line, exit 2, naming the option
+refuse() {  # refuse WHAT WORD ARGS...: exit 2 and WORD in the one-line message
+  what=$1; word=$2; shift 2
+  "$gf" "$@" >"$tmp/out" 2>"$tmp/err"; rc=$?
+  [ $rc -eq 2 ] || fail "$what: exit $rc, not 2"
+  grep -q -- "$word" "$tmp/err" || fail "$what: message lacks '$word': $(cat "$tmp/err")"
+  [ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "$what: more than one line: $(cat "$tmp/err")"
+}
+base="compare --placements post --layers 2 $small --gradients-only -q"
+refuse "auto without a target" "--ci-target" $base --seeds auto
+refuse "target 0" "--ci-target" $base --seeds auto --ci-target 0
+refuse "target 1" "--ci-target" $base --seeds auto --ci-target 1
+refuse "max below the batch" "--max-seeds" $base --seeds auto --ci-target 0.1 --max-seeds 5
+refuse "target without auto" "--ci-target" $base --seeds 3 --ci-target 0.1
+refuse "seeds not a number" "--seeds" $base --seeds many
+refuse "auto with a plan" "plan" $base --seeds auto --ci-target 0.1 --plan "$tmp/plan"
+refuse "unknown ci metric" "--ci-metrics" $base --seeds auto --ci-target 0.1 --ci-metrics summary.nothing
+sed 's/"level": 0.5/"level": 1.5/' "$tmp/verdicts.json" >"$tmp/bad_level.json"
+refuse "a verdict's level" "level" run "$tmp/bad_level.json" -q
+sed 's/"bottom.grad_norm"/"bottom.no_such_metric"/' "$tmp/verdicts.json" >"$tmp/bad_metric.json"
+refuse "a verdict's metric" "no_such_metric" run "$tmp/bad_metric.json" -q
+sed 's/"layers": 3}, "expect": "greater", "than"/"layers": 7}, "expect": "greater", "than"/' "$tmp/verdicts.json" >"$tmp/bad_group.json"
+refuse "a verdict's group" "names no group" run "$tmp/bad_group.json" -q
 echo "ok: compare/sweep/run"

@@ -88,7 +88,7 @@ TEST_CASE("experiment_csv: long format, one row per placement, depth, layer, met
   std::istringstream in(csv);
   std::string line;
   std::getline(in, line);
-  REQUIRE(line == "placement,depth,layer,metric,mean,std,n");
+  REQUIRE(line == "placement,depth,layer,metric,mean,std,n,se,ci_low,ci_high,median,geomean,geo_ci_low,geo_ci_high,verdict");
   int rows = 0, ratio_rows = 0;
   while (std::getline(in, line)) {
     ++rows;
@@ -178,7 +178,7 @@ TEST_CASE("experiment_report of a 2-D sweep: both axes in groups, ratios at equa
           Approx(1.0).epsilon(test::kCrossTol));
   // CSV and table carry both axes
   const std::string csv = experiment_csv(rep);
-  REQUIRE(csv.rfind("placement,depth,param,value,param2,value2,layer,metric,mean,std,n\n", 0) == 0);
+  REQUIRE(csv.rfind("placement,depth,param,value,param2,value2,layer,metric,mean,std,n,se,ci_low,ci_high,median,geomean,geo_ci_low,geo_ci_high,verdict\n", 0) == 0);
   REQUIRE(csv.find("\npost,3,init-scale,2,residual-scale,1,0,grad_norm,") != std::string::npos);
   REQUIRE(csv.find("\npost/pre,3,init-scale,4,residual-scale,0.5,,bottom.grad_norm,") != std::string::npos);
   std::ostringstream table;

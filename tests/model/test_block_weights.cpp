@@ -57,7 +57,7 @@ void check_same_as_resident(const ModelConfig& cfg, const InitConfig& init) {
 
 TEST_CASE("block weights: drawn per block, every placement and init scheme, equal initialize()'s bit for bit",
           "[model]") {
-  for (const char* scheme : {"torch", "xavier", "xavier-normal", "gpt2", "t-fixup"}) {
+  for (const char* scheme : {"torch", "xavier", "xavier-normal", "gpt2", "t-fixup", "hf-normal"}) {
     for (const auto& pl : placements()) {
       INFO(scheme << " " << pl->name());
       InitConfig init;
@@ -77,7 +77,7 @@ TEST_CASE("block weights: the decoder blocks' matrices (gated, grouped heads) dr
   cfg.kv_heads = 2;
   cfg.bias = false;
   cfg.rope = true;
-  for (const char* scheme : {"torch", "gpt2", "t-fixup"}) {
+  for (const char* scheme : {"torch", "gpt2", "t-fixup", "hf-normal"}) {
     INFO(scheme);
     InitConfig init;
     init.scheme = scheme;

@@ -134,7 +134,9 @@ class LM:
 
     def loss(self, tokens, targets):
         c = self.t.branch
-        x = self.w["tok_embedding.weight"][tokens[:, :-1]] + self.w["pos_embedding.weight"].unsqueeze(0)
+        x = self.w["tok_embedding.weight"][tokens[:, :-1]]
+        if not self.o.get("rope"):  # a RoPE block has no absolute position embedding
+            x = x + self.w["pos_embedding.weight"].unsqueeze(0)
         for l in range(self.o["layers"]):
             p = f"layers.{l}."
             if self.placement == "pre":

@@ -207,6 +207,21 @@ TEST_CASE("init: torch defaults in distribution, gpt2 scaling, init-scale", "[an
   CHECK(sd == Approx(0.02 / std::sqrt(4.0) * 0.5).epsilon(test::kInitMomentTol));
   const Mat& w1 = g.params().at("layers.0.linear1.weight");
   CHECK(std::sqrt(w1.squaredNorm() / double(w1.size())) == Approx(0.02).epsilon(test::kInitMomentTol));
+  // hf-normal (the decoder families' _init_weights): every weight matrix N(0, 0.02), no depth factor, biases 0
+  Model h(cfg);
+  init.scheme = "hf-normal";
+  init.scale = 1.0;
+  initialize(h, init);
+  for (const char* name : {"layers.0.self_attn.in_proj_weight", "layers.0.self_attn.out_proj.weight",
+                           "layers.1.linear1.weight", "layers.1.linear2.weight"}) {
+    const Mat& w = h.params().at(name);
+    INFO(name);
+    CHECK(std::abs(w.mean()) < test::kRngMaxZ * kHfInitializerRange / std::sqrt(double(w.size())));  // mean 0
+    CHECK(std::sqrt(w.squaredNorm() / double(w.size())) == Approx(kHfInitializerRange).epsilon(test::kInitMomentTol));
+  }
+  CHECK(h.params().at("layers.0.self_attn.in_proj_bias").norm() == 0.0);
+  CHECK(h.params().at("layers.1.linear1.bias").norm() == 0.0);
+  CHECK(h.params().at("layers.0.norm1.weight") == Mat::Ones(1, 64));
   init.scheme = "bogus";
   CHECK_THROWS_AS(initialize(g, init), Error);
 }

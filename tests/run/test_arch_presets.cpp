@@ -61,3 +61,20 @@ TEST_CASE("arch presets: an option given explicitly wins, before or after --arch
   CHECK_THROWS_WITH(resolved({{"arch", "llama"}, {"activation", "gelu"}}),
                     Catch::Contains("does not apply to --ffn swiglu"));
 }
+
+TEST_CASE("arch presets: each family's own init and norm eps, and --init and --norm-eps win", "[run][arch]") {
+  for (const ArchPreset& a : arch_presets()) {
+    const RunConfig rc = resolved({{"arch", a.name}, {"d-model", "32"}, {"heads", "2"}});
+    CHECK(rc.init.scheme == (a.name == "classic" ? "torch" : "hf-normal"));
+  }
+  CHECK(resolved({{"arch", "llama"}}).model.norm_eps == 1e-5);  // Llama 2/3 and Mistral's configs
+  CHECK(resolved({{"arch", "neox"}}).model.norm_eps == 1e-5);
+  for (const char* family : {"qwen2", "qwen3", "olmo2", "gemma2"})
+    CHECK(resolved({{"arch", family}}).model.norm_eps == 1e-6);
+  CHECK(resolved({{"arch", "llama"}, {"init", "torch"}}).init.scheme == "torch");
+  CHECK(resolved({{"init", "xavier"}, {"arch", "qwen3"}}).init.scheme == "xavier");
+  CHECK(resolved({{"arch", "qwen3"}, {"norm-eps", "1e-3"}}).model.norm_eps == 1e-3);
+  CHECK(resolved({{"norm-eps", "2e-5"}}).model.norm_eps == 2e-5);
+  CHECK_THROWS_WITH(resolved({{"norm-eps", "0"}}), Catch::Contains("--norm-eps"));
+  CHECK_THROWS_WITH(resolved({{"norm-eps", "-1e-5"}}), Catch::Contains("fix"));
+}

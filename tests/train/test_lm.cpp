@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "derivative_checks.hpp"
+#include "gradflow/model/init.hpp"
 #include "gradflow/run/context.hpp"
 #include "gradflow/train/lm.hpp"
 #include "gradflow/train/tasks.hpp"
@@ -99,13 +100,12 @@ void check_all_gradients(const std::string& placement, bool tied, const std::str
   for (auto& p : lm.body().params().all())
     if (p.name.find("norm") != std::string::npos) p.value.array() += 0.2 * random_normal(9, p.name, p.value.rows(), p.value.cols()).array();
   const auto batch = task.batch(3, "fd", 2);
-  if (gemma) {  // x_0[i] = √d·E[s_i] + P[i]
+  if (gemma) {  // a RoPE block has no position embedding: x_0[i] = √d·E[s_i]
+    REQUIRE_FALSE(lm.io_params().has("pos_embedding.weight"));
     const Mat x0 = lm.embed(batch[0].tokens);
     const Mat& E = lm.io_params().at("tok_embedding.weight");
-    const Mat& P = lm.io_params().at("pos_embedding.weight");
     for (Index i = 0; i < x0.rows(); ++i)
-      REQUIRE(rel_err(x0.row(i), std::sqrt(8.0) * E.row(batch[0].tokens[static_cast<size_t>(i)]) + P.row(i)) <
-              test::kCrossTol);
+      REQUIRE(rel_err(x0.row(i), std::sqrt(8.0) * E.row(batch[0].tokens[static_cast<size_t>(i)])) < test::kCrossTol);
   }
   const LmGrads g = batch_grad(lm, batch);
   INFO(placement << (tied ? " tied" : " untied") << " task " << task_name);
@@ -194,4 +194,30 @@ TEST_CASE("train lm: a training step's block gradient equals analyze's for the s
       REQUIRE(ctx.grads[static_cast<int>(i)] == g.body[static_cast<int>(i)]);  // bit for bit
     }
   }
+}
+
+TEST_CASE("train lm: a RoPE block has no position embedding, and hf-normal draws the embedding and head N(0, 0.02)",
+          "[train][quick]") {
+  ModelConfig cfg = tiny("pre");
+  cfg.rope = true;
+  cfg.d_model = 32;
+  LanguageModel lm(cfg, 64, 8, false);
+  InitConfig init;
+  init.scheme = "hf-normal";
+  init.seed = 3;
+  lm.initialize(init);
+  CHECK_FALSE(lm.io_params().has("pos_embedding.weight"));
+  for (const char* name : {"tok_embedding.weight", "lm_head.weight"}) {
+    const Mat& w = lm.io_params().at(name);
+    INFO(name);
+    CHECK(std::sqrt(w.squaredNorm() / double(w.size())) == Approx(kHfInitializerRange).epsilon(test::kInitMomentTol));
+  }
+  // without RoPE the learned positions stay, and torch's init keeps nn.Embedding's N(0, 1)
+  ModelConfig learned = tiny("pre");
+  learned.d_model = 32;
+  LanguageModel plain(learned, 64, 64, false);
+  init.scheme = "torch";
+  plain.initialize(init);
+  const Mat& P = plain.io_params().at("pos_embedding.weight");
+  CHECK(std::sqrt(P.squaredNorm() / double(P.size())) == Approx(1.0).epsilon(test::kInitMomentTol));
 }

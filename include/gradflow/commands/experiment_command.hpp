@@ -25,6 +25,8 @@ struct SpecRun {
   bool quiet = false;             // -q
   std::string spec_file;          // `gradflow run SPEC`: the file, recorded in the report with its content
   PlanStep plan;                  // Write (as --plan DIR), or Task / Merge of the plan in plan.dir; None: run it
+  nlohmann::ordered_json verdicts;  // a spec's "verdicts" (claim_verdicts.hpp): recorded in the report's spec (and a
+                                    // plan's), decided on its report; null: none
   // Told, before anything long runs, what an interruption would leave behind and how to continue (the program's
   // Ctrl-C handler); may be empty.
   std::function<void(const std::string&)> interrupt_note;

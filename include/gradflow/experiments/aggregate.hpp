@@ -29,8 +29,9 @@ void flatten_numbers(const nlohmann::ordered_json& j, const std::string& prefix,
 Metrics layer_metrics(const nlohmann::ordered_json& layer);
 Metrics scalar_metrics(const nlohmann::ordered_json& report);
 
-// Mean and std over `reports` (the seeds of one configuration), metric by metric, keys in order of first
-// appearance: {"layers": [{"index": l, METRIC: {mean,std,n}, ...}], "scalars": {METRIC: {mean,std,n}}}.
+// The summary over `reports` (the seeds of one configuration), metric by metric, keys in order of first appearance:
+// {"layers": [{"index": l, METRIC: SUMMARY, ...}], "scalars": {METRIC: SUMMARY}}, SUMMARY statistics.hpp's
+// summary_json (mean, std, n, se, the t interval, median, and the geometric mean and interval of positive metrics).
 // A metric missing from some seeds gets a smaller n.
 nlohmann::ordered_json aggregate_seeds(const std::vector<const nlohmann::ordered_json*>& reports);
 

@@ -8,13 +8,17 @@
 #include <nlohmann/json.hpp>
 
 #include "gradflow/experiments/plan.hpp"
+#include "gradflow/experiments/auto_seeds.hpp"
 #include "gradflow/run/model_settings.hpp"
 
 namespace gradflow {
 
 struct ExperimentOptions {
   ModelSettings model;
-  int seeds = 3;
+  std::string seeds = "3";  // --seeds N | auto (with --ci-target; AutoSeeds, auto_seeds.hpp)
+  double ci_target = 0, ci_abs = 0;
+  int max_seeds = 200, seed_batch = 10;
+  std::string ci_metrics = "summary.bottom_to_top_grad_ratio";
   int threads = 0;
   std::string json, csv, resume, plan;  // --plan DIR: write the plan instead of running
   bool gradients_only = false, quiet = false;
@@ -24,6 +28,11 @@ struct ExperimentOptions {
 // The options given explicitly on `sub`, as a spec's "options" object: where outputs go and how the experiment runs
 // (--json, --csv, --resume, --threads, --quiet, --plan, ...) are not part of it.
 nlohmann::ordered_json given_options(const CLI::App& sub);
+
+// --seeds and its auto options as the experiment runs them: the repetitions (the first batch under auto) and the
+// AutoSeeds settings; Error (exit 2) naming the option and a fix for a bad --seeds, --ci-target without auto, auto
+// without --ci-target, and AutoSeeds' own checks.
+int parse_seeds(const CLI::App& sub, const ExperimentOptions& o, AutoSeeds& auto_seeds);
 
 // Adds the model flags and the shared experiment flags to `sub`.
 void add_experiment_options(CLI::App& sub, ExperimentOptions& o);

@@ -8,6 +8,7 @@
 
 #include "gradflow/backend/backend.hpp"
 #include "gradflow/run/model_settings.hpp"
+#include "gradflow/experiments/auto_seeds.hpp"
 #include "gradflow/experiments/plan.hpp"
 #include "gradflow/experiments/runner.hpp"
 
@@ -22,6 +23,7 @@ struct ExperimentSettings {
   BackendKind backend = BackendKind::Cpu;  // --device: where each point's explicit products or streamed chain run;
                                            // a device runs one configuration at a time
   RunnerOptions runner;         // threads, --resume, progress
+  AutoSeeds auto_seeds;         // --seeds auto: axes.seeds grows in batches until the intervals are narrow
   nlohmann::ordered_json spec;  // the spec that reproduces the experiment (recorded in the report)
   std::string spec_file;        // the spec file it came from ("" for none): recorded with its content
 };

@@ -6,8 +6,9 @@
 // "options" holds command-line flags without their dashes: a string or number is the flag's value, an array is
 // joined with commas, true is a bare flag, false leaves it out. "reduced" (optional) overrides options for a
 // seconds-long smoke run (`gradflow run SPEC --reduced`); "plot" (optional) says what `gradflow plot --kind claims`
-// draws (docs/plotting.md). Every compare/sweep report records its spec, with the file's claim, description
-// and plot.
+// draws (docs/plotting.md); "verdicts" (optional) states the claim as statements decided at a level on the report
+// (claim_verdicts.hpp), "reduced_verdicts" the statements of the reduced run (whose groups are other sizes). Every
+// compare/sweep report records its spec, with the file's claim, description, plot and verdicts.
 #pragma once
 #include <string>
 #include <vector>

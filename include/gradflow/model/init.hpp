@@ -6,6 +6,10 @@
 //   xavier         nn.Transformer._reset_parameters: every weight matrix xavier_uniform, biases as torch
 //   xavier-normal  Xiong et al. 2020's setting: weight matrices N(0, 2/(fan_in+fan_out)), biases 0
 //   gpt2           weights N(0, 0.02), biases 0, out_proj/linear2 weights × 1/√(2L)
+//   hf-normal      the decoder families' Hugging Face init (Llama, Mistral, Qwen2/3, OLMo-2, Gemma-2, GPT-NeoX
+//                  `_init_weights`): every weight matrix N(0, 0.02) (their configs' initializer_range, at every
+//                  width), biases 0, norm weights 1 (0 with --norm-offset: Gemma's stored w of 1 + w); the --arch
+//                  presets' default; training's embeddings and head N(0, 0.02) too (train/lm.hpp)
 //   t-fixup        Huang et al. 2020 (encoder): Xavier uniform, biases 0, v rows Xavier of their own (d, d)
 //                  block, then v, out_proj, linear1, linear2 weights × 0.67·L^(-1/4)
 // Then the placement's own scaling: deepnorm multiplies v rows of in_proj, out_proj, linear1, linear2 weights by
@@ -23,6 +27,9 @@
 #include "gradflow/model/model.hpp"
 
 namespace gradflow {
+
+// initializer_range of the decoder families' configs (hf-normal's standard deviation)
+inline constexpr double kHfInitializerRange = 0.02;
 
 const std::vector<std::string>& init_schemes();
 // Draws every held parameter (a deferred weight matrix, WeightResidency::PerBlock, is left to block_weights.hpp).

@@ -1,5 +1,5 @@
 // lm.hpp — the language model `gradflow train` trains: a token embedding E (V, d) plus a learned positional
-// embedding P (n, d), the L blocks and final norm of gradflow's Model (the very code `analyze` runs, with the
+// embedding P (n, d) (none in a RoPE block, whose positions are in the rotation: x_0 = S·E[s_i]), the L blocks and final norm of gradflow's Model (the very code `analyze` runs, with the
 // causal mask on), and an output projection W (V, d) (W = E with --tie-embeddings), with softmax cross-entropy
 // on the positions a task marks as targets:
 //   x_0 = E[s_i] + P[i]          (n, d)
@@ -7,7 +7,8 @@
 //   z   = (r·y) · Wᵀ             (n, V)      logits; r = m_N^(-1) under a width parametrization, else 1
 //   L   = (1/T) Σ_{targets i} −log softmax(z_i)[t_i]    T = the number of targets in the whole batch
 // Parameter names: the Model's (PyTorch nn.TransformerEncoder names) plus tok_embedding.weight, pos_embedding.weight
-// and lm_head.weight (absent when tied); a checkpoint of all of them is readable by `analyze --weights`, which
+// (absent with RoPE) and lm_head.weight (absent when tied); E and W start N(0, 0.02) under --init hf-normal (the
+// decoder presets' default), else N(0, 1) and U(±1/√d); a checkpoint of all of them is readable by `analyze --weights`, which
 // warns about the three extra tensors and ignores them.
 // Rule: parameter gradients ACCUMULATE (+=) into LmGrads; activation gradients are returned fresh.
 // At a precision (train --precision f32|bf16|f16; docs/training.md "Low precision"), the model cast to that type: the
