@@ -12,8 +12,8 @@ usage:
 A table block is the text between `<!-- table: NAME -->` and `<!-- /table -->` in findings.md; NAME is one of
 RENDERERS below, each reading the compact reports it names. Regenerate the data first (minutes, see findings.md):
   gradflow run examples/claims/decoder_llama_schemes.json examples/claims/decoder_llama_schemes_hf.json \
-      examples/claims/decoder_classic_baseline.json --out-dir results
-  for s in decoder_llama_schemes decoder_llama_schemes_hf decoder_classic_baseline; do
+      examples/claims/decoder_classic_baseline.json examples/claims/c4_c5_decided.json --out-dir results
+  for s in decoder_llama_schemes decoder_llama_schemes_hf decoder_classic_baseline c4_c5_decided; do
     scripts/findings_tables.py compact results/$s.json examples/claims/tables/$s.json; done
   scripts/findings_tables.py write
 CI runs `check` (tests/docs) on the committed compact reports.
@@ -28,7 +28,8 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TABLES = os.path.join(ROOT, "examples", "claims", "tables")
 # the scalar metrics the tables print (compact keeps only these)
-METRICS = ("summary.bottom_to_top_grad_ratio", "top.token_geometry.rank_one_distance")
+METRICS = ("summary.bottom_to_top_grad_ratio", "top.token_geometry.rank_one_distance", "bottom.grad_norm",
+           "top.param_grad_norms.linear2.weight")
 
 
 def compact(report_path, out_path):
@@ -56,14 +57,26 @@ def load(name):
         return json.load(f)
 
 
-def fmt(x):
-    """3 significant digits; powers of ten outside [1e-3, 1e4)."""
+def fmt(x, digits=3):
+    """`digits` significant digits; powers of ten outside [1e-3, 1e4)."""
     if x is None or (isinstance(x, float) and not math.isfinite(x)):
         return "–"
     if x != 0 and (abs(x) >= 1e4 or abs(x) < 1e-3):
-        m, e = f"{x:.2e}".split("e")
+        m, e = f"{x:.{digits - 1}e}".split("e")
         return f"{m}e{int(e)}"
-    return f"{x:.3g}"
+    return f"{x:.{digits}g}"
+
+
+def fmt_interval(est, lo, hi):
+    """'est [lo, hi]' with 3 significant digits, more (up to 6) until the interval's ends print apart: a ratio of
+    1.0020 [1.0017, 1.0023] does not become '1 [1, 1]'."""
+    if any(v is None for v in (est, lo, hi)):
+        return f"{fmt(est)} [{fmt(lo)}, {fmt(hi)}]"
+    for digits in range(3, 7):
+        f = lambda x: fmt(x, digits)  # noqa: E731
+        if f(lo) != f(hi) or lo == hi:
+            break
+    return f"{f(est)} [{f(lo)}, {f(hi)}]"
 
 
 def group(data, placement, layers):
@@ -80,8 +93,8 @@ def summary_cell(data, placement, layers, metric="summary.bottom_to_top_grad_rat
         return "–"
     s = g["scalars"][metric]
     if "geomean" in s:
-        return f"{fmt(s['geomean'])} [{fmt(s['geo_ci_low'])}, {fmt(s['geo_ci_high'])}]"
-    return f"{fmt(s['mean'])} [{fmt(s['ci_low'])}, {fmt(s['ci_high'])}]"
+        return fmt_interval(s["geomean"], s["geo_ci_low"], s["geo_ci_high"])
+    return fmt_interval(s["mean"], s["ci_low"], s["ci_high"])
 
 
 def seeds_text(data):
@@ -118,7 +131,7 @@ def render_decoder_schemes():
 def verdict_cell(data, says_prefix):
     for v in data.get("verdicts", []):
         if v["says"].startswith(says_prefix):
-            est = f"{fmt(v['estimate'])} [{fmt(v['ci_low'])}, {fmt(v['ci_high'])}]"
+            est = fmt_interval(v["estimate"], v["ci_low"], v["ci_high"])
             word = {"holds": "**holds**", "fails": "**fails**", "undetermined": "undetermined"}[v["verdict"]]
             return f"{word}: {est}"
     return "–"
@@ -134,7 +147,25 @@ def render_decoder_verdicts():
     return "\n".join(lines)
 
 
-RENDERERS = {"decoder_schemes": render_decoder_schemes, "decoder_verdicts": render_decoder_verdicts}
+def render_c4_c5_verdicts():
+    d = load("c4_c5_decided")
+    lines = [f"Classic block, PyTorch's init, d = 64, n = 16; {seeds_text(d)}; 95 % intervals (paired over the shared seeds "
+             "for ratios).", "",
+             "| statement | verdict | estimate [95 % interval] | by |", "|---|---|---|---|"]
+    for v in d["verdicts"]:
+        word = {"holds": "**holds**", "fails": "**fails**", "undetermined": "undetermined"}[v["verdict"]]
+        ref = "" if v["reference"] == 1 else f" (vs {fmt(v['reference'])})"
+        lines.append(f"| {v['says']} | {word}{ref} | {fmt_interval(v['estimate'], v['ci_low'], v['ci_high'])} | "
+                     f"{v['by']} of `{v['metric']}` |")
+    lines += ["", "| placement | bottom/top L = 6 | bottom/top L = 24 | ‖dL/dx_0‖ L = 24 |", "|---|---|---|---|"]
+    for p, name in (("post", "Post-LN"), ("pre", "Pre-LN")):
+        lines.append(f"| {name} | {summary_cell(d, p, 6)} | {summary_cell(d, p, 24)} | "
+                     f"{summary_cell(d, p, 24, 'bottom.grad_norm')} |")
+    return "\n".join(lines)
+
+
+RENDERERS = {"decoder_schemes": render_decoder_schemes, "decoder_verdicts": render_decoder_verdicts,
+             "c4_c5_verdicts": render_c4_c5_verdicts}
 BLOCK = re.compile(r"(<!-- table: (\w+) -->\n)(.*?)(<!-- /table -->)", re.S)
 
 

@@ -161,8 +161,9 @@ void check_verdict_specs(const Json& verdicts, const std::string& where) {
     require(group != pair, at + " needs either \"group\" (with \"than\") or \"numerator\" and \"denominator\"" + kFix);
     require(!group || (v.contains("than") && v["than"].is_number()),
             at + ": a \"group\" is compared with \"than\", a number" + kFix);
-    require(group || (v.contains("numerator") && v.contains("denominator") && !v.contains("than")),
-            at + ": a pair needs both \"numerator\" and \"denominator\" (compared with 1, no \"than\")" + kFix);
+    require(group || (v.contains("numerator") && v.contains("denominator")),
+            at + ": a pair needs both \"numerator\" and \"denominator\"" + kFix);
+    require(!v.contains("than") || v["than"].is_number(), at + ": \"than\" must be a number" + kFix);
     for (const char* key : {"group", "numerator", "denominator"}) {
       if (!v.contains(key)) continue;
       const Json& s = v[key];
@@ -236,8 +237,11 @@ Json decide_claims(const Json& spec, const Json& report) {
           est = -est, lo = l, hi = h;
         }
       }
-      s = from_interval(est, lo, hi, m[kN].get<int>(), ratio, ratio ? 1.0 : 0.0,
-                        ratio ? "paired ratio" : "paired difference");
+      // the reference: "than" (a ratio's, e.g. 0.01 for "A below 1/100 of B"; a difference's), else 1 (0)
+      const double reference = v.value("than", ratio ? 1.0 : 0.0);
+      require(!ratio || reference > 0, where + ": \"than\" " + std::to_string(reference) + " for a ratio of positive "
+                                           "values must be positive; fix: e.g. \"than\": 0.01");
+      s = from_interval(est, lo, hi, m[kN].get<int>(), ratio, reference, ratio ? "paired ratio" : "paired difference");
     }
     if (level != report_level && s.n >= 2)
       s.half *= t_quantile_for(level, s.n) / t_quantile_for(report_level, s.n);

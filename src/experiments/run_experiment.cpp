@@ -100,12 +100,30 @@ nlohmann::ordered_json run_experiment(ExperimentSettings e) {
   if (e.auto_seeds.enabled) {
     // batches of seeds until every interval is narrow enough: the configurations of the seeds already run are kept
     // (plan order is group-major with repetitions innermost, so a larger --seeds keeps every earlier one)
+    // The rule reads scalar metrics only (summary.*, top-level numbers, bottom.* and top.*: the first and last layer),
+    // so it is decided on reports cut to those two layers: the same scalars, without aggregating every layer of
+    // every seed after each batch. Verdicts are not decided there (the rule never reads them).
+    const auto light = [](const nlohmann::ordered_json& r) {
+      nlohmann::ordered_json c = r;
+      if (c.contains(fields::kLayers) && c[fields::kLayers].is_array() && c[fields::kLayers].size() > 2) {
+        nlohmann::ordered_json ends = nlohmann::ordered_json::array();
+        ends.push_back(c[fields::kLayers].front());
+        ends.push_back(c[fields::kLayers].back());
+        c[fields::kLayers] = std::move(ends);
+      }
+      return c;
+    };
+    ExperimentInfo rule_info = info;
+    if (rule_info.spec.is_object()) rule_info.spec.erase("verdicts");
+    std::vector<nlohmann::ordered_json> light_reports;
+    for (const auto& r : reports) light_reports.push_back(light(r));
     for (;;) {
-      unmet = auto_seeds_unmet(experiment_report(info, configs, reports), e.auto_seeds);
+      unmet = auto_seeds_unmet(experiment_report(rule_info, configs, light_reports), e.auto_seeds);
       if (unmet.empty() || e.axes.seeds >= e.auto_seeds.max_seeds) break;
       const int had = e.axes.seeds;
       e.axes.seeds = std::min(had + e.auto_seeds.batch, e.auto_seeds.max_seeds);
       info.axes.seeds = e.axes.seeds;
+      rule_info.axes.seeds = e.axes.seeds;
       if (e.runner.progress)
         std::fprintf(stderr, "gradflow %s: --seeds auto: %zu intervals wider than the target at %d seeds (e.g. %s); "
                      "seeds %d..%d next\n", e.kind.c_str(), unmet.size(), had, unmet.front().c_str(), had,
@@ -118,12 +136,20 @@ nlohmann::ordered_json run_experiment(ExperimentSettings e) {
       auto fresh_reports = run_configurations(fresh, e.runner, &more);
       for (const auto& k : more.kernels)
         if (std::find(stats.kernels.begin(), stats.kernels.end(), k) == stats.kernels.end()) stats.kernels.push_back(k);
-      std::vector<nlohmann::ordered_json> merged;
+      std::vector<nlohmann::ordered_json> merged, merged_light;
       size_t old_i = 0, new_i = 0;
-      for (const auto& c : all)
-        merged.push_back(c.repetition < had ? std::move(reports[old_i++]) : std::move(fresh_reports[new_i++]));
+      for (const auto& c : all) {
+        if (c.repetition < had) {
+          merged_light.push_back(std::move(light_reports[old_i]));
+          merged.push_back(std::move(reports[old_i++]));
+        } else {
+          merged_light.push_back(light(fresh_reports[new_i]));
+          merged.push_back(std::move(fresh_reports[new_i++]));
+        }
+      }
       configs = std::move(all);
       reports = std::move(merged);
+      light_reports = std::move(merged_light);
       ++batches;
     }
   }

@@ -225,6 +225,21 @@ std::pair<double, double> json_stat(const PlotJson& j, const std::string& key) {
   return {json_number(j[key], kMean), json_number(j[key], kStd)};
 }
 
+Spread json_spread(const PlotJson& j, const std::string& key) {
+  if (!j.is_object() || !j.contains(key)) return {NAN, NAN, NAN};
+  const PlotJson& s = j[key];
+  const double mean = json_number(s, kMean), low = json_number(s, "ci_low"), high = json_number(s, "ci_high");
+  double lo = mean, hi = mean;
+  if (std::isfinite(low) && std::isfinite(high)) {
+    lo = low, hi = high;
+  } else if (!s.contains("ci_low")) {  // a report from before the intervals: mean ± std
+    const double sd = json_number(s, kStd);
+    if (std::isfinite(sd)) lo = mean - sd, hi = mean + sd;
+  }
+  if (mean > 0) lo = std::max(lo, 0.1 * mean);  // stays on a log axis
+  return {mean, lo, hi};
+}
+
 std::vector<std::string> metric_names(const PlotInput& in) {
   std::vector<std::string> names;
   const auto add = [&names](const std::string& n) {

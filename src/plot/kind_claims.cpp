@@ -115,6 +115,7 @@ LineFigure layer_figure(const PlotInput& in, const std::string& metric) {
   const std::vector<std::string> labels = group_labels(in.json);
   LineFigure f;
   f.spread = "errorbars";
+  f.extra += kSpreadNote;
   f.integer_x = true;
   f.point_interval = 0;
   f.xlabel = "layer {/:Italic l}  ({/:Italic L} = " + std::to_string(deepest) + ")";
@@ -126,13 +127,12 @@ LineFigure layer_figure(const PlotInput& in, const std::string& metric) {
     Series s;
     s.title = labels[g];
     for (const auto& layer : groups[g][kPerLayer]) {
-      const auto [mean, sd] = json_stat(layer, metric);
-      any |= !std::isnan(mean);
+      const Spread sp = json_spread(layer, metric);
+      any |= !std::isnan(sp.mean);
       s.x.push_back(json_number(layer, kIndex));
-      s.y.push_back(mean);
-      const double e = std::isnan(sd) ? 0 : sd;
-      s.lo.push_back(mean > 0 ? std::max(mean - e, 0.1 * mean) : mean - e);
-      s.hi.push_back(mean + e);
+      s.y.push_back(sp.mean);
+      s.lo.push_back(sp.lo);
+      s.hi.push_back(sp.hi);
     }
     f.series.push_back(std::move(s));
   }
@@ -215,6 +215,7 @@ LineFigure ratio_figure(const PlotInput& in, const std::string& metric) {
   const bool sweep = e.contains(kParam);
   LineFigure f;
   f.spread = "errorbars";
+  f.extra += kSpreadNote;
   f.logy = "on";
   f.integer_x = !sweep;
   f.logx = sweep ? "auto" : "off";  // a sweep over values that span decades (init scale 1 ... 16): log x
@@ -239,12 +240,12 @@ LineFigure ratio_figure(const PlotInput& in, const std::string& metric) {
         if (g.value(kValue, std::string()) == r.value(kValue, std::string()) && g.contains(kX) && g[kX].is_number())
           x = g[kX].get<double>();
     }
-    const auto [mean, sd] = json_stat(r[kMetrics], metric);
+    const Spread sp = json_spread(r[kMetrics], metric);
     Series& s = f.series[static_cast<size_t>(it - order.begin())];
     s.x.push_back(x);
-    s.y.push_back(mean);
-    s.lo.push_back(mean > 0 ? std::max(mean - (std::isnan(sd) ? 0 : sd), 0.1 * mean) : mean);
-    s.hi.push_back(mean + (std::isnan(sd) ? 0 : sd));
+    s.y.push_back(sp.mean);
+    s.lo.push_back(sp.lo);
+    s.hi.push_back(sp.hi);
     if (std::isfinite(x) && std::none_of(f.xtics.begin(), f.xtics.end(), [&](const auto& t) { return t.first == x; })) {
       // tics at the depths run, or at the swept values as the sweep names them
       std::string v = sweep ? r.value(kValue, std::string()) : std::to_string(static_cast<long long>(x));

@@ -27,17 +27,17 @@ std::string stream_suffix(const char* field) {
   return std::string(field) == kGradNormStreamA ? " (x_a)" : " (x_d)";
 }
 
-// A compare group's line: the mean of `metric` over seeds per layer, with a band mean ± std (clipped at a tenth of
-// the mean so it stays on the log axis).
+// A compare group's line: the mean of `metric` over seeds per layer, with a band of its confidence interval
+// (json_spread: clipped at a tenth of the mean so it stays on the log axis).
 Series group_series(const PlotJson& per_layer, const std::string& metric, const std::string& title) {
   Series s;
   s.title = title;
   for (const auto& layer : per_layer) {
-    const auto [mean, sd] = json_stat(layer, metric);
+    const Spread sp = json_spread(layer, metric);
     s.x.push_back(json_number(layer, kIndex));
-    s.y.push_back(mean);
-    s.lo.push_back(std::max(mean - (std::isnan(sd) ? 0 : sd), 0.1 * mean));
-    s.hi.push_back(mean + (std::isnan(sd) ? 0 : sd));
+    s.y.push_back(sp.mean);
+    s.lo.push_back(sp.lo);
+    s.hi.push_back(sp.hi);
   }
   return s;
 }
@@ -103,6 +103,7 @@ Figure plot_grad_by_depth(const std::vector<PlotInput>& in, const PlotOptions& o
       const auto& group = i.json[kGroups][g];
       const std::string title = (many_files ? i.stem + ": " : "") + glabels[g];
       Series s = group_series(group[kPerLayer], metric, title);
+      if (f.extra.find(kSpreadNote) == std::string::npos) f.extra += kSpreadNote;  // a compare group's band
       const bool any = std::any_of(s.y.begin(), s.y.end(), [](double v) { return !std::isnan(v); });
       require(any, "'" + metric + "' is not in " + i.path + "; fix: check --param against the report's per_layer metrics");
       const bool streams = o.param.empty() && !group[kPerLayer].empty() && group[kPerLayer][0].contains(kGradNormStreamA);

@@ -68,10 +68,10 @@ Figure plot_jacobian_norms(const std::vector<PlotInput>& in, const PlotOptions& 
       if (analyze) {
         s.y.push_back(json_number(layer, qu.metric->field, qu.metric->key));
       } else {
-        const auto [mean, sd] = json_stat(layer, metric_name(*qu.metric));
-        s.y.push_back(mean);
-        s.lo.push_back(std::max(mean - (std::isnan(sd) ? 0 : sd), 0.1 * mean));
-        s.hi.push_back(mean + (std::isnan(sd) ? 0 : sd));
+        const Spread sp = json_spread(layer, metric_name(*qu.metric));
+        s.y.push_back(sp.mean);
+        s.lo.push_back(sp.lo);
+        s.hi.push_back(sp.hi);
       }
     }
     return s;

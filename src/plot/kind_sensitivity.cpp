@@ -43,15 +43,16 @@ LineFigure sensitivity_figure(const PlotInput& in, const std::string& metric, co
       if (it == categories.end()) categories.push_back(v), it = categories.end() - 1;
       x = static_cast<double>(it - categories.begin());
     }
-    const auto [mean, sd] = json_stat(g[kScalars], metric);
+    const Spread sp = json_spread(g[kScalars], metric);
     Series& s = series[key];
     s.x.push_back(x);
-    s.y.push_back(mean);
-    s.lo.push_back(mean > 0 ? std::max(mean - (std::isnan(sd) ? 0 : sd), 0.1 * mean) : mean - sd);
-    s.hi.push_back(mean + (std::isnan(sd) ? 0 : sd));
+    s.y.push_back(sp.mean);
+    s.lo.push_back(sp.lo);
+    s.hi.push_back(sp.hi);
   }
   LineFigure f;
   f.spread = "errorbars";
+  f.extra += kSpreadNote;
   f.logx = numeric ? "auto" : "off";
   f.categorical = !numeric;
   for (size_t c = 0; c < categories.size(); ++c) f.xtics.emplace_back(static_cast<double>(c), categories[c]);

@@ -67,11 +67,10 @@ Figure plot_token_geometry(const std::vector<PlotInput>& in, const PlotOptions& 
         s.y.push_back(json_number(layer, m.field, m.key));
         continue;
       }
-      const auto [mean, sd0] = json_stat(layer, metric_name(m));
-      const double sd = std::isnan(sd0) ? 0 : sd0;
-      s.y.push_back(mean);
-      s.lo.push_back(mean > 0 ? std::max(mean - sd, 0.1 * mean) : mean - sd);  // stays on a log axis
-      s.hi.push_back(mean + sd);
+      const Spread sp = json_spread(layer, metric_name(m));
+      s.y.push_back(sp.mean);
+      s.lo.push_back(sp.lo);
+      s.hi.push_back(sp.hi);
     }
     return s;
   };

@@ -32,8 +32,8 @@ Every "findings" check must hold in both. A spec change that moves a number or f
 gradflow at its level (docs/experiments.md, "Claims decided at a level"), must reach the verdict given; every statement
 the report decides must be listed (--update fills them in).
 
---update (reduced files only): rerun, rewrite every value of "values" (paths kept; a null value is filled in), then
-check the findings. Use it after a change that is meant to move the numbers, and say why in the commit.
+--update: rerun (reduced), or read --report (full), and rewrite every value of "values" (paths kept; a null value is
+filled in; a full file's strings keep their number of significant digits), then check the findings. Use it after a change that is meant to move the numbers, and say why in the commit.
 --out keeps the report; --report checks an existing report instead of running gradflow (e.g. one written by
 `gradflow run examples/claims/*.json --out-dir results`).
 Exit codes: 0 pass, 1 a check failed (or gradflow failed), 2 bad usage, a missing gradflow, an unreadable file,
@@ -222,6 +222,17 @@ def printed_tolerance(text):
     return 0.5 * 10.0 ** (exponent - decimals)
 
 
+def reprint(value, printed):
+    """`value` with as many significant digits as the decimal string `printed` has ("0.733" -> 3, "6.4e-5" -> 2)."""
+    if printed is None:
+        return f"{value:.3g}"
+    m = re.fullmatch(r"[-+]?(\d*)(?:\.(\d*))?(?:[eE]([-+]?\d+))?", printed.strip())
+    if not m:
+        raise UsageError(f"full-size value '{printed}' is not a printed decimal number")
+    sig = max(1, len(((m.group(1) or "") + (m.group(2) or "")).lstrip("0")))
+    return f"{value:.{sig}g}"
+
+
 def run_spec(gradflow, spec, reduced, out, env):
     cmd = [gradflow, "run", spec, "-q", "--json", out]
     if reduced:
@@ -261,8 +272,8 @@ def main(argv):
         raise UsageError(f"{expected_path}: \"run\" must be \"reduced\" or \"full\"")
     if os.path.basename(spec) != expected.get("spec"):
         raise UsageError(f"{expected_path} is for spec {expected.get('spec')}, not {os.path.basename(spec)}")
-    if update and full:
-        raise UsageError("--update rewrites reduced files only; full-size values are the ones docs/findings.md prints")
+    if update and full and "--report" not in opts:
+        raise UsageError("--update of a full-size file needs --report (the report docs/findings.md is regenerated from)")
 
     if "--report" in opts:
         with open(opts["--report"]) as f:
@@ -277,7 +288,11 @@ def main(argv):
     values = expected.get("values", {})
     if update:
         for path in values:
-            values[path] = operand(report, path)
+            if full:  # the printed string, to the significant digits it had (null stays null when the report agrees)
+                got = operand(report, path, allow_null=True)
+                values[path] = None if got is None else reprint(got, values[path])
+            else:
+                values[path] = operand(report, path)
         if report.get("verdicts"):
             expected["verdicts"] = {v["says"]: v["verdict"] for v in report["verdicts"]}
         with open(expected_path, "w") as f:

@@ -10,8 +10,8 @@
 // with an optional "level" (default 0.95). A selector names a group by placement, layers and, in a sweep, "value"
 // ("value2"); every key it gives must match. One group against a number: the group's geometric interval when the
 // metric is positive in every seed (else the interval of its mean) against "than". Two groups: the paired comparison
-// of the report's ratios or comparisons entry for that pair (statistics.hpp), numerator over denominator, against 1
-// (a difference against 0). The report's intervals are at its own level; another level rescales the interval's
+// of the report's ratios or comparisons entry for that pair (statistics.hpp), numerator over denominator, against
+// "than" when given (e.g. 0.01: "A is below 1/100 of B"), else 1 (a difference of signed values: against "than" or 0). The report's intervals are at its own level; another level rescales the interval's
 // half-width by the ratio of the t quantiles (the same n, so exact for a t interval).
 //   holds         the interval lies on the expected side
 //   fails         the interval lies on the other side

@@ -63,4 +63,16 @@ std::string unknown_metric(const std::string& metric, const PlotInput& in);
 // A compare/sweep statistic {mean, std, n} as (mean, std); NaNs when absent.
 std::pair<double, double> json_stat(const PlotJson& j, const std::string& key);
 
+// What a figure draws of a compare/sweep statistic: its mean and the spread around it — the 95 % confidence interval
+// of the mean (ci_low, ci_high: experiments/statistics.hpp), or mean ± std for a report written before intervals
+// were (2026-12-07); a positive mean's lower end clipped at a tenth of it (a log axis). NaN mean when absent; no
+// spread (lo = hi = mean) where the report has none (one seed).
+struct Spread {
+  double mean, lo, hi;
+};
+Spread json_spread(const PlotJson& j, const std::string& key);
+// The line every kept script with such a spread carries (before `plot`).
+inline constexpr const char* kSpreadNote =
+    "# bars/bands: the 95 % confidence interval of the mean over seeds (Student t; mean ± std in older reports)\n";
+
 }  // namespace gradflow
