@@ -39,7 +39,7 @@ def compact(report_path, out_path):
     out = {"spec": os.path.basename(r.get("spec_file", {}).get("path", report_path)),
            "gradflow_version": r.get("gradflow_version"), "seeds": r["seeds"], "statistics": r.get("statistics"),
            "groups": [{k: g[k] for k in ("placement", "layers", "param", "value") if k in g} |
-                      {"scalars": keep(g["scalars"])} for g in r["groups"]],
+                      {"scalars": keep(g["scalars"])} | per_layer(g) for g in r["groups"]],
            "ratios": [{k: e[k] for k in ("numerator", "denominator", "layers", "value") if k in e} |
                       {"metrics": keep(e["metrics"])} for e in r.get("ratios", [])],
            "comparisons": [{k: e[k] for k in ("placement", "axis", "numerator", "denominator", "at")} |
@@ -50,6 +50,15 @@ def compact(report_path, out_path):
         json.dump(out, f, indent=1)
         f.write("\n")
     os.replace(tmp, out_path)
+
+
+# the per-layer metrics the tables print (compact keeps them when a report has them: explicit runs)
+PER_LAYER = ("block_jacobian.minus_identity_relative_frobenius", "block_jacobian.minus_identity_spectral_norm")
+
+
+def per_layer(g):
+    rows = [{"index": layer["index"]} | {k: layer[k] for k in PER_LAYER if k in layer} for layer in g.get("per_layer", [])]
+    return {"per_layer": rows} if any(len(r) > 1 for r in rows) else {}
 
 
 def load(name):
@@ -164,7 +173,29 @@ def render_c4_c5_verdicts():
     return "\n".join(lines)
 
 
-RENDERERS = {"decoder_schemes": render_decoder_schemes, "decoder_verdicts": render_decoder_verdicts,
+def layer_cell(data, placement, layers, index, metric="block_jacobian.minus_identity_relative_frobenius"):
+    g = group(data, placement, layers)
+    if g is None or index >= len(g.get("per_layer", [])) or metric not in g["per_layer"][index]:
+        return "–"
+    s = g["per_layer"][index][metric]
+    return fmt_interval(s["mean"], s["ci_low"], s["ci_high"])
+
+
+def render_curse_of_depth():
+    d = load("decoder_curse_of_depth")
+    cols = (0, 12, 24, 36, 47)
+    lines = [f"‖B_l − I‖_F/‖I‖_F at L = 48, mean over {seeds_text(d)} [95 % interval of the mean]:", "",
+             "| l | " + " | ".join(str(c) + (" (final norm)" if c == 47 else "") for c in cols) + " |",
+             "|---|" + "---|" * len(cols)]
+    for p, name in (("pre", "Pre-LN"), ("lns", "LayerNorm Scaling"), ("sandwich", "Peri-LN (sandwich)")):
+        lines.append(f"| {name} | " + " | ".join(layer_cell(d, p, 48, c) for c in cols) + " |")
+    lines += ["", "‖B_l − I‖₂ at l = 36: " + ", ".join(
+        f"{name} {layer_cell(d, p, 48, 36, 'block_jacobian.minus_identity_spectral_norm')}"
+        for p, name in (("pre", "Pre-LN"), ("lns", "LNS"), ("sandwich", "Peri-LN"))) + "."]
+    return "\n".join(lines)
+
+
+RENDERERS = {"curse_of_depth": render_curse_of_depth, "decoder_schemes": render_decoder_schemes, "decoder_verdicts": render_decoder_verdicts,
              "c4_c5_verdicts": render_c4_c5_verdicts}
 BLOCK = re.compile(r"(<!-- table: (\w+) -->\n)(.*?)(<!-- /table -->)", re.S)
 
