@@ -73,7 +73,7 @@ std::vector<std::string> auto_seeds_unmet(const Json& report, const AutoSeeds& a
       for (const auto& m : a.metrics) {
         if (!e[kMetrics].contains(m) || !e[kMetrics][m].contains(kPaired)) continue;
         const Json& p = e[kMetrics][m][kPaired];
-        if (p.value("verdict", "") == "equal") continue;  // identical seeds: nothing to estimate
+        if (e[kMetrics][m].value(kVerdict, "") == "equal") continue;  // identical seeds: nothing to estimate
         check_width(name + ": " + m + " (paired)", num(p, "estimate"), num(p, "ci_low"), num(p, "ci_high"), a, unmet);
       }
     }

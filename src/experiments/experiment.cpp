@@ -82,7 +82,9 @@ Json pair_metrics(const Group& ga, const Group& gb) {
     if (per_seed.empty()) continue;
     Json m = summary_json(per_seed);
     m[kRatioOfMeans] = mean_std(na).mean / mean_std(nb).mean;
-    m[kPaired] = paired_json(compare_paired(na, nb));
+    const Paired p = compare_paired(na, nb);
+    m[kPaired] = paired_json(p);
+    m[kVerdict] = p.verdict;
     metrics[name] = std::move(m);
   }
   return metrics;

@@ -20,7 +20,7 @@ std::string experiment_csv(const Json& report) {
   if (two_d) columns.insert(columns.end(), {kParam2, kValue2});
   columns.insert(columns.end(), {csv::kLayer, csv::kMetric, kMean, kStd, kN});
   columns.insert(columns.end(), std::begin(kIntervalColumns), std::end(kIntervalColumns));
-  columns.push_back("verdict");
+  columns.push_back(kVerdict);
   CsvWriter out(columns);
   auto row = [&](const std::string& placement, const Json& depth, const Json& value, const Json& value2,
                  const std::string& layer, const std::string& metric, const Json& s) {
@@ -31,7 +31,7 @@ std::string experiment_csv(const Json& report) {
     cells.insert(cells.end(), {layer, csv_text(metric), csv_number(s[kMean], "nan"), csv_number(s[kStd], "nan"),
                                std::to_string(s[kN].get<int>())});
     for (const char* c : kIntervalColumns) cells.push_back(csv_number(s.value(c, Json()), ""));
-    cells.push_back(s.contains(kPaired) ? csv_text(s[kPaired].value("verdict", "")) : "");
+    cells.push_back(csv_text(s.value(kVerdict, "")));
     out.row(cells);
   };
   for (const auto& g : report[kGroups]) {

@@ -55,7 +55,7 @@ std::string pm(const Json& s) {
 std::string paired_cell(const Json& s) {
   if (!s.is_object() || !s.contains(kPaired)) return pm(s);
   const Json& p = s[kPaired];
-  const std::string v = p.value("verdict", "");
+  const std::string v = s.value(kVerdict, "");
   const char* mark = v == "greater" ? ">" : v == "less" ? "<" : v == "equal" ? "=" : "?";
   const auto num = [](const Json& x) { return x.is_number() ? x.get<double>() : std::nan(""); };
   char buf[80];

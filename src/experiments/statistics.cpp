@@ -224,8 +224,7 @@ Json paired_json(const Paired& p) {
               {"estimate", number_or_null(p.estimate)},
               {"ci_low", number_or_null(p.interval.low)},
               {"ci_high", number_or_null(p.interval.high)},
-              {"fraction_greater", number_or_null(p.fraction_greater)},
-              {"verdict", p.verdict}};
+              {"fraction_greater", number_or_null(p.fraction_greater)}};
 }
 
 Json statistics_note(double level) {

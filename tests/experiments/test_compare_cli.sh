@@ -151,7 +151,7 @@ for k in ("mean", "std", "n", "se", "ci_low", "ci_high", "median", "geomean", "g
 assert g["ci_low"] < g["mean"] < g["ci_high"] and g["geo_ci_low"] < g["geomean"] < g["geo_ci_high"], g
 ratio = r["ratios"][0]["metrics"]["summary.bottom_to_top_grad_ratio"]
 p = ratio["paired"]
-assert p["by"] == "ratio" and p["verdict"] in ("greater", "less", "undetermined"), p
+assert p["by"] == "ratio" and ratio["verdict"] in ("greater", "less", "undetermined"), ratio
 assert abs(p["estimate"] - ratio["geomean"]) <= 1e-12 * ratio["geomean"], (p, ratio)
 # the depth pairs of one placement, paired as the placement pairs are
 axes = {(c["placement"], c["axis"], c["numerator"], c["denominator"]) for c in r["comparisons"]}

@@ -65,7 +65,8 @@ struct Paired {
 
 // a[i] and b[i] are the same seed's values (same length).
 Paired compare_paired(const std::vector<double>& a, const std::vector<double>& b, double level = kDefaultLevel);
-// {"by": "ratio"|"difference", "estimate", "ci_low", "ci_high", "fraction_greater", "verdict"}
+// {"by": "ratio"|"difference", "estimate", "ci_low", "ci_high", "fraction_greater"} (a report puts p.verdict beside
+// it, as the metric's "verdict")
 nlohmann::ordered_json paired_json(const Paired& p);
 
 // The report's statement of its statistics: {"interval": "Student t", "level": level, "paired": ..., "geometric": ...}.

@@ -127,6 +127,7 @@ inline constexpr const char* kDenominator = "denominator";
 inline constexpr const char* kMetrics = "metrics";
 inline constexpr const char* kRatioOfMeans = "ratio_of_means";
 inline constexpr const char* kPaired = "paired";            // a ratio's paired comparison (statistics.hpp)
+inline constexpr const char* kVerdict = "verdict";          // its verdict: greater | less | equal | undetermined
 inline constexpr const char* kComparisons = "comparisons";  // pairs of one placement along one other axis
 inline constexpr const char* kAxis = "axis";
 inline constexpr const char* kStatistics = "statistics";    // the report's statement of its intervals
