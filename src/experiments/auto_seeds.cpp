@@ -47,6 +47,8 @@ void check_auto_seeds(const AutoSeeds& a) {
           "e.g. --seed-batch 10");
   require(a.max_seeds >= a.batch, "--max-seeds " + std::to_string(a.max_seeds) + " is below the first batch of " +
           std::to_string(a.batch) + " seeds; fix: raise --max-seeds or lower --seed-batch");
+  require(a.max_seeds <= 1000000, "--max-seeds " + std::to_string(a.max_seeds) + " is above 1000000 (the most --seeds "
+          "takes); fix: e.g. --max-seeds 200");
   require(!a.metrics.empty(), "--ci-metrics is empty; fix: e.g. --ci-metrics summary.bottom_to_top_grad_ratio");
 }
 

@@ -225,6 +225,7 @@ refuse "auto without a target" "--ci-target" $base --seeds auto
 refuse "target 0" "--ci-target" $base --seeds auto --ci-target 0
 refuse "target 1" "--ci-target" $base --seeds auto --ci-target 1
 refuse "max below the batch" "--max-seeds" $base --seeds auto --ci-target 0.1 --max-seeds 5
+refuse "max past --seeds' limit" "--max-seeds" $base --seeds auto --ci-target 0.1 --max-seeds 2000000000 --seed-batch 2000000000
 refuse "target without auto" "--ci-target" $base --seeds 3 --ci-target 0.1
 refuse "seeds not a number" "--seeds" $base --seeds many
 refuse "auto with a plan" "plan" $base --seeds auto --ci-target 0.1 --plan "$tmp/plan"
