@@ -39,14 +39,17 @@ std::string cell(const std::string& s, size_t width) {
   return s + std::string(width > shown ? width - shown : 0, ' ') + " ";
 }
 
-// A group's cell: the mean ± the half-width of its confidence interval (statistics.hpp; ± std when n = 1 leaves no
-// interval).
+// The half-width of a summary's confidence interval (statistics.hpp); its std where it has no interval (n = 1: 0).
+double half_width(const Json& s) {
+  return s.contains("ci_high") && s["ci_high"].is_number() ? s["ci_high"].get<double>() - s[kMean].get<double>()
+                                                            : s[kStd].get<double>();
+}
+
+// A group's cell: the mean ± the half-width of its confidence interval.
 std::string pm(const Json& s) {
   if (!s.is_object() || !s[kMean].is_number()) return "-";
   char buf[64];
-  const double mean = s[kMean].get<double>();
-  const double half = s.contains("ci_high") && s["ci_high"].is_number() ? s["ci_high"].get<double>() - mean : 0.0;
-  std::snprintf(buf, sizeof buf, "%.3e±%.1e", mean, half);
+  std::snprintf(buf, sizeof buf, "%.3e±%.1e", s[kMean].get<double>(), half_width(s));
   return buf;
 }
 
@@ -79,8 +82,9 @@ void print_row(std::ostream& os, const Widths& w, const std::string& name, const
   os << cell(name, w.name) << cell(std::to_string(layers.get<int>()), 4);
   if (value) os << cell(*value, w.value);
   if (value2) os << cell(*value2, w.value2);
+  static const Json none;
   for (const Column& c : columns) {
-    const Json s = stats.contains(c.metric) ? stats[c.metric] : Json();
+    const Json& s = stats.contains(c.metric) ? stats[c.metric] : none;
     os << cell(paired ? paired_cell(s) : pm(s), kCellWidth);
   }
   os << "\n";
@@ -161,10 +165,7 @@ void print_experiment_table(std::ostream& out, const Json& report, const Termina
       for (const Column& c : columns)
         if (f[kExponent].contains(c.metric)) {
           const Json& e = f[kExponent][c.metric];
-          const double half = e.contains("ci_high") && e["ci_high"].is_number()
-                                  ? e["ci_high"].get<double>() - e[kMean].get<double>()
-                                  : e[kStd].get<double>();
-          std::snprintf(buf, sizeof buf, " %s %.3f±%.3f", c.label, e[kMean].get<double>(), half);
+          std::snprintf(buf, sizeof buf, " %s %.3f±%.3f", c.label, e[kMean].get<double>(), half_width(e));
           os << buf << ";";
         }
       os << "\n";

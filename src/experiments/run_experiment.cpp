@@ -17,9 +17,6 @@
 namespace gradflow {
 namespace {
 
-constexpr const char* kSeedsKey = fields::kSeeds;
-constexpr const char* kAutoKey = "auto";
-
 // The swept value as a number: --init-scale's resolved multiplier, else the value itself when it is one (NaN when not).
 double numeric_value(const std::string& param, const std::string& value, const RunConfig& rc) {
   if (param == "init-scale") return rc.init.scale;
@@ -53,6 +50,13 @@ RunConfig resolve_point(const ExperimentSettings& e, const std::string& placemen
 }
 
 nlohmann::ordered_json run_experiment(ExperimentSettings e) {
+  if (e.auto_seeds.enabled) {  // refused before any file is read
+    check_auto_seeds(e.auto_seeds);
+    require(e.runner.plan.kind == PlanStep::Kind::None,
+            "--seeds auto decides after each batch how many seeds to run, which a plan's fixed task list cannot; fix: "
+            "run it in one process (with --resume DIR to keep finished seeds), or give --seeds N to a plan");
+    e.axes.seeds = e.auto_seeds.batch;
+  }
   e.model.rc.files = load_run_files(e.model.rc);  // --weights/--input/--cotangent read once for every point
   e.model.run_placements = e.axes.placements;      // a placement's own option must apply to one of them
   const MakePoint make = [&](const std::string& placement, Index depth, const std::string& value,
@@ -63,13 +67,6 @@ nlohmann::ordered_json run_experiment(ExperimentSettings e) {
     p.x2 = e.axes.param2.empty() ? 0.0 : numeric_value(e.axes.param2, value2, p.rc);
     return p;
   };
-  if (e.auto_seeds.enabled) {
-    check_auto_seeds(e.auto_seeds);
-    require(e.runner.plan.kind == PlanStep::Kind::None,
-            "--seeds auto decides after each batch how many seeds to run, which a plan's fixed task list cannot; fix: "
-            "run it in one process (with --resume DIR to keep finished seeds), or give --seeds N to a plan");
-    e.axes.seeds = e.auto_seeds.batch;
-  }
   std::vector<Configuration> configs = plan_configurations(e.axes, make);
   // refuses what does not fit, up front (each configuration's own run builds its own backend)
   const RunBackend backend(e.backend);
@@ -162,7 +159,7 @@ nlohmann::ordered_json run_experiment(ExperimentSettings e) {
     reports = std::move(kept);
   }
   nlohmann::ordered_json report = experiment_report(info, present, reports);
-  if (e.auto_seeds.enabled) report[kSeedsKey][kAutoKey] = auto_seeds_json(e.auto_seeds, batches, unmet);
+  if (e.auto_seeds.enabled) report[fields::kSeeds]["auto"] = auto_seeds_json(e.auto_seeds, batches, unmet);
   if (!stats.partial.is_null()) report["partial"] = stats.partial;
   report["blas_kernel"] = kernels_json(stats.kernels);
   if (!e.spec_file.empty()) {  // the spec as the file gave it (a report's own spec when the file is a report, so

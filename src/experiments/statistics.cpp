@@ -80,6 +80,13 @@ std::vector<double> logs(const std::vector<double>& v) {
 
 Json number_or_null(double x) { return std::isfinite(x) ? Json(x) : Json(); }
 
+// The t interval mean ± t_{(1+level)/2, n−1}·sd/√n of a mean_std result (NaN ends for n < 2): what mean_interval,
+// geometric_interval (on ln x) and summary_json compute, from one Stat each.
+Interval t_interval(const Stat& s, double level) {
+  const double f = t_factor(static_cast<size_t>(s.n), level);
+  return {s.mean - f * s.std, s.mean + f * s.std};
+}
+
 }  // namespace
 
 double student_t_cdf(double t, double df) {
@@ -134,21 +141,14 @@ Interval proportion_interval(int k, int n, double level) {
 
 Interval mean_interval(const std::vector<double>& v, double level) {
   check_level(level);
-  const double f = t_factor(v.size(), level);
-  if (std::isnan(f)) return {kNaN, kNaN};
-  const Stat s = mean_std(v);
-  return {s.mean - f * s.std, s.mean + f * s.std};
+  return t_interval(mean_std(v), level);
 }
 
 Interval geometric_interval(const std::vector<double>& v, double level) {
   check_level(level);
   if (!all_positive(v)) return {kNaN, kNaN};
-  const Interval l = mean_interval(logs(v), level);
+  const Interval l = t_interval(mean_std(logs(v)), level);
   return {std::exp(l.low), std::exp(l.high)};
-}
-
-double geometric_mean(const std::vector<double>& v) {
-  return all_positive(v) ? std::exp(mean_std(logs(v)).mean) : kNaN;
 }
 
 double median(std::vector<double> v) {
@@ -177,16 +177,17 @@ Json summary_json(const std::vector<double>& values, double level) {
   check_level(level);
   const Stat s = mean_std(values);
   Json j = stat_json(s);
-  const double f = t_factor(values.size(), level);
+  const Interval ci = t_interval(s, level);
   j["se"] = number_or_null(s.n > 1 ? s.std / std::sqrt(static_cast<double>(s.n)) : kNaN);
-  j["ci_low"] = number_or_null(s.mean - f * s.std);
-  j["ci_high"] = number_or_null(s.mean + f * s.std);
+  j["ci_low"] = number_or_null(ci.low);
+  j["ci_high"] = number_or_null(ci.high);
   j["median"] = number_or_null(median(values));
   if (all_positive(values)) {
     const Stat l = mean_std(logs(values));
+    const Interval g = t_interval(l, level);
     j["geomean"] = std::exp(l.mean);
-    j["geo_ci_low"] = number_or_null(std::exp(l.mean - f * l.std));
-    j["geo_ci_high"] = number_or_null(std::exp(l.mean + f * l.std));
+    j["geo_ci_low"] = number_or_null(std::exp(g.low));
+    j["geo_ci_high"] = number_or_null(std::exp(g.high));
   }
   return j;
 }
@@ -207,8 +208,9 @@ Paired compare_paired(const std::vector<double>& a, const std::vector<double>& b
     identical = identical && a[i] == b[i];
   }
   p.fraction_greater = a.empty() ? kNaN : static_cast<double>(greater) / static_cast<double>(a.size());
-  const Interval i = mean_interval(d, level);
-  const double m = d.empty() ? kNaN : mean_std(d).mean;
+  const Stat s = mean_std(d);  // (n = 0: mean NaN)
+  const Interval i = t_interval(s, level);
+  const double m = s.mean;
   p.estimate = p.ratio ? std::exp(m) : m;
   p.interval = p.ratio ? Interval{std::exp(i.low), std::exp(i.high)} : i;
   const double one = p.ratio ? 1.0 : 0.0;

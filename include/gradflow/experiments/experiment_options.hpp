@@ -30,8 +30,8 @@ struct ExperimentOptions {
 nlohmann::ordered_json given_options(const CLI::App& sub);
 
 // --seeds and its auto options as the experiment runs them: the repetitions (the first batch under auto) and the
-// AutoSeeds settings; Error (exit 2) naming the option and a fix for a bad --seeds, --ci-target without auto, auto
-// without --ci-target, and AutoSeeds' own checks.
+// AutoSeeds settings; Error (exit 2) naming the option and a fix for a bad --seeds, an auto option without auto, and
+// auto without --ci-target (run_experiment checks the settings themselves: check_auto_seeds).
 int parse_seeds(const CLI::App& sub, const ExperimentOptions& o, AutoSeeds& auto_seeds);
 
 // Adds the model flags and the shared experiment flags to `sub`.

@@ -41,7 +41,6 @@ Interval proportion_interval(int k, int n, double level = kDefaultLevel);
 Interval mean_interval(const std::vector<double>& v, double level = kDefaultLevel);
 // exp of the t interval of mean(ln v); every value must be positive (else NaN).
 Interval geometric_interval(const std::vector<double>& v, double level = kDefaultLevel);
-double geometric_mean(const std::vector<double>& v);  // NaN unless every value is positive
 double median(std::vector<double> v);                  // NaN when empty
 // The independent-samples (Welch) interval of the ratio of geometric means of a and b: exp of Welch's interval of
 // mean(ln a) − mean(ln b). What a comparison that ignored the pairing would give (tests, docs/experiments.md).
