@@ -24,8 +24,11 @@
 
 namespace gradflow {
 
+// The fix every verdict error ends with (docs/experiments.md, "Claims decided at a level").
+extern const char* const kVerdictFix;
+
 // Checks the spec's "verdicts" list (types, expect, level in (0, 1), selectors); Error naming `where`, the entry and
-// the fix.
+// the fix. Defined in verdict_spec.cpp (the spec reader's part, without the statistics).
 void check_verdict_specs(const nlohmann::ordered_json& verdicts, const std::string& where);
 
 // Each statement of spec["verdicts"] decided against the compare/sweep `report` (groups, ratios, comparisons):
