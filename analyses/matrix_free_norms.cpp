@@ -14,6 +14,7 @@
 
 #include "jacobian_chains.hpp"
 #include "gradflow/core/error.hpp"
+#include "gradflow/run/partial_digest.hpp"
 #include "gradflow/run/analysis.hpp"
 #include "gradflow/run/chunk_coverage.hpp"
 #include "gradflow/run/hutchinson_merge.hpp"
@@ -217,9 +218,11 @@ class MatrixFreeNorms final : public Analysis {
     }
     if (K > 0)
       put_summary(report, estimates ? &h : nullptr, sqrtN, "this task's probes only (gradflow merge adds every task's)");
-    if (!part.whole())
+    if (!part.whole()) {
       report[kPartialKey] = partial_json(h, range.whole() ? 0 : range.begin, range.whole() ? pc.chunks() : range.end,
                                          pc, L, N);
+      seal_partial(report[kPartialKey]);  // the merge checks its numbers against it
+    }
   }
 };
 
@@ -292,7 +295,7 @@ std::string read_partial(const Json& report, long long begin, long long end, Par
   if (chunks) chunks->assign(static_cast<size_t>(end - begin), ProbeChunk{});
   std::string bad = read_sums(p.value("product", Json()), "product", pc, begin, end, sh.layers, chunks, false);
   if (bad.empty()) bad = read_sums(p.value("block", Json()), "block", pc, begin, end, sh.layers, chunks, true);
-  return bad;
+  return bad.empty() ? partial_digest_problem(p, kPartialKey) : bad;
 }
 
 }  // namespace

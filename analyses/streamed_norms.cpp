@@ -13,6 +13,7 @@
 #include "gradflow/core/error.hpp"
 #include "gradflow/report/fields.hpp"
 #include "gradflow/report/progress.hpp"
+#include "gradflow/run/partial_digest.hpp"
 #include "gradflow/run/analysis.hpp"
 #include "gradflow/run/chunk_coverage.hpp"
 #include "gradflow/run/streamed_merge.hpp"
@@ -123,6 +124,7 @@ class StreamedNorms final : public Analysis {
     }
     write_norms(report, nullptr, s.shape, ctx.product_size(), "this task's rows only (gradflow merge adds every task's)");
     report[kPartialKey] = partial_json(s, range.begin, range.end, ctx.product_size());
+    seal_partial(report[kPartialKey]);  // the merge checks its numbers against it
   }
 };
 
@@ -202,7 +204,7 @@ std::string read_partial(const Json& report, long long begin, long long end, Str
     bad = read_squares(p.value("block", Json()), "block", end - begin, L, begin, chunks, true);
   else if (bad.empty() && p.contains("block"))
     bad = "it holds blocks' squares without blocks' rows";
-  return bad;
+  return bad.empty() ? partial_digest_problem(p, kPartialKey) : bad;
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include "gradflow/report/atomic_file.hpp"
 #include "gradflow/report/table.hpp"
 #include "gradflow/run/run_inputs.hpp"
+#include "gradflow/report/json_text.hpp"
 
 namespace gradflow::cli {
 namespace {
@@ -50,7 +51,7 @@ void run_over_training(const AnalyzeOptions& o, const std::vector<TrainingCheckp
           std::fprintf(stderr, "gradflow: checkpoint %zu of %zu: step %lld (%s)\n", i + 1, n, c.step, c.path.c_str());
       });
   if (!o.request.quiet) print_over_training(std::cout, report);
-  if (!o.json.empty()) write_file_atomic(o.json, report.dump(2) + "\n");
+  if (!o.json.empty()) write_file_atomic(o.json, json_text(report, 2) + "\n");
 }
 
 void run_analyze(const AnalyzeOptions& o) {
@@ -61,7 +62,7 @@ void run_analyze(const AnalyzeOptions& o) {
     const TerminalStyle style = o.terminal.style();
     print_report_table(std::cout, report, style.bars, style.narrow);
   }
-  if (!o.json.empty()) write_file_atomic(o.json, report.dump(2) + "\n");
+  if (!o.json.empty()) write_file_atomic(o.json, json_text(report, 2) + "\n");
 }
 }  // namespace
 
@@ -100,12 +101,7 @@ void setup_analyze(CLI::App& app) {
     }
     const std::vector<TrainingCheckpoint> checkpoints = training_checkpoints(opts->weights);
     note_given_analyze_options(*sub, opts->request);
-    if (checkpoints.size() == 1) {
-      set_model_option(opts->request.model, "weights", checkpoints[0].path);
-      run_analyze(*opts);
-      return;
-    }
-    run_over_training(*opts, checkpoints);
+    run_over_training(*opts, checkpoints);  // a folder or pattern of checkpoints: over training, even if only one
   });
 }
 

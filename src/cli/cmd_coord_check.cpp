@@ -11,6 +11,7 @@
 #include "gradflow/report/atomic_file.hpp"
 #include "gradflow/run/model_settings.hpp"
 #include "gradflow/train/coord_check.hpp"
+#include "gradflow/report/json_text.hpp"
 
 namespace gradflow::cli {
 namespace {
@@ -70,7 +71,7 @@ void run_coord_check(const CLI::App& sub, const CoordCmdOptions& o) {
   check_outputs({{"--json", o.json}}, {});
   const auto report = coord_check(c);
   if (!o.quiet) print_summary(std::cout, report);
-  if (!o.json.empty()) write_file_atomic(o.json, report.dump(1) + "\n");
+  if (!o.json.empty()) write_file_atomic(o.json, json_text(report, 1) + "\n");
 }
 }  // namespace
 

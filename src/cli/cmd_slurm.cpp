@@ -98,7 +98,7 @@ void run_slurm(SlurmOptions o) {
   s.name = "gradflow-" + fs::path(s.dir).filename().string();
   validate_slurm_settings(s);  // before anything is written: a value outside Slurm's form never reaches a script
   check_outputs_outside_plan(o.dir, {{"--json", s.json}, {"--csv", s.csv}});
-  check_outputs({{"--json", s.json}, {"--csv", s.csv}}, {});
+  check_outputs({{"--json", s.json}, {"--csv", s.csv}}, plan_input_paths(manifest));
   const ArrayLayout layout = array_layout(tasks, missing, max_array_size(o.max_array_size, true), s.cpus_per_task);
   const fs::path slurm_dir = fs::path(o.dir) / "slurm";
   std::error_code ec;

@@ -10,6 +10,7 @@
 #include "gradflow/commands/train_command.hpp"
 #include "gradflow/report/atomic_file.hpp"
 #include "gradflow/train/train_csv.hpp"
+#include "gradflow/report/json_text.hpp"
 #include "process/interrupt.hpp"
 
 namespace gradflow::cli {
@@ -32,7 +33,7 @@ void run_train(const CLI::App& sub, const TrainCmdOptions& o) {
                        : "nothing was written (the report is written when training finishes); rerun to train again");
   const auto report = train(c);
   if (!o.quiet) print_train_summary(std::cout, report);
-  if (!o.json.empty()) write_file_atomic(o.json, report.dump(1) + "\n");
+  if (!o.json.empty()) write_file_atomic(o.json, json_text(report, 1) + "\n");
   if (!o.csv.empty()) write_file_atomic(o.csv, train_csv(report));
 }
 }  // namespace

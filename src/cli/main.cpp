@@ -1,5 +1,6 @@
 // main.cpp — the gradflow command line: registers the subcommands and maps errors to exit codes
 // (2: bad input or options, 3: numerical failure, 4: internal error). Nothing else lives here.
+#include <csignal>
 #include <cstdio>
 #include <iostream>
 #include <string>
@@ -9,6 +10,7 @@
 #include "process/interrupt.hpp"
 #include "process/runtime_env.hpp"
 #include "gradflow/core/error.hpp"
+#include "gradflow/report/decimal_options.hpp"
 
 namespace {
 
@@ -29,6 +31,9 @@ std::string one_line(std::string msg) {
 int main(int argc, char** argv) {
   gradflow::process::tune_runtime_environment(argv);  // may run gradflow again with OpenMP/OpenBLAS settings
   gradflow::process::install_interrupt_handler();     // Ctrl-C: one line on what was kept and how to continue
+  // a file size limit (ulimit -f) is a write error (EFBIG: the output's temporary file removed, exit 2), not death by
+  // SIGXFSZ with a temporary file left behind
+  std::signal(SIGXFSZ, SIG_IGN);
   CLI::App app{"gradflow: exact gradient flow through a double-precision Transformer"};
   app.require_subcommand(1);
   app.set_version_flag("--version", GRADFLOW_VERSION);
@@ -46,6 +51,7 @@ int main(int argc, char** argv) {
   gradflow::cli::setup_task(app);
   gradflow::cli::setup_merge(app);
   gradflow::cli::setup_slurm(app);
+  gradflow::decimal_numbers_only(app);  // 0x10 and 010 are not read as 16 and 8
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -5,10 +5,12 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <filesystem>
 #include <map>
 
 #include "gradflow/core/error.hpp"
+#include "io/file_bytes.hpp"  // printable
 
 namespace gradflow {
 
@@ -76,7 +78,19 @@ void add_value(const std::string& value, std::vector<TrainingCheckpoint>& out) {
   for (const fs::directory_entry& e : fs::directory_iterator(p, ec)) {
     const fs::path q = e.path();
     if (step_of(q.string()) < 0) continue;
-    if ((e.is_regular_file(ec) && q.extension() == ".safetensors") || (e.is_directory(ec) && is_checkpoint_folder(q))) {
+    std::error_code sec;
+    const fs::file_status st = fs::status(q, sec);  // through links
+    // a step-named entry that is no checkpoint is refused by name, never skipped (files beside the checkpoints,
+    // e.g. step_000100.input.npy, are not checkpoints by their extension and are skipped)
+    if (sec || st.type() == fs::file_type::not_found)
+      throw Error("--weights '" + io_detail::printable(value, 200) + "': '" + io_detail::printable(q.filename().string(), 80) + "' " +
+                  (sec.value() == ELOOP ? "is a symbolic link loop" : "is a link to nothing (" + sec.message() + ")") +
+                  "; fix: remove it, or point it at the checkpoint of that step");
+    if (fs::is_directory(st) && !is_checkpoint_folder(q))
+      throw Error("--weights '" + io_detail::printable(value, 200) + "': '" + io_detail::printable(q.filename().string(), 80) +
+                  "' is step-named but not a checkpoint folder (no config.json with model.safetensors or an index); "
+                  "fix: remove it from the folder, or name the checkpoints one by one");
+    if ((fs::is_regular_file(st) && q.extension() == ".safetensors") || fs::is_directory(st)) {
       out.push_back(checkpoint_at(q));
       ++found;
     }
@@ -108,9 +122,14 @@ long long step_of(const std::string& path) {
   size_t k = at + 4;
   while (k < lower.size() && (lower[k] == '_' || lower[k] == '-')) ++k;
   const size_t first = k;
-  while (k < lower.size() && std::isdigit(static_cast<unsigned char>(lower[k])) && k - first < 15) ++k;
+  while (k < lower.size() && std::isdigit(static_cast<unsigned char>(lower[k]))) ++k;
   if (k == first) return -1;
-  return std::stoll(lower.substr(first, k - first));
+  size_t lead = first;  // leading zeros are padding (step_000100)
+  while (lead + 1 < k && lower[lead] == '0') ++lead;
+  require(k - lead <= 15, "--weights '" + io_detail::printable(path, 200) + "': its step number has " + std::to_string(k - lead) +
+                              " digits, more than the 15 a report holds exactly; fix: name the checkpoint after its "
+                              "step with at most 15 digits");
+  return std::stoll(lower.substr(lead, k - lead));
 }
 
 std::vector<TrainingCheckpoint> training_checkpoints(const std::vector<std::string>& values) {

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "gradflow/core/decimal.hpp"
 #include "gradflow/core/error.hpp"
 #include "gradflow/core/max_threads.hpp"
 #include "gradflow/experiments/experiment.hpp"
@@ -245,7 +246,7 @@ std::vector<T> parse_list(const std::string& text, const std::string& option, bo
     } catch (const std::exception&) {
       pos = 0;
     }
-    require(pos == item.size() && std::isfinite(v) && (positive ? v > 0 : v >= 0),
+    require(is_decimal_number(item) && pos == item.size() && std::isfinite(v) && (positive ? v > 0 : v >= 0),
             option + " item '" + item + "' is not a " + (positive ? "positive" : "non-negative") +
                 " number; fix: a comma-separated list such as " + (option == "--lr" ? "1e-4,1e-3" : "0,100"));
     if (std::is_integral<T>::value)

@@ -4,11 +4,13 @@
 #include <filesystem>
 
 #include "gradflow/core/error.hpp"
+#include "gradflow/report/decimal_options.hpp"
 #include "gradflow/commands/analyze_plan.hpp"
 #include "gradflow/commands/experiment_command.hpp"
 #include "gradflow/experiments/plan_dir.hpp"
 #include "gradflow/experiments/spec.hpp"
 #include "gradflow/report/atomic_file.hpp"
+#include "gradflow/report/json_text.hpp"
 
 namespace gradflow {
 namespace fs = std::filesystem;
@@ -36,6 +38,7 @@ SpecOutcome run_spec(const Json& spec, const std::string& where, const SpecRun& 
 void parse_spec_options(CLI::App& app, const Json& spec, const std::string& where) {
   const std::vector<std::string> words = spec_to_args(spec, false);
   std::vector<std::string> reversed(words.rbegin(), words.rend());
+  decimal_numbers_only(app);
   try {
     app.parse(reversed);
   } catch (const CLI::ParseError& e) {
@@ -53,7 +56,7 @@ SpecOutcome run_plan_step(const SpecRun& how) {
   if (how.plan.kind == PlanStep::Kind::Merge && manifest.contains("spec_file")) {
     // the spec file's content, kept in the plan (the original path may not exist where the merge runs)
     const std::string copy = (fs::path(dir) / "spec.json").string();
-    if (!fs::exists(copy)) write_file_atomic(copy, manifest["spec_file"]["content"].dump(1) + "\n");
+    if (!fs::exists(copy)) write_file_atomic(copy, json_text(manifest["spec_file"]["content"], 1) + "\n");
     step.spec_file = copy;
   }
   return run_spec(manifest["spec"], "plan '" + dir + "'", step);

@@ -54,6 +54,16 @@ void check_outputs_outside_plan(const std::string& dir,
                              (fs::path(dir) / "report.json").string() + ")");
   }
 }
+std::vector<NamedPath> plan_input_paths(const Json& manifest) {
+  std::vector<NamedPath> out;
+  if (!manifest.contains("spec") || !manifest["spec"].is_object()) return out;
+  const Json options = manifest["spec"].value("options", Json::object());
+  for (const char* key : {"weights", "input", "cotangent", "token-ids"})
+    if (options.is_object() && options.contains(key) && options[key].is_string())
+      out.push_back({std::string("the plan's --") + key, options[key].get<std::string>()});
+  return out;
+}
+
 std::string plan_failure_path(const std::string& dir, const std::string& name) {
   return (fs::path(dir) / "failed" / (name + ".txt")).string();
 }

@@ -20,9 +20,11 @@
 #include "gradflow/core/cancel.hpp"
 #include "gradflow/core/error.hpp"
 #include "gradflow/experiments/slurm_script.hpp"
+#include "gradflow/io/test_fault.hpp"
 #include "gradflow/model/model.hpp"
 #include "gradflow/report/atomic_file.hpp"
 #include "gradflow/run/run_config.hpp"
+#include "gradflow/report/json_text.hpp"
 #include "linalg/blas_kernel.hpp"
 
 namespace gradflow {
@@ -83,17 +85,22 @@ std::string read_text(const std::string& path) {
 Json task_list(const std::vector<ResumableJob>& jobs) {
   Json tasks = Json::array();
   for (size_t i = 0; i < jobs.size(); ++i)
-    tasks.push_back(Json{{"id", i}, {"name", jobs[i].name}, {"configuration", jobs[i].configuration()}});
+    tasks.push_back(Json{{"id", i}, {"name", jobs[i].name}, {"configuration", utf8_safe(jobs[i].configuration())}});
   return tasks;
 }
 
 // --plan DIR: the manifest, unless DIR already holds this very plan (then its results are kept).
 void write_plan(const std::vector<ResumableJob>& jobs, const PlanStep& step, const std::string& noun, bool progress) {
-  Json manifest = step.manifest;
+  Json manifest = utf8_safe(step.manifest);  // as the file will hold it, so that writing it again compares equal
   manifest["task_noun"] = noun;
   manifest["tasks"] = task_list(jobs);
   const std::string path = plan_manifest_path(step.dir);
-  if (fs::exists(path)) {
+  std::error_code ec;
+  fs::create_directories(plan_results_dir(step.dir), ec);  // before the plan: a run that finds it writes results here
+  io::test_pause("plan-create");
+  // created exclusively: of two runs writing a plan into the same folder at once, one creates it and the other
+  // reads it (and goes on only when it is the same plan)
+  if (!create_file_exclusive(path, json_text(manifest, 1) + "\n")) {
     const Json old = read_plan_manifest(step.dir);
     require(old["tasks"] == manifest["tasks"] && old["spec"] == manifest["spec"],
             "--plan '" + step.dir + "' already holds another plan; fix: choose a new directory (or delete it)");
@@ -103,8 +110,7 @@ void write_plan(const std::vector<ResumableJob>& jobs, const PlanStep& step, con
                 << " tasks have results\n";
     return;
   }
-  prepare_dir(plan_results_dir(step.dir));
-  write_file_atomic(path, manifest.dump(1) + "\n");
+  prepare_dir(plan_results_dir(step.dir));  // a new plan: temporary files a killed run left there go
   if (progress)
     std::cerr << "gradflow: wrote a plan of " << jobs.size() << " tasks (one " << noun << " each) to " << path
               << "; run them with `gradflow task " << shell_word(step.dir) << " ID` or `gradflow slurm "
@@ -201,7 +207,7 @@ std::vector<Json> merge_results(const std::vector<ResumableJob>& jobs, const Pla
     std::string unusable;  // with allow_partial, a result that cannot be used counts as missing, with its reason
     try {
       out[i] = load_result_file((fs::path(plan_results_dir(step.dir)) / (jobs[i].name + ".json")).string(),
-                                jobs[i].configuration(), &kernels[i]);
+                                utf8_safe(jobs[i].configuration()), &kernels[i]);
     } catch (const Error& e) {
       if (!step.allow_partial) throw;
       unusable = e.what();
@@ -380,13 +386,13 @@ std::vector<Json> run_resumable(const std::vector<ResumableJob>& jobs, const Run
   for (int i : selected) {
     if (resume && step.kind == Kind::Task) {  // a result of this task that cannot be used is set aside, not kept
       try {
-        out[i] = load_result_file(path_of(i), jobs[i].configuration(), &kernels[i]);
+        out[i] = load_result_file(path_of(i), utf8_safe(jobs[i].configuration()), &kernels[i]);
       } catch (const Error& e) {
         set_aside(step.dir, jobs[i].name, path_of(i), e.what(), opts.progress);
         out[i] = Json();
       }
     } else if (resume) {
-      out[i] = load_result_file(path_of(i), jobs[i].configuration(), &kernels[i]);
+      out[i] = load_result_file(path_of(i), utf8_safe(jobs[i].configuration()), &kernels[i]);
     }
     if (out[i].is_null()) todo.push_back(i);
   }
@@ -419,6 +425,7 @@ std::vector<Json> run_resumable(const std::vector<ResumableJob>& jobs, const Run
     // this worker's own team size for the engine (see the file comment)
     omp_set_num_threads(share.engine_threads(omp_get_thread_num()));
     try {
+      const CancelCatchHere catches;  // this job's own checks may throw Cancelled: caught below, inside the region
       if (cancel_requested()) throw Cancelled();  // a front end asked to stop: no further job starts
       if (std::find(step.inject_fault.begin(), step.inject_fault.end(), i) != step.inject_fault.end())
         throw Error("injected fault (the test's PlanStep::inject_fault names task " + std::to_string(i) +
@@ -426,8 +433,8 @@ std::vector<Json> run_resumable(const std::vector<ResumableJob>& jobs, const Run
       Json report = jobs[i].compute();
       kernels[i] = report_kernel(report);
       if (resume) {  // the configuration as planned (to check it on resume), the kernels it ran on, and its report
-        const Json saved{{"configuration", jobs[i].configuration()}, {"blas_kernel", kernels[i]}, {"report", report}};
-        write_file_atomic(path_of(i), saved.dump(1) + "\n");
+        const Json saved{{"configuration", utf8_safe(jobs[i].configuration())}, {"blas_kernel", kernels[i]}, {"report", report}};
+        write_file_atomic(path_of(i), json_text(saved, 1) + "\n");
       }
       out[i] = std::move(report);
     } catch (const Error& e) {

@@ -77,7 +77,14 @@ const std::regex kName(R"([A-Za-z0-9_.\-]+)");
 const std::regex kNames(R"([A-Za-z0-9_.\-]+(,[A-Za-z0-9_.\-]+)*)");
 const std::regex kGres(R"([A-Za-z0-9_./\-]+(:[A-Za-z0-9_.\-]+)*(,[A-Za-z0-9_./\-]+(:[A-Za-z0-9_.\-]+)*)*)");
 
+// The longest value checked against a form: std::regex matches recursively, one frame per character, so a value of
+// tens of thousands of characters would overflow the stack; Slurm's own values are a few dozen characters.
+constexpr size_t kMaxFormLength = 256;
+
 void check_form(const std::string& value, const std::regex& form, const std::string& option, const std::string& fix) {
+  if (value.size() > kMaxFormLength)
+    throw Error(option + " is " + std::to_string(value.size()) + " characters long, more than the " +
+                std::to_string(kMaxFormLength) + " any of Slurm's values needs; fix: " + fix);
   if (value.empty() || std::regex_match(value, form)) return;
   throw Error(option + " '" + io_detail::printable(value) + "' is not in Slurm's form for it (a #SBATCH line holds "
               "nothing else); fix: " + fix);

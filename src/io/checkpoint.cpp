@@ -159,6 +159,16 @@ Checkpoint read_checkpoint(const std::string& path, const std::string& format, b
 void load_checkpoint_params(const Checkpoint& c, ParamStore& store) {
   const std::vector<std::string> extra = load_params(store, c.tensors, c.path, &c.source_names);
   if (extra.empty()) return;
+  if (c.format != "torch-encoder") {  // a Hugging Face checkpoint: its config.json gives the model no such tensor
+    const auto it = c.source_names.find(extra.front());
+    const std::string theirs = it == c.source_names.end() ? extra.front() : it->second;
+    fail("--weights " + in_quotes(c.path) + " (" + c.format + ")",
+         "tensor " + in_quotes(theirs) + " has no place in the model " +
+             (c.config_path.empty() ? std::string("the family's defaults give") : "config.json " + in_quotes(c.config_path) + " gives") +
+             " (a bias or QK-norm it does not have" + (extra.size() > 1 ? "; " + std::to_string(extra.size() - 1) + " more like it" : "") + ")",
+         "restore the config.json saved with these tensors (e.g. its attention_bias, mlp_bias, qk-norm settings), or "
+         "remove the tensors the model does not have");
+  }
   constexpr size_t kShown = 8;
   std::string names;
   for (size_t i = 0; i < extra.size() && i < kShown; ++i) names += (i ? ", '" : "'") + extra[i] + "'";
@@ -357,6 +367,20 @@ void apply_checkpoint(const Checkpoint& c, const GivenSizes& sizes, const GivenA
                 a.activation_name + (gated ? ", a gated feed-forward" : " = gradflow's " + activation_name(*a.activation)) +
                 "); fix: drop --activation (the checkpoint fixes it)");
   if (a.decoder) {
+    // the heads config.json gives must fill the q, k, v projections the tensors have (a num_key_value_heads or a
+    // head_dim that disagrees is the config's, not an option's: none was given)
+    const Index e = a.head_dim > 0 ? a.head_dim : s.d_model / cfg.heads, kv = a.kv_heads > 0 ? a.kv_heads : cfg.heads;
+    for (const SafeTensor& t : c.tensors)
+      if (t.name == "layers.0.self_attn.in_proj_weight" && !t.shape.empty()) {
+        const long double want = static_cast<long double>(cfg.heads + 2 * kv) * static_cast<long double>(e);
+        if (want != static_cast<long double>(t.shape[0]))
+          throw Error(a.source + " says num_attention_heads = " + std::to_string(cfg.heads) + ", num_key_value_heads = " +
+                      std::to_string(kv) + " and head_dim = " + std::to_string(e) + ", so (" + std::to_string(cfg.heads) +
+                      " + 2*" + std::to_string(kv) + ")*" + std::to_string(e) + " rows of q, k and v, but the tensors of " +
+                      in_quotes(c.path) + " (" + (c.source_names.count(t.name) ? c.source_names.at(t.name).substr(0, 120)
+                                                                                : t.name) + ") have " +
+                      std::to_string(t.shape[0]) + "; fix: restore the config.json saved with these weights");
+      }
     apply_decoder_arch(a, cfg);
     return;
   }

@@ -1,6 +1,7 @@
 // checkpoint_files.cpp — the files of a --weights checkpoint and its tensors' headers (see checkpoint_files.hpp).
 #include "io/checkpoint_files.hpp"
 
+#include <cerrno>
 #include <filesystem>
 #include <map>
 
@@ -12,6 +13,20 @@ namespace gradflow::io_detail {
 namespace {
 
 namespace fs = std::filesystem;
+
+// Whether the folder entry `p` is there: false when nothing is; Error when an entry is there but cannot be followed
+// (a symbolic link loop, a link to nothing), which must not pass for a missing file (a config.json that is a
+// broken link would otherwise be read as no config.json at all).
+bool present(const fs::path& p) {
+  std::error_code ec;
+  const fs::file_status target = fs::status(p, ec);
+  if (!ec && target.type() != fs::file_type::not_found) return true;
+  const bool loop = ec.value() == ELOOP;
+  const fs::file_status entry = fs::symlink_status(p, ec);  // the entry itself, not followed
+  if (entry.type() == fs::file_type::not_found || entry.type() == fs::file_type::none) return false;
+  fail(in_quotes(p.string()), loop ? "is a symbolic link loop" : "is a symbolic link to nothing",
+       "point the link at the file, or remove it");
+}
 using json = nlohmann::json;
 
 constexpr uint64_t kMaxJsonBytes = 64u << 20;  // config.json and the index are a few kB; refuse garbage early
@@ -46,8 +61,7 @@ void read_index(CheckpointFiles& f, const std::string& index_path) {
     listed[it.key()] = shard;
     if (shard_index.emplace(shard, shard_index.size()).second) {
       const std::string p = (dir / shard).string();
-      std::error_code ec;
-      if (!fs::exists(p, ec))
+      if (!present(p))
         fail(where, "names shard " + in_quotes(shard) + " (for tensor " + in_quotes(it.key()) + "), which does not exist",
              "download every shard the index lists into " + in_quotes(dir.empty() ? std::string(".") : dir.string()));
     }
@@ -100,11 +114,11 @@ CheckpointFiles find_checkpoint_files(const std::string& path) {
   };
   if (fs::is_directory(path, ec)) {
     const fs::path dir(path);
-    if (fs::exists(dir / "config.json", ec)) f.config = (dir / "config.json").string();
-    if (fs::exists(dir / "model.safetensors", ec)) {
+    if (present(dir / "config.json")) f.config = (dir / "config.json").string();
+    if (present(dir / "model.safetensors")) {
       f.shards = {(dir / "model.safetensors").string()};
       add_headers(f, 0);
-    } else if (fs::exists(dir / "model.safetensors.index.json", ec)) {
+    } else if (present(dir / "model.safetensors.index.json")) {
       read_index(f, (dir / "model.safetensors.index.json").string());
     } else {
       const bool bin = fs::exists(dir / "pytorch_model.bin", ec);

@@ -16,6 +16,7 @@
 #include "gradflow/core/error.hpp"
 #include "gradflow/core/sha256.hpp"
 #include "gradflow/io/pending_temp_files.hpp"
+#include "io/staged_files.hpp"
 
 namespace gradflow::io_detail {
 
@@ -177,24 +178,31 @@ void write_file_atomic(const std::string& path_given, const std::vector<ByteSpan
     case OutputKind::Special: write_special(path_given, bytes); return;
     case OutputKind::NewOrRegular: break;
   }
+  std::vector<StagedFile> one{stage_file(path_given, bytes)};
+  commit_staged(one, "");
+}
+
+StagedFile stage_file(const std::string& path_given, const std::vector<ByteSpan>& bytes) {
+  if (output_kind(path_given) == OutputKind::Directory)
+    throw Error("cannot write '" + path_given + "': it is a directory; fix: name a file inside it");
+  StagedFile f;
+  f.given = f.path = path_given;
   // A link to a regular file: replace the file it points to and keep the link.
-  std::string path = path_given;
   struct stat lst;
-  if (::lstat(path.c_str(), &lst) == 0 && S_ISLNK(lst.st_mode)) {
-    char* real = ::realpath(path.c_str(), nullptr);
-    if (real) {
-      path = real;
+  if (::lstat(f.path.c_str(), &lst) == 0 && S_ISLNK(lst.st_mode)) {
+    if (char* real = ::realpath(f.path.c_str(), nullptr)) {
+      f.path = real;
       std::free(real);
     }
   }
-  const std::string tmp = temp_path_for(path);
-  const int held = io::hold_pending_temp(tmp);  // removed by an interrupt (pending_temp_files.hpp)
+  f.tmp = temp_path_for(f.path);
+  f.held = io::hold_pending_temp(f.tmp);  // removed by an interrupt (pending_temp_files.hpp)
   auto fail = [&](int err, bool created) {
-    if (created) ::unlink(tmp.c_str());
-    io::release_pending_temp(held);
+    if (created) ::unlink(f.tmp.c_str());
+    io::release_pending_temp(f.held);
     throw Error("cannot write '" + path_given + "': " + std::strerror(err) + "; fix: choose a writable path");
   };
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  const int fd = ::open(f.tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) fail(errno, false);
   if (const int err = write_all(fd, bytes); err != 0) {
     ::close(fd);
@@ -206,8 +214,7 @@ void write_file_atomic(const std::string& path_given, const std::vector<ByteSpan
     fail(err, true);
   }
   if (::close(fd) != 0) fail(errno, true);
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) fail(errno, true);
-  io::release_pending_temp(held);
+  return f;
 }
 
 bool has_control_char(const std::string& s) {

@@ -44,20 +44,58 @@ std::optional<double> either(const ConfigReader& r, const std::string& a, const 
   return va ? va : vb;
 }
 
-// RoPE: theta, the rotated fraction of each head, and rope_scaling (only its "default" type is computed).
+// A RoPE scaling object (rope_scaling, or Transformers 5's rope_parameters) must be of type "default" (plain RoPE):
+// the other types rescale the frequencies for long contexts. "rope_type" and "type" both given and different is an
+// error: Transformers 4 and 5 read different ones of the two.
+void check_rope_type(const ConfigReader& r, const json& s, const std::string& key) {
+  std::optional<std::string> rope_type, type;
+  if (s.contains("rope_type") && s["rope_type"].is_string()) rope_type = s["rope_type"].get<std::string>();
+  if (s.contains("type") && s["type"].is_string()) type = s["type"].get<std::string>();
+  if (rope_type && type && *rope_type != *type)
+    fail(r.where(), "\"" + key + "\" gives \"rope_type\" '" + printable(*rope_type, 40) + "' and \"type\" '" +
+                        printable(*type, 40) + "', which Transformers 4 and 5 read differently",
+         "keep one of the two keys, the one the model was trained with");
+  const std::string t = rope_type ? *rope_type : type ? *type : "(no type)";
+  if (t != "default")
+    refuse(r, "\"" + key + "\" has type '" + printable(t, 40) + "' (frequencies rescaled for long contexts)",
+           "analyze a checkpoint with plain RoPE (rope type \"default\"), or set \"" + key + "\" to plain RoPE to "
+           "study the block without the rescaling (the numbers then describe that other model)");
+}
+
+// A number that config.json may give at the top level and inside Transformers 5's rope_parameters: both given and
+// different is an error.
+std::optional<double> with_rope_parameters(const ConfigReader& r, const json* p, const std::string& key,
+                                           std::optional<double> top, bool fraction) {
+  if (!p || !p->contains(key) || (*p)[key].is_null()) return top;
+  const json& v = (*p)[key];
+  const double x = v.is_number() ? v.get<double>() : std::nan("");
+  if (!(std::isfinite(x) && x > 0 && (!fraction || x <= 1)))
+    fail(r.where(), "\"rope_parameters\"." + key + " is " + printable(v.dump(), 40) + ", not " +
+                        (fraction ? "a number in (0, 1]" : "a positive number"),
+         "restore the config.json saved with the model");
+  if (top && *top != x)
+    fail(r.where(), "\"" + key + "\" and \"rope_parameters\"." + key + " both say the same setting, with different values",
+         "keep one of them (the config.json saved with the model)");
+  return x;
+}
+
+// RoPE: theta, the rotated fraction of each head, and the scaling (only its "default" type is computed), from the
+// top-level keys of Transformers 4 and from rope_parameters (Transformers 5) by the same rules.
 void read_rope(const ConfigReader& r, const Family& f, CheckpointArch& a) {
-  a.rope_theta = either(r, "rope_theta", f.neox ? "rotary_emb_base" : "rope_theta", false).value_or(10000.0);
-  a.rotary_fraction = either(r, "partial_rotary_factor", f.neox ? "rotary_pct" : "partial_rotary_factor", true)
-                          .value_or(f.neox ? 0.25 : 1.0);
-  if (const json* s = r.object("rope_scaling")) {
-    std::string type = "(no type)";
-    for (const char* k : {"rope_type", "type"})
-      if (s->contains(k) && (*s)[k].is_string()) type = (*s)[k].get<std::string>();
-    if (type != "default")
-      refuse(r, "\"rope_scaling\" has type '" + printable(type, 40) + "' (frequencies rescaled for long contexts)",
-             "analyze a checkpoint with plain RoPE (rope_scaling null), or set rope_scaling to null to study the "
-             "block without the rescaling (the numbers then describe that other model)");
-  }
+  const json* params = r.object("rope_parameters");
+  if (params)
+    for (const auto& [k, v] : params->items())
+      if (v.is_object())
+        refuse(r, "\"rope_parameters\" gives a RoPE per layer type ('" + printable(k, 40) + "')",
+               "analyze a checkpoint with one RoPE for every layer");
+  std::optional<double> theta = either(r, "rope_theta", f.neox ? "rotary_emb_base" : "rope_theta", false);
+  std::optional<double> fraction =
+      either(r, "partial_rotary_factor", f.neox ? "rotary_pct" : "partial_rotary_factor", true);
+  a.rope_theta = with_rope_parameters(r, params, "rope_theta", theta, false).value_or(10000.0);
+  a.rotary_fraction =
+      with_rope_parameters(r, params, "partial_rotary_factor", fraction, true).value_or(f.neox ? 0.25 : 1.0);
+  if (const json* s = r.object("rope_scaling")) check_rope_type(r, *s, "rope_scaling");
+  if (params) check_rope_type(r, *params, "rope_parameters");
 }
 
 // The feed-forward branch: SwiGLU (silu), Gemma's GeGLU (gelu_pytorch_tanh), GPT-NeoX's plain MLP.

@@ -12,6 +12,7 @@
 #include "io/file_bytes.hpp"
 #include "io/hf_decoder_export.hpp"
 #include "io/hf_layouts.hpp"
+#include "io/staged_files.hpp"
 
 namespace gradflow {
 
@@ -156,8 +157,18 @@ void write_hf_checkpoint(const std::string& dir, const std::string& format, cons
     throw Error("--out '" + dir + "' is not a folder; fix: name a folder (created when missing) for --format " + format);
   fs::create_directories(dir, ec);
   if (ec) throw Error("cannot create the folder '" + dir + "': " + ec.message() + "; fix: choose a writable path");
-  write_safetensors((fs::path(dir) / "model.safetensors").string(), out);
-  io_detail::write_file_atomic((fs::path(dir) / "config.json").string(), c.dump(2) + "\n");
+  // both files staged, then renamed in as one unit: an error or interrupt leaves the folder's old pair (and any
+  // other file in it, e.g. a tokenizer) as it was (staged_files.hpp)
+  std::vector<io_detail::StagedFile> staged;
+  try {
+    staged.push_back(io_detail::stage_safetensors((fs::path(dir) / "model.safetensors").string(), out));
+    const std::string config = c.dump(2) + "\n";
+    staged.push_back(io_detail::stage_file((fs::path(dir) / "config.json").string(), {{config.data(), config.size()}}));
+  } catch (...) {
+    io_detail::discard_staged(staged);
+    throw;
+  }
+  io_detail::commit_staged(staged, "the folder '" + io_detail::printable(dir, 200) + "' holds the new export (model.safetensors and config.json)");
 }
 
 }  // namespace gradflow

@@ -137,10 +137,20 @@ void map_hf(Checkpoint& ck, const HfLayout& l, const std::string& prefix, const 
   const std::string where = "--weights " + in_quotes(ck.path) + " (" + l.format + ")";
   const auto one = [&](const std::string& gradflow_name, const TensorRule& r, const std::string& base) {
     if (r.optional) {  // absent altogether: the model (config.json) decides whether it needs it
-      bool any = false;
-      for (const std::string& spec : r.sources)
-        for (const std::string& alt : alternatives(spec)) any = any || read.count(base + alt) > 0;
-      if (!any) return;
+      std::string present, absent;  // a source of each kind, as the file names it
+      for (const std::string& spec : r.sources) {
+        bool here = false;
+        for (const std::string& alt : alternatives(spec)) here = here || read.count(base + alt) > 0;
+        (here ? present : absent) = base + alternatives(spec)[0];
+      }
+      if (present.empty()) return;
+      // some of the parts only (a lone q_proj.bias): not "k_proj.bias is missing", which would send the user after
+      // a tensor the model may not have at all
+      if (!absent.empty())
+        fail(where, "tensor " + in_quotes(present) + " is there without " + in_quotes(absent) + " (gradflow's " +
+                        gradflow_name + " is made of both)",
+             "if config.json gives the model no such tensor (e.g. attention_bias false), remove " + in_quotes(present) +
+                 "; else the checkpoint is incomplete: download it again (every shard)");
     }
     std::vector<const SafeTensor*> src;
     std::string names;

@@ -114,9 +114,15 @@ std::vector<std::string> load_params(ParamStore& store, const std::vector<SafeTe
   for (const auto& t : tensors) by_name.emplace(t.name, &t);
   for (Param& p : store.all()) {
     const auto it = by_name.find(p.name);
-    if (it == by_name.end())
+    if (it == by_name.end()) {
+      if (sources)  // a Hugging Face checkpoint: its config.json, not an option, gave the model this parameter
+        throw Error("--weights '" + printable(path) + "': the model its config.json gives has gradflow's '" + p.name +
+                    "' of shape " + shape_str(p.shape) + ", which none of the checkpoint's tensors holds; fix: check "
+                    "config.json's model_type and its bias and QK-norm keys (e.g. attention_bias) against the "
+                    "tensors: restore the config.json saved with them");
       fail(path, "tensor '" + p.name + "' of shape " + shape_str(p.shape) + " is missing (the model with these "
                      "--placement/--norm options needs it)");
+    }
     const SafeTensor& t = *it->second;
     const bool scalar_ok = p.shape == std::vector<int64_t>{1} && t.shape.empty();
     const bool transposed = t.shape.size() == 2 && p.shape.size() == 2 && t.shape[0] == p.shape[1] &&
@@ -125,8 +131,11 @@ std::vector<std::string> load_params(ParamStore& store, const std::vector<SafeTe
       fail(path, "tensor '" + p.name + "'" + from(p.name) + " has shape " + shape_str(t.shape) + " but the model needs " +
                      shape_str(p.shape) + (transposed ? ": it looks transposed" : ""),
            transposed ? "save the weights as PyTorch stores them (nn.Linear: [out_features, in_features])"
-                      : "check --heads/--kv-heads/--head-dim/--ffn/--bias/--placement/--norm, or re-save the matching "
-                        "state_dict");
+           : sources ? "the checkpoint's config.json fixes these shapes (hidden_size, num_attention_heads, "
+                       "num_key_value_heads, head_dim, intermediate_size): restore the config.json saved with these "
+                       "tensors"
+                     : "check --heads/--kv-heads/--head-dim/--ffn/--bias/--placement/--norm, or re-save the matching "
+                       "state_dict");
     // p.value is (rows, cols) row-major with rows*cols == product(shape) == t.data.size().
     p.value = ConstMatMap(t.data.data(), p.value.rows(), p.value.cols());
   }

@@ -15,6 +15,7 @@
 
 #include "gradflow/core/error.hpp"
 #include "io/file_bytes.hpp"
+#include "io/staged_files.hpp"
 #include "io/json_nesting.hpp"
 
 namespace gradflow {
@@ -325,7 +326,12 @@ std::vector<SafeTensor> read_safetensors(const std::string& path,
   }
 }
 
-void write_safetensors(const std::string& path, const std::vector<SafeTensor>& tensors, const std::string& dtype) {
+namespace {
+
+// A safetensors file's bytes as pieces: `head` (length and header, padded to 8 bytes), then each tensor's float64
+// values where they are in memory (little-endian hosts) or copied into `body`.
+std::vector<io_detail::ByteSpan> safetensors_pieces(const std::string& path, const std::vector<SafeTensor>& tensors,
+                                                    const std::string& dtype, std::string& head, std::string& body) {
   auto internal = [&](const std::string& what) {
     throw Error("internal: write_safetensors('" + path + "'): " + what, ErrorKind::Internal);
   };
@@ -358,7 +364,7 @@ void write_safetensors(const std::string& path, const std::vector<SafeTensor>& t
   }
   text.append((8 - text.size() % 8) % 8, ' ');
 
-  std::string head;
+  head.clear();
   head.reserve(8 + text.size());
   for (int b = 0; b < 8; ++b) head += static_cast<char>((static_cast<uint64_t>(text.size()) >> (8 * b)) & 0xFF);
   head += text;
@@ -367,7 +373,7 @@ void write_safetensors(const std::string& path, const std::vector<SafeTensor>& t
   // F64 little-endian is the host's own layout: each tensor's values go out as they are, with no copy
   for (const SafeTensor& t : tensors) pieces.push_back({t.data.data(), 8 * t.data.size()});
 #else
-  std::string body;
+  body.clear();
   body.reserve(static_cast<size_t>(offset));
   for (const SafeTensor& t : tensors) {
     for (double v : t.data) {
@@ -378,7 +384,20 @@ void write_safetensors(const std::string& path, const std::vector<SafeTensor>& t
   }
   pieces.push_back({body.data(), body.size()});
 #endif
-  io_detail::write_file_atomic(path, pieces);
+  (void)body;
+  return pieces;
+}
+
+}  // namespace
+
+void write_safetensors(const std::string& path, const std::vector<SafeTensor>& tensors, const std::string& dtype) {
+  std::string head, body;
+  io_detail::write_file_atomic(path, safetensors_pieces(path, tensors, dtype, head, body));
+}
+
+io_detail::StagedFile io_detail::stage_safetensors(const std::string& path, const std::vector<SafeTensor>& tensors) {
+  std::string head, body;
+  return stage_file(path, safetensors_pieces(path, tensors, "F64", head, body));
 }
 
 std::vector<SafeTensor> to_tensors(const ParamStore& store) {

@@ -3,6 +3,7 @@
 
 #include <cstdlib>
 
+#include "gradflow/core/decimal.hpp"
 #include "gradflow/core/error.hpp"
 
 namespace gradflow {
@@ -64,6 +65,7 @@ LossScale parse_loss_scale(const std::string& text, const std::string& option) {
   }
   char* end = nullptr;
   const double v = std::strtod(text.c_str(), &end);
+  require(is_decimal_number(text) || text.empty(), option + " " + not_decimal(text) + "; fix: give a positive number (e.g. 1024) or 'dynamic'");
   require(!text.empty() && end && *end == '\0' && std::isfinite(v) && v > 0,
           option + " '" + text + "' is not a loss scale; fix: give a positive number (e.g. 1024) or 'dynamic'");
   s.value = v;

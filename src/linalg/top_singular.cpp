@@ -7,6 +7,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "gradflow/core/cancel.hpp"
 #include "gradflow/core/error.hpp"
 #include "gradflow/core/finite.hpp"
 #include "gradflow/linalg/svd.hpp"
@@ -30,6 +31,7 @@ class NormalOperator {
   Index rows() const { return cols_; }
   Index cols() const { return cols_; }
   void perform_op(const double* x, double* y) const {
+    check_cancel();  // a front end asked to stop (core/cancel.hpp): between Lanczos steps
     A_(x, tmp_.data());
     At_(tmp_.data(), y);
   }
@@ -69,6 +71,8 @@ TopSingular top_singular_values(const LinearMap& A, const LinearMap& At, Index r
   eigs.init();
   try {
     eigs.compute(Spectra::SortRule::LargestAlge, max_restarts, tol);
+  } catch (const Cancelled&) {  // a runtime_error too, but not the solver's failure
+    throw;
   } catch (const std::runtime_error&) {  // its tridiagonal eigensolver failed: reported as not converged
     out.converged = false;
     out.iterations = eigs.num_iterations();

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "gradflow/core/cancel.hpp"
 #include "gradflow/core/error.hpp"
 #include "gradflow/core/rng.hpp"
 #include "gradflow/matrix_free/device_chain.hpp"
@@ -145,6 +146,7 @@ HutchinsonSweep hutchinson_frobenius(const Model& model, const Trace& trace, Ind
     // W = P_lᵀ Z, carried from the top: first through the head (part of B_{L−1}), then block by block.
     Scaled W{product_probes(seed, pc, c, n, d_out), 0};
     for (Index l = L - 1; l >= 0; --l) {
+      check_cancel();  // a front end asked to stop (core/cancel.hpp)
       // chain (l, l+1) is B_l, which for l = L−1 includes the head (jacobian_chain.hpp)
       const JacobianChain B(model, trace, l, l + 1, product_probes_name(l));
       W = B.vjp(std::move(W));
@@ -171,6 +173,7 @@ HutchinsonSweep hutchinson_frobenius(DeviceChain& chain, Index K, uint64_t seed,
     chain.set_stack(S::kPStack, product_probes(seed, pc, c, n, chain.out_width(L - 1)));
     long exp2 = 0;
     for (Index l = L - 1; l >= 0; --l) {
+      check_cancel();  // a front end asked to stop (core/cancel.hpp)
       chain.vjp(S::kPStack, l, product_probes_name(l));
       const Mat G = chain.gram(S::kPStack, &exp2);
       r.product[static_cast<size_t>(l)] = probe_sums(G, exp2);

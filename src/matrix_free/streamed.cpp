@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "gradflow/core/cancel.hpp"
 #include "gradflow/core/error.hpp"
 
 namespace gradflow {
@@ -149,6 +150,7 @@ StreamedSweep streamed_frobenius(CotangentStacks& e, Index K, bool with_blocks,
     std::vector<SquareSum>& B = part ? out.part.back().block : block;
     if (kp > 0) e.set_identity(CotangentStacks::kPStack, start, kp, d_out);
     for (Index l = L - 1; l >= 0; --l) {
+      check_cancel();  // a front end asked to stop (core/cancel.hpp): between the sweep's block VJPs
       if (kp > 0) {
         e.vjp(CotangentStacks::kPStack, l);  // rows start.. of P_l (as P_lᵀe_i)
         e.add_squares(CotangentStacks::kPStack, P[static_cast<size_t>(l)]);

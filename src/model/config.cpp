@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "gradflow/core/decimal.hpp"
 #include "gradflow/core/error.hpp"
 #include "gradflow/model/placement.hpp"
 
@@ -122,6 +123,7 @@ double parse_init_scale(const std::string& text, Index layers) {
   if (text == "inv-sqrt-2L") return 1.0 / std::sqrt(2.0 * static_cast<double>(layers));
   char* end = nullptr;
   const double v = std::strtod(text.c_str(), &end);
+  require(is_decimal_number(text), "--init-scale " + not_decimal(text) + "; fix: e.g. --init-scale 0.5 or --init-scale inv-sqrt-2L");
   require(end != text.c_str() && *end == '\0' && std::isfinite(v) && v > 0,
           "--init-scale '" + text + "' is not a positive number; fix: e.g. --init-scale 0.5 or --init-scale inv-sqrt-2L");
   return v;

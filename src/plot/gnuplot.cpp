@@ -217,7 +217,7 @@ RenderedFiles render_figure(const Figure& fig, const PlotOptions& o, const std::
 
   std::string s;
   s += "# " + name + ".gp — written by gradflow " GRADFLOW_VERSION " (the command: gradflow_command below).\n";
-  s += "# Edit freely, then redraw from this script's folder with:  gnuplot " + name + ".gp\n";
+  s += "# Edit freely, then redraw from this script's folder with:  gnuplot ./" + name + ".gp\n";
   s += "gradflow_command = " + gp_quote(escape_controls(command_line)) + "\n";
   s += "# Data: " + name + ".dat (blocks separated by two blank lines; `index i` selects block i).\n";
   s += "if (!exists(\"outfile\")) outfile = " + gp_quote(name) + "\n";
@@ -242,8 +242,12 @@ RenderedFiles render_figure(const Figure& fig, const PlotOptions& o, const std::
   // gnuplot draws from temporary copies of the script and data into a temporary figure, all three removed when
   // this returns or an interrupt strikes (io/pending_temp_files.hpp; the interrupt also stops gnuplot); the three
   // outputs are written only once the figure is whole, so an interrupted plot leaves nothing behind
-  const std::string pid = std::to_string(::getpid());
-  const std::string tmp = name + ".tmp." + pid, tmp_gp = name + ".gp.tmp." + pid, tmp_dat = name + ".dat.tmp." + pid;
+  // (io_detail::temp_path_for: a name near the file system's limit gets a short temporary name; "./" before each
+  // name gnuplot reads, so a name that starts with '-' is never taken for an option)
+  const auto temp_name = [&](const std::string& path) {
+    return "./" + fs::path(io_detail::temp_path_for(path)).filename().string();
+  };
+  const std::string tmp = temp_name(o.output), tmp_gp = temp_name(files.script), tmp_dat = temp_name(files.data);
   const std::string tmp_path = (fs::path(dir) / tmp).string();
   const HeldTemps held({tmp_path, (fs::path(dir) / tmp_gp).string(), (fs::path(dir) / tmp_dat).string()});
   write_file_atomic((fs::path(dir) / tmp_dat).string(), fig.data);
@@ -251,7 +255,7 @@ RenderedFiles render_figure(const Figure& fig, const PlotOptions& o, const std::
   const std::string prog = gnuplot_program();
   const Run r = run_in(dir, {prog, "-e", "outfile=" + gp_quote(tmp) + "; data=" + gp_quote(tmp_dat), tmp_gp});
   const std::string rerun = "script " + files.script + " and data " + files.data + " are written: redraw with `cd " +
-                            dir + " && gnuplot " + name + ".gp`";
+                            dir + " && gnuplot ./" + name + ".gp`";
   if (r.start_errno != 0) {
     write_script_and_data();
     const bool set = std::getenv("GRADFLOW_GNUPLOT") && *std::getenv("GRADFLOW_GNUPLOT");

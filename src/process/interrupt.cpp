@@ -48,11 +48,18 @@ void write_str(const char* s) {
 }
 
 extern "C" void on_interrupt(int sig) {
+  if (io::defer_interrupt(sig)) return;  // files replacing others as one unit: end_commit raises it again
   io::stop_pending_child();  // first, so that it writes no more into the files removed next
   io::remove_pending_temps();
   write_str(stderr_is_terminal ? "\ngradflow: interrupted; " : "gradflow: interrupted; ");
   const char* n = note.get();
-  write_str(n[0] ? n : "nothing was written (outputs are written when the command finishes)");
+  const char* w = io::written_note();
+  if (n[0]) {
+    write_str(n);
+    if (w[0]) write_str("; ");
+  }
+  if (w[0]) write_str(w);
+  if (!n[0] && !w[0]) write_str("nothing was written (outputs are written when the command finishes)");
   if (context.get()[0]) {
     write_str("; ");
     write_str(context.get());

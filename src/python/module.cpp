@@ -19,6 +19,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -29,6 +30,9 @@
 #include "gradflow/commands/experiment_command.hpp"
 #include "gradflow/commands/train_command.hpp"
 #include "gradflow/core/error.hpp"
+#include "gradflow/experiments/report_files.hpp"
+#include "gradflow/report/decimal_options.hpp"
+#include "gradflow/report/json_text.hpp"
 #include "gradflow/core/sha256.hpp"
 #include "gradflow/io/npy.hpp"
 #include "gradflow/run/model_files.hpp"
@@ -49,6 +53,7 @@ void parse(CLI::App& app, const std::vector<std::string>& args, const std::strin
   std::vector<const char*> argv{"gradflow"};
   for (const auto& a : args) argv.push_back(a.c_str());
   app.allow_extras();
+  gradflow::decimal_numbers_only(app);
   try {
     app.parse(static_cast<int>(argv.size()), argv.data());
   } catch (const CLI::ParseError& e) {
@@ -67,7 +72,8 @@ void parse(CLI::App& app, const std::vector<std::string>& args, const std::strin
 
 // The one worker thread every computation runs on, started on first use and kept (never destroyed: it may be
 // waiting when the interpreter exits): a thread of its own keeps its OpenMP team between calls, where a new thread
-// per call paid ~20 ms to start one. Calls from several Python threads run one after the other.
+// per call paid ~20 ms to start one. Calls from several Python threads run one after the other, each known by its
+// id, so that Ctrl-C cancels only the call it interrupted (cancel below).
 class Worker {
  public:
   static Worker& get() {
@@ -81,12 +87,31 @@ class Worker {
     }
     return *w;
   }
-  void post(std::function<void()> job) {
+  // Queues `job`; returns its id.
+  uint64_t post(std::function<void()> job) {
+    uint64_t id = 0;
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      jobs_.push_back(std::move(job));
+      id = ++last_id_;
+      jobs_.push_back({id, std::move(job)});
     }
     ready_.notify_one();
+    return id;
+  }
+  enum class Cancel { Dequeued, Running, Finished };
+  // Cancels job `id` alone: still queued, it is removed (it never runs: its caller raises at once); running, the
+  // library is asked to stop it (core/cancel.hpp; the flag is cleared before each job starts, under the same lock,
+  // so a request never reaches another job); finished, nothing.
+  Cancel cancel(uint64_t id) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (auto it = jobs_.begin(); it != jobs_.end(); ++it)
+      if (it->first == id) {
+        jobs_.erase(it);
+        return Cancel::Dequeued;
+      }
+    if (running_ != id) return Cancel::Finished;
+    gradflow::request_cancel();
+    return Cancel::Running;
   }
 
  private:
@@ -97,21 +122,28 @@ class Worker {
       {
         std::unique_lock<std::mutex> lock(mutex_);
         ready_.wait(lock, [this] { return !jobs_.empty(); });
-        job = std::move(jobs_.front());
+        job = std::move(jobs_.front().second);
+        running_ = jobs_.front().first;
         jobs_.pop_front();
+        gradflow::clear_cancel();  // a request meant for an earlier job ends with it
       }
       job();
+      std::lock_guard<std::mutex> lock(mutex_);
+      running_ = 0;
     }
   }
   std::mutex mutex_;
   std::condition_variable ready_;
-  std::deque<std::function<void()>> jobs_;
+  std::deque<std::pair<uint64_t, std::function<void()>>> jobs_;
+  uint64_t last_id_ = 0, running_ = 0;
 };
 
 // Runs `work` (which must not touch Python objects) on the worker thread while the interpreter's thread waits with
-// the GIL released, looking at Python's signals every 50 ms: Ctrl-C asks the library to stop (core/cancel.hpp: it
-// does at its next check, between blocks), waits for the work to end, and raises KeyboardInterrupt. The work's own
-// exception (gradflow::Error: gradflow.Error) is rethrown here; its result returned.
+// the GIL released, looking at Python's signals every 50 ms: Ctrl-C cancels this call alone (Worker::cancel): still
+// queued behind another thread's call, it raises KeyboardInterrupt at once and never runs; running, the library
+// stops at its next check (core/cancel.hpp: between blocks, sweep steps, Lanczos steps, training steps) and then
+// KeyboardInterrupt is raised. The work's own exception (gradflow::Error: gradflow.Error) is rethrown here; its
+// result returned.
 template <class F>
 auto interruptible(F work) -> decltype(work()) {
   using R = decltype(work());
@@ -120,18 +152,19 @@ auto interruptible(F work) -> decltype(work()) {
   bool interrupted = false;
   {
     py::gil_scoped_release unlocked;
-    gradflow::clear_cancel();
-    Worker::get().post([task] { (*task)(); });
+    const uint64_t id = Worker::get().post([task] { (*task)(); });
     while (done.wait_for(std::chrono::milliseconds(50)) != std::future_status::ready) {
       py::gil_scoped_acquire locked;
       if (PyErr_CheckSignals() != 0) {  // a handler raised (KeyboardInterrupt): it stays set for the throw below
         interrupted = true;
-        gradflow::request_cancel();
         break;
       }
     }
-    done.wait();  // the library stops at its next check
-    gradflow::clear_cancel();
+    if (interrupted && Worker::get().cancel(id) == Worker::Cancel::Dequeued) {
+      // never ran: nothing to wait for
+    } else {
+      done.wait();  // the library stops at its next check
+    }
   }
   if (interrupted) throw py::error_already_set();
   return done.get();
@@ -141,6 +174,16 @@ auto interruptible(F work) -> decltype(work()) {
 // order, so a result is reused only for the same values); null for None.
 std::shared_ptr<const gradflow::NpyArray> as_npy(const py::object& obj, const std::string& name) {
   if (obj.is_none()) return nullptr;
+  // real numbers only: NumPy's cast would take a complex array's real part (a warning at most), parse strings
+  // ("1.5"), read booleans as 0 and 1 and drop a masked array's mask
+  const py::module_ np = py::module_::import("numpy");
+  if (py::isinstance(obj, np.attr("ma").attr("MaskedArray")))
+    throw Error(name + " is a masked array, whose mask would be ignored; fix: pass a plain array (fill the masked "
+                       "entries first, e.g. " + name + ".filled(0.0))");
+  const std::string kind = py::str(np.attr("asarray")(obj).attr("dtype").attr("kind"));
+  if (kind != "f" && kind != "i" && kind != "u")
+    throw Error(name + " holds " + std::string(py::str(np.attr("asarray")(obj).attr("dtype"))) + " values, not real "
+                "numbers; fix: pass a float64 array (float32, float16 and integer arrays are converted to float64)");
   const auto a = py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(obj);
   if (!a) throw Error(name + " is not an array of numbers; fix: pass a NumPy array of shape (n, d)");
   if (a.ndim() != 2 && !(a.ndim() == 3 && a.shape(0) == 1))
@@ -187,7 +230,7 @@ std::string analyze(const std::vector<std::string>& args, const py::object& x, c
   gradflow::note_given_analyze_options(app, r);
   r.quiet = !progress;
   attach_arrays(r.model, x, g);
-  return interruptible([&r] { return gradflow::run_analyze_request(r).dump(); });
+  return interruptible([&r] { return gradflow::json_text(gradflow::run_analyze_request(r)); });
 }
 
 gradflow::ModelSettings model_settings(const std::vector<std::string>& args, const std::string& function) {
@@ -278,14 +321,29 @@ py::array_t<double> vjp_jvp(const std::vector<std::string>& args, const py::obje
 // compare | sweep | train-sweep: (the report as JSON, its long CSV).
 std::pair<std::string, std::string> experiment(const std::string& command, const std::vector<std::string>& args,
                                                bool progress) {
+  const std::string function = command == "train-sweep" ? "train_sweep" : command;
+  // a plan is the command line's: its tasks run by `gradflow task`/`slurm` and its report by `merge`, so this call
+  // would return no report (refused before anything is written)
+  for (const std::string& a : args)
+    if (a == "--plan")
+      throw Error("gradflow." + function + "(plan=...) would write a plan of tasks and return no report; fix: write "
+                  "plans with `gradflow " + command + " --plan DIR ...` in a shell, run them with `gradflow task`/`slurm` "
+                  "and `gradflow merge`, and read the merged report's JSON (docs/cluster.md)");
   CLI::App app(command);
   const gradflow::ExperimentRun run = gradflow::add_experiment_command(app, command);
-  parse(app, args, command == "train-sweep" ? "train_sweep" : command);
+  parse(app, args, function);
   gradflow::SpecRun how;
   how.quiet = !progress;
-  return interruptible([&run, &how]() -> std::pair<std::string, std::string> {
+  return interruptible([&run, &how, &function]() -> std::pair<std::string, std::string> {
     const gradflow::SpecOutcome out = run(how);
-    return {out.report.dump(), out.writers.csv ? out.writers.csv(out.report) : std::string()};
+    if (out.report.is_null())
+      throw Error("internal: gradflow." + function + "() ran without a report", gradflow::ErrorKind::Internal);
+    // json= and csv= are written as the command writes --json and --csv (the table is the command line's)
+    gradflow::ReportFiles files = out.files;
+    files.table = false;
+    std::ostringstream no_table;
+    gradflow::write_report(out.report, out.writers, files, no_table);
+    return {gradflow::json_text(out.report), out.writers.csv ? out.writers.csv(out.report) : std::string()};
   });
 }
 
@@ -299,7 +357,7 @@ std::pair<std::string, std::string> train(const std::vector<std::string>& args, 
   c.progress = progress;
   return interruptible([&c]() -> std::pair<std::string, std::string> {
     const Json report = gradflow::train(c);
-    return {report.dump(), gradflow::train_csv(report)};
+    return {gradflow::json_text(report), gradflow::train_csv(report)};
   });
 }
 

@@ -11,6 +11,7 @@
 
 #include "gradflow/run/arch_presets.hpp"
 #include "gradflow/run/run_inputs.hpp"
+#include "gradflow/core/decimal.hpp"
 #include "gradflow/core/error.hpp"
 #include "gradflow/io/npy.hpp"
 #include "gradflow/model/placement.hpp"
@@ -310,8 +311,8 @@ double parse_number(const std::string& text, const std::string& option) {
   char* end = nullptr;
   errno = 0;
   const long double v = std::strtold(text.c_str(), &end);
-  require(!text.empty() && end == text.c_str() + text.size() && errno != ERANGE,
-          "--" + option + " '" + text + "' is not a number; fix: e.g. --" + option + " 0.5");
+  require(is_decimal_number(text) && end == text.c_str() + text.size() && errno != ERANGE,
+          "--" + option + " " + not_decimal(text) + "; fix: e.g. --" + option + " 0.5");
   return static_cast<double>(v);
 }
 
@@ -319,7 +320,8 @@ Index parse_integer(const std::string& text, const std::string& option) {
   char* end = nullptr;
   errno = 0;
   const long long v = std::strtoll(text.c_str(), &end, 10);
-  require(!text.empty() && end == text.c_str() + text.size() && errno != ERANGE,
+  require(is_decimal_number(text, false), "--" + option + " " + not_decimal(text) + "; fix: e.g. --" + option + " 4");
+  require(is_decimal_integer(text) && end == text.c_str() + text.size() && errno != ERANGE,
           "--" + option + " '" + text + "' is not a whole number; fix: e.g. --" + option + " 4");
   return static_cast<Index>(v);
 }

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "gradflow/core/decimal.hpp"
 #include "gradflow/core/error.hpp"
 
 namespace gradflow {
@@ -51,6 +52,9 @@ double parse_memory_size(const std::string& text, const std::string& option) {
   else if (suffix == "G") mult = 1024.0 * 1024 * 1024;
   else if (suffix == "T") mult = 1024.0 * 1024 * 1024 * 1024;
   else mult = -1;
+  const std::string number = text.substr(0, text.size() - suffix.size());
+  require(end == text.c_str() || is_decimal_number(number, false),
+          option + " " + not_decimal(number) + "; fix: e.g. " + option + " 512M or " + option + " 8G");
   require(end != text.c_str() && mult > 0 && std::isfinite(v) && v > 0,
           option + " '" + text + "' is not a size; fix: e.g. " + option + " 512M or " + option + " 8G");
   return v * mult;

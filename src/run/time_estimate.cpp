@@ -9,6 +9,7 @@
 #include <omp.h>
 
 #include "gradflow/backend/backend.hpp"
+#include "gradflow/core/decimal.hpp"
 #include "gradflow/core/error.hpp"
 #include "gradflow/run/memory_estimate.hpp"
 
@@ -75,8 +76,7 @@ double parse_duration(const std::string& text, const std::string& option) {
   else if (suffix == "h") mult = 3600;
   // a decimal number only: strtod also reads hexadecimal (0x10), "inf" and leading blanks
   const std::string number = text.substr(0, text.size() - suffix.size());
-  const bool decimal = !number.empty() && (std::isdigit(static_cast<unsigned char>(number[0])) || number[0] == '.') &&
-                       number.find_first_not_of("0123456789.eE+-") == std::string::npos;
+  const bool decimal = is_decimal_number(number, false);
   require(decimal && end != text.c_str() && mult > 0 && std::isfinite(v * mult) && v > 0,
           option + " '" + text + "' is not a duration; fix: e.g. " + option + " 600, " + option + " 10m or " +
               option + " 2h");

@@ -12,12 +12,14 @@
 #include <map>
 
 #include "gradflow/core/error.hpp"
+#include "gradflow/core/cancel.hpp"
 #include "gradflow/core/finite.hpp"
 #include "gradflow/io/npy.hpp"
 #include "gradflow/io/safetensors.hpp"
 #include "gradflow/kernels/precision_kernels.hpp"
 #include "gradflow/model/init.hpp"
 #include "gradflow/model/placement.hpp"
+#include "gradflow/report/atomic_file.hpp"
 #include "gradflow/report/config_json.hpp"
 #include "gradflow/report/fields.hpp"
 #include "gradflow/report/gradient_profile.hpp"
@@ -41,6 +43,26 @@ void save_checkpoint(const LanguageModel& lm, const std::string& dir, long s, co
   const auto base = (std::filesystem::path(dir) / step_name(s)).string();
   write_safetensors(base + ".safetensors", tensors);
   write_npy(base + ".input.npy", x0);
+}
+
+// The checkpoints this run writes (step_NNNNNN.safetensors and .input.npy at every saved step) must not be the
+// files --weights was read from, nor the input saved beside such a file: a run starts again at step 0, so
+// continuing in the folder of the checkpoint it started from would overwrite it.
+void check_checkpoints_spare_weights(const TrainConfig& c) {
+  std::vector<NamedPath> inputs;
+  for (const std::string& f : c.weights->files) {
+    inputs.push_back({"--weights", f});
+    if (f.size() > 12 && f.compare(f.size() - 12, 12, ".safetensors") == 0)
+      inputs.push_back({"--weights' saved input", f.substr(0, f.size() - 12) + ".input.npy"});
+  }
+  if (!c.weights->config_path.empty()) inputs.push_back({"--weights", c.weights->config_path});
+  for (long s = 0;; s = std::min(s + c.save_every, c.steps)) {
+    const auto base = (std::filesystem::path(c.checkpoint_dir) / step_name(s)).string();
+    check_outputs({{"--checkpoint-dir's " + step_name(s) + ".safetensors", base + ".safetensors"},
+                   {"--checkpoint-dir's " + step_name(s) + ".input.npy", base + ".input.npy"}},
+                  inputs);
+    if (s == c.steps) break;
+  }
 }
 
 }  // namespace
@@ -201,6 +223,7 @@ Json train(const TrainConfig& c0) {
     std::filesystem::create_directories(c.checkpoint_dir, ec);
     require(std::filesystem::is_directory(c.checkpoint_dir),
             "--checkpoint-dir '" + c.checkpoint_dir + "' cannot be created; fix: choose a writable directory");
+    if (c.weights && c.save_every > 0) check_checkpoints_spare_weights(c);
   }
 
   // --precision: the master weights in float32, and the model cast to the type that runs each step
@@ -264,6 +287,7 @@ Json train(const TrainConfig& c0) {
   double last_train = NAN, last_eval = NAN, last_acc = NAN;
   long done = 0;
   for (long s = 0; s <= c.steps; ++s) {
+    check_cancel();  // a front end asked to stop (core/cancel.hpp): between steps, outside the batch's threads
     const std::vector<Sequence> batch = task.batch(seed, "train-step-" + std::to_string(s), c.batch);
     long T = 0;
     for (const auto& q : batch)

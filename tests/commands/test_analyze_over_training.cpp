@@ -61,6 +61,12 @@ TEST_CASE("step_of: the digits after 'step' in the last component of the name", 
   CHECK(step_of("step_12/model.safetensors") == -1);  // the file's own name says nothing
   CHECK(step_of("final.safetensors") == -1);
   CHECK(step_of("stepper") == -1);
+  // up to 15 significant digits, exactly (a report's number holds them); more is refused, never cut
+  CHECK(step_of("step_999999999999999") == 999999999999999LL);
+  CHECK(step_of("step_0000000000999999999999999.safetensors") == 999999999999999LL);  // padding is not a digit
+  CHECK_THAT(error_of([] { step_of("ck/step_99999999999999999999"); }),
+             Contains("its step number has 20 digits, more than the 15 a report holds exactly"));
+  CHECK_THAT(error_of([] { step_of("step_1000000000000000"); }), Contains("has 16 digits"));
 }
 
 TEST_CASE("training checkpoints: a folder, a glob or a list, in step order, with train's saved x_0",
@@ -104,6 +110,19 @@ TEST_CASE("training checkpoints: a folder, a glob or a list, in step order, with
              Contains("is a folder with neither a checkpoint (config.json, model.safetensors) nor step-named "
                       "checkpoints inside"));
   CHECK_THAT(error_of([&] { training_checkpoints({ck + "/notes.txt"}); }), Contains("is not a checkpoint"));
+
+  // a step-named entry of the folder that is no checkpoint is refused by name, never dropped
+  fs::create_symlink("step_000200.safetensors", ck + "/step_000200.safetensors");  // points at itself
+  CHECK_THAT(error_of([&] { training_checkpoints({ck}); }), Contains("'step_000200.safetensors' is a symbolic link loop"));
+  fs::remove(ck + "/step_000200.safetensors");
+  fs::create_symlink("gone.safetensors", ck + "/step_000300.safetensors");
+  CHECK_THAT(error_of([&] { training_checkpoints({ck}); }), Contains("'step_000300.safetensors' is a link to nothing"));
+  fs::remove(ck + "/step_000300.safetensors");
+  fs::create_directory_symlink("..", ck + "/step400");
+  CHECK_THAT(error_of([&] { training_checkpoints({ck}); }),
+             Contains("'step400' is step-named but not a checkpoint folder"));
+  fs::remove(ck + "/step400");
+  CHECK(training_checkpoints({ck}).size() == 3);
 }
 
 TEST_CASE("over training: each checkpoint's report is analyze's on the first checkpoint's saved x_0 / another "

@@ -108,6 +108,15 @@ j["report"]["streamed_partial"]["product"][0][0][0] = 1.5
 json.dump(j, open(sys.argv[2], "w"))
 PY
 merge_refuses "$dir" "an edited share" "cannot be merged.*mantissa"
+# a share edited within its form (a mantissa still in [0.5, 1)): refused by its digest (issue 60 item 6)
+/usr/bin/python3 - "$T/mine.json" "$dir/results/$missing" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+q = j["report"]["streamed_partial"]["product"][0][0]
+q[0] = 0.9 if q[0] != 0.9 else 0.8
+json.dump(j, open(sys.argv[2], "w"))
+PY
+merge_refuses "$dir" "a share edited within its form" "cannot be merged.*do not match its \"digest\""
 cp "$T/mine.json" "$dir/results/$missing"
 "$gf" merge "$dir" --json "$T/x.json" -q || fail "merge with the result restored"
 echo "ok: results of another plan, another gradflow, other kernels or an edited share are refused by name"

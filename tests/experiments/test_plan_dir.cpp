@@ -225,6 +225,17 @@ TEST_CASE("slurm: options outside Slurm's forms and paths with control character
   refused(b, "plan directory");
   b = s, b.json = "/scratch/r\r.json";
   refused(b, "--json");
+  // 50,000 characters: refused by length before the (recursive) form check, which overflowed the stack (issue 60
+  // item 13); a gres list of 200 characters is still checked by its form
+  const std::string huge(50000, '1');
+  b = s, b.time = huge;
+  refused(b, "--time");
+  b = s, b.partition = std::string(50000, 'a');
+  refused(b, "--partition");
+  b = s, b.gres = std::string(50000, 'g');
+  refused(b, "--gres");
+  b = s, b.gres = "gpu:1" + std::string(195, '1');
+  REQUIRE_NOTHROW(validate_slurm_settings(b));
 }
 
 TEST_CASE("slurm: the plan directory quoted in directives, % kept literal in --output, hints quoted as needed") {

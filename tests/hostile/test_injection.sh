@@ -94,7 +94,7 @@ case $case_ in
   plot_truncated)
     # issue 39 item 6: gnuplot exits 0 on a full disk, leaving a truncated figure; it must not replace the old one
     "$gf" analyze $model --json "$tmp/r.json" || fail "analyze exited $?"
-    printf '%s\n' '#!/bin/sh' 'out=${2#outfile=?}; out=${out%%[!A-Za-z0-9._-]*}' 'printf "<svg><g>" > "$out"' \
+    printf '%s\n' '#!/bin/sh' 'out=${2#outfile=?}; out=${out%%[!A-Za-z0-9./_-]*}' 'printf "<svg><g>" > "$out"' \
       'exit 0' \
       > "$tmp/fake-gnuplot"
     chmod +x "$tmp/fake-gnuplot"
@@ -112,7 +112,7 @@ case $case_ in
     # (the old message said "nothing was written" after the script and data had been replaced)
     "$gf" analyze $model --json "$tmp/r.json" || fail "analyze exited $?"
     mkdir "$tmp/out"
-    printf '%s\n' '#!/bin/sh' 'echo $$ > "$MARK/child.pid"' 'out=${2#outfile=?}; out=${out%%[!A-Za-z0-9._-]*}' \
+    printf '%s\n' '#!/bin/sh' 'echo $$ > "$MARK/child.pid"' 'out=${2#outfile=?}; out=${out%%[!A-Za-z0-9./_-]*}' \
       'printf "<svg" > "$out"' 'exec sleep 60' > "$tmp/slow-gnuplot"
     chmod +x "$tmp/slow-gnuplot"
     MARK=$tmp GRADFLOW_GNUPLOT="$tmp/slow-gnuplot" "$gf" plot "$tmp/r.json" --kind grad-by-depth -o "$tmp/out/fig.svg" \

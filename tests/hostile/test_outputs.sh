@@ -104,5 +104,29 @@ case $case_ in
     rc=$?
     [ $rc -eq 2 ] && grep -q "OMP_NUM_THREADS" "$tmp/err" || fail "OMP_NUM_THREADS=100000 -> exit $rc: $(cat "$tmp/err")"
     echo "ok: thread counts past the limit refused: $(cat "$tmp/err")" ;;
+  file_size)  # issue 60 item 17: a file size limit (ulimit -f) is a write error, exit 2, no temporary file left
+    ( ulimit -f 4 && exec "$gf" analyze --placement pre --layers 4 --d-model 16 --heads 2 --seq-len 4 -q \
+        --json "$tmp/r.json" ) > /dev/null 2> "$tmp/err"
+    rc=$?
+    [ $rc -eq 2 ] || fail "a report over the file size limit exited $rc (want 2; 153 is death by SIGXFSZ): $(cat "$tmp/err")"
+    grep -q "cannot write '$tmp/r.json'" "$tmp/err" || fail "the message does not name the file: $(cat "$tmp/err")"
+    [ -z "$(ls -A "$tmp" | grep -v '^err$')" ] || fail "files were left: $(ls -A "$tmp")"
+    echo "ok: $(cat "$tmp/err")" ;;
+  plot_names)  # issue 60 item 18: a figure named -fig.svg, and names of 240-251 bytes, draw like any other
+    if ! command -v gnuplot > /dev/null; then echo "SKIPPED: gnuplot is not installed"; exit 77; fi
+    "$gf" analyze $model --json "$tmp/r.json" || fail "analyze exited $?"
+    mkdir "$tmp/f"
+    (cd "$tmp/f" && "$gf" plot ../r.json --kind grad-by-depth -o ./-fig.svg > /dev/null 2> ../err) \
+      || fail "plot -o ./-fig.svg exited $?: $(cat "$tmp/err")"
+    grep -q "</svg>" "$tmp/f/-fig.svg" || fail "no figure at -fig.svg: $(ls -A "$tmp/f")"
+    [ -f "$tmp/f/-fig.svg.gp" ] && [ -f "$tmp/f/-fig.svg.dat" ] || fail "no kept script and data: $(ls -A "$tmp/f")"
+    for n in 240 247 251; do
+      name=$(head -c $((n - 4)) /dev/zero | tr '\0' 'f').svg
+      "$gf" plot "$tmp/r.json" --kind grad-by-depth -o "$tmp/f/$name" > /dev/null 2> "$tmp/err" \
+        || fail "a $n-byte figure name exited $?: $(cat "$tmp/err")"
+      grep -q "</svg>" "$tmp/f/$name" || fail "no $n-byte figure"
+    done
+    ls -A "$tmp/f" | grep -q "tmp" && fail "temporary files were left: $(ls -A "$tmp/f")"
+    echo "ok: -fig.svg and 240-251-byte names drawn" ;;
   *) echo "unknown case $case_"; exit 2 ;;
 esac

@@ -204,7 +204,8 @@ TEST_CASE("decoder configs: each family's defaults where config.json is silent",
     CHECK_FALSE(cfg.bias);
     Model m(cfg);
     CHECK_THAT(error_of([&] { load_checkpoint_params(c, m.params()); }),
-               Contains("tensor 'layers.0.self_attn.in_proj_bias' of shape [16] is missing"));
+               Contains("the model its config.json gives has gradflow's 'layers.0.self_attn.in_proj_bias' of shape "
+                        "[16], which none of the checkpoint's tensors holds; fix: check config.json's model_type"));
     auto t = llama_tensors(2);
     for (int i = 0; i < 2; ++i)
       for (const auto& [p, rows] : std::vector<std::pair<std::string, int64_t>>{{"q", 8}, {"k", 4}, {"v", 4}})
@@ -271,6 +272,98 @@ TEST_CASE("decoder configs: each family's defaults where config.json is silent",
     CHECK(none.arch.final_softcap == 0.0);
     CHECK(none.arch.sliding_window == 0);
   }
+}
+
+TEST_CASE("decoder configs: RoPE from rope_scaling and Transformers 5's rope_parameters, by the same rules",
+          "[io][checkpoint][decoder]") {
+  TempDir dir;
+  const auto refused = [&](const std::string& extra) {
+    write_llama(dir, "llama", extra);
+    return error_of([&] { read_checkpoint(dir.path()); });
+  };
+  const std::string where = "config.json '" + dir.file("config.json") + "': ";
+  // both keys, read differently by Transformers 4 ("type" first) and 5 ("rope_type")
+  CHECK_THAT(refused(R"(, "rope_scaling": {"rope_type": "linear", "type": "default", "factor": 4})"),
+             Contains(where + "\"rope_scaling\" gives \"rope_type\" 'linear' and \"type\" 'default'"));
+  CHECK(refused(R"(, "rope_scaling": {"rope_type": "default", "type": "default"})").empty());
+  CHECK_THAT(refused(R"(, "rope_parameters": {"rope_type": "llama3", "rope_theta": 500000.0, "factor": 8.0})"),
+             Contains(where + "\"rope_parameters\" has type 'llama3'"));
+  CHECK_THAT(refused(R"(, "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0})"),
+             Contains("\"rope_theta\" and \"rope_parameters\".rope_theta both say the same setting"));
+  CHECK_THAT(refused(R"(, "rope_parameters": {"rope_type": "default", "rope_theta": -1})"),
+             Contains("\"rope_parameters\".rope_theta is -1, not a positive number"));
+  CHECK_THAT(refused(R"(, "rope_parameters": {"full_attention": {"rope_type": "default"}})"),
+             Contains("\"rope_parameters\" gives a RoPE per layer type ('full_attention')"));
+  CHECK(refused(R"(, "rope_parameters": {"rope_type": "default", "rope_theta": 500000.0})").empty());
+  // a Transformers 5 config: theta and the rotated fraction only inside rope_parameters
+  write_safetensors(dir.file("model.safetensors"), llama_tensors(2));
+  test::write_bytes(dir.file("config.json"), R"({"model_type": "llama", "hidden_size": 8, "num_attention_heads": 4,
+      "num_key_value_heads": 2, "num_hidden_layers": 2, "intermediate_size": 6, "rms_norm_eps": 1e-5,
+      "hidden_act": "silu", "rope_parameters": {"rope_type": "default", "rope_theta": 250000.0}})");
+  const Checkpoint c = read_checkpoint(dir.path());
+  CHECK(c.arch.rope_theta == 250000.0);
+  CHECK_THAT(refused(R"(, "partial_rotary_factor": 0.5, "rope_parameters": {"rope_type": "default",
+                        "partial_rotary_factor": 0.25})"),
+             Contains("\"partial_rotary_factor\" and \"rope_parameters\".partial_rotary_factor both say"));
+}
+
+TEST_CASE("checkpoint folders: a link loop or a link to nothing is named as such, never taken for a missing file",
+          "[io][checkpoint]") {
+  namespace fs = std::filesystem;
+  TempDir dir;
+  write_llama(dir, "llama");
+  fs::remove(dir.file("config.json"));
+  fs::create_symlink("config.json", dir.file("config.json"));  // a loop: the config would be read as absent
+  CHECK_THAT(error_of([&] { read_checkpoint(dir.path()); }),
+             Contains("'" + dir.file("config.json") + "': is a symbolic link loop; fix: point the link at the file"));
+  fs::remove(dir.file("config.json"));
+  fs::create_symlink("elsewhere.json", dir.file("config.json"));
+  CHECK_THAT(error_of([&] { read_checkpoint(dir.path()); }), Contains("is a symbolic link to nothing"));
+  fs::remove(dir.file("config.json"));
+  test::write_bytes(dir.file("config.json"), llama_config("llama", 2));
+  fs::rename(dir.file("model.safetensors"), dir.file("real.safetensors"));
+  fs::create_symlink("model.safetensors", dir.file("model.safetensors"));
+  CHECK_THAT(error_of([&] { read_checkpoint(dir.path()); }),
+             Contains("model.safetensors': is a symbolic link loop"));
+  fs::remove(dir.file("model.safetensors"));
+  fs::create_symlink("real.safetensors", dir.file("model.safetensors"));  // a good link reads as the file
+  CHECK(error_of([&] { read_checkpoint(dir.path()); }).empty());
+}
+
+TEST_CASE("decoder checkpoints: a tensor the config does not give is refused naming the file's tensor, and "
+          "a config that disagrees with the tensors is blamed on config.json", "[io][checkpoint][decoder]") {
+  TempDir dir;
+  const auto load = [&](const std::vector<SafeTensor>& t, const std::string& extra = "") {
+    write_llama(dir, "llama", extra, t);
+    return error_of([&] {
+      const Checkpoint c = read_checkpoint(dir.path());
+      ModelConfig cfg;
+      apply_checkpoint(c, GivenSizes{}, GivenArch{}, cfg);
+      Model m(cfg);
+      load_checkpoint_params(c, m.params());
+    });
+  };
+  REQUIRE(load(llama_tensors(2)).empty());
+  // q_norm on a Llama (no QK-norm in its config): an error naming the file's tensor, not a warning
+  std::vector<SafeTensor> t = llama_tensors(2);
+  t.push_back(counting("model.layers.0.self_attn.q_norm.weight", {2}, 1));
+  CHECK_THAT(load(t), Contains("tensor 'model.layers.0.self_attn.q_norm.weight") && Contains("has no place in the model "
+                                                                                              "config.json"));
+  // every q, k, v bias with attention_bias false
+  t = llama_tensors(2);
+  for (const char* w : {"q", "k", "v"})
+    t.push_back(counting(std::string("model.layers.1.self_attn.") + w + "_proj.bias", {std::string(w) == "q" ? 8 : 4}, 1));
+  CHECK_THAT(load(t, R"(, "attention_bias": false)"), Contains("has no place in the model config.json"));
+  // a lone q_proj.bias is named as such, not as "k_proj.bias is missing"
+  t = llama_tensors(2);
+  t.push_back(counting("model.layers.0.self_attn.q_proj.bias", {8}, 1));
+  const std::string lone = load(t);
+  CHECK_THAT(lone, Contains("tensor 'model.layers.0.self_attn.q_proj.bias' is there without"));
+  CHECK_THAT(lone, !Contains("is missing"));
+  // num_key_value_heads that disagrees with the tensors: blamed on the config.json, not on --kv-heads (not given)
+  const std::string kv = load(llama_tensors(2), R"(, "num_key_value_heads": 4)");
+  CHECK_THAT(kv, Contains("config.json"));
+  CHECK_THAT(kv, !Contains("check --heads"));
 }
 
 TEST_CASE("decoder configs: a wrong value or a setting the block does not compute is refused by its key",

@@ -267,6 +267,32 @@ def case_errors():
     raises(["--gradients-only and --mode"], lambda: gradflow.analyze(m, gradients_only=True, mode="explicit"))
     raises(["--max-memory"], lambda: gradflow.analyze(gradflow.Model(layers=2, d_model=256, heads=4, seq_len=64,
                                                                       max_memory="1M")))
+    # issue 60 item 9: arrays of real numbers only (a complex x was analyzed as its real part, strings parsed, a
+    # masked array's mask ignored)
+    raises(["x holds complex128 values, not real numbers"], lambda: gradflow.analyze(m, x=np.zeros((4, 16), complex)))
+    raises(["x holds <U3 values"], lambda: gradflow.analyze(m, x=np.full((4, 16), "1.5")))
+    raises(["cotangent holds bool values"], lambda: gradflow.analyze(m, cotangent=np.ones((4, 16), bool)))
+    raises(["x is a masked array"], lambda: gradflow.analyze(m, x=np.ma.masked_array(np.ones((4, 16)), mask=False)))
+    gradflow.analyze(m, x=np.ones((4, 16), np.float32))  # converted, as documented
+    raises(["tensor 'w' holds complex128 values"],
+           lambda: gradflow.Model.from_weights({"w": np.zeros((2, 2), complex)}, placement="pre", heads=2))
+    # issue 60 item 19: decimal numbers only, as on the command line
+    raises(["not a decimal number"], lambda: gradflow.Model(layers="0x2", d_model=8, heads=2))
+    raises(["not a decimal number"], lambda: gradflow.Model(init_scale="0x1p-1", d_model=8, heads=2))
+    # issue 60 item 16: plan= is refused before anything is written; json= and csv= are written
+    plan = os.path.join(TMP, "py_plan")
+    raises(["plan=", "gradflow compare --plan"], lambda: gradflow.compare(placements="pre", layers=1, d_model=8,
+                                                                          heads=2, seq_len=2, plan=plan))
+    if os.path.exists(plan):
+        fail("compare(plan=...) wrote the plan before refusing it")
+    out, csv = os.path.join(TMP, "py_c.json"), os.path.join(TMP, "py_c.csv")
+    r = gradflow.compare(placements="pre", layers=1, d_model=8, heads=2, seq_len=2, json=out, csv=csv)
+    with open(out) as f:
+        same_report(r.to_dict(), json.load(f), "compare(json=...)")
+    with open(csv) as f:
+        if f.read() != r.csv:
+            fail("compare(csv=...) did not write the report's CSV")
+    print("ok: plan= refused, json= and csv= written")
 
 
 # Tolerances of the derivative checks, named once: the VJP/JVP against the dense Jacobian (the same products in
@@ -336,11 +362,11 @@ def case_torch():
 INTERRUPT_LATENCY_S = 1.0
 
 
-def case_interrupt():
+def interrupt_latency(call, what):
+    """Sends SIGINT 0.5 s into call(); the seconds from the signal to KeyboardInterrupt (at most the bound)."""
     import signal
     import threading
     import time
-    m = gradflow.Model(placement="post", layers=24, d_model=512, heads=8, seq_len=128, seed=0)  # full scale
     sent = []
 
     def fire():
@@ -349,16 +375,53 @@ def case_interrupt():
         os.kill(os.getpid(), signal.SIGINT)
     threading.Thread(target=fire, daemon=True).start()
     try:
-        gradflow.analyze(m, gradients_only=True)
-        fail("a full-scale gradients-only analyze finished before a SIGINT sent 0.5 s into it")
+        call()
+        fail(f"{what} finished before a SIGINT sent 0.5 s into it")
     except KeyboardInterrupt:
         latency = time.monotonic() - sent[0]
     if latency > INTERRUPT_LATENCY_S:
-        fail(f"KeyboardInterrupt came {latency:.2f} s after the signal")
+        fail(f"{what}: KeyboardInterrupt came {latency:.2f} s after the signal")
+    print(f"ok: {what}: KeyboardInterrupt {latency:.3f} s after SIGINT")
+    return latency
+
+
+def case_interrupt():
+    import threading
+    import time
+    m = gradflow.Model(placement="post", layers=24, d_model=512, heads=8, seq_len=128, seed=0)  # full scale
+    interrupt_latency(lambda: gradflow.analyze(m, gradients_only=True), "a full-scale gradients-only analyze")
     small = gradflow.Model(placement="pre", **SMALL)  # the library runs on, unchanged
     same_report(gradflow.analyze(small).to_dict(),
                 cli_report("analyze", "--placement", "pre", *SMALL_ARGS), "analyze after an interrupted one")
-    print(f"ok: KeyboardInterrupt {latency:.3f} s after SIGINT")
+    # issue 60 item 15: the streamed and the matrix-free (Lanczos) sweeps check for a cancellation as they go
+    interrupt_latency(lambda: gradflow.analyze(m, mode="streamed"), "a full-scale streamed analyze")
+    interrupt_latency(lambda: gradflow.analyze(m, mode="matrix-free", spectral_layers="all"),
+                      "a full-scale matrix-free analyze")
+    # issue 60 item 14: Ctrl-C cancels the call it interrupted, not another thread's: the main thread's call, queued
+    # behind another thread's, raises at once and never runs; the other thread's call finishes with its report
+    other = {}
+    busy = gradflow.Model(placement="pre", layers=24, d_model=64, heads=4, seq_len=16, seed=0)  # ~4 s streamed
+
+    def run_other():
+        try:
+            other["report"] = gradflow.analyze(busy, mode="streamed")
+        except BaseException as e:  # noqa: BLE001 (the test reports whatever it was)
+            other["error"] = repr(e)
+    t = threading.Thread(target=run_other)
+    t.start()
+    time.sleep(0.3)  # the other call holds the worker
+    interrupt_latency(lambda: gradflow.analyze(m, gradients_only=True), "a call queued behind another thread's")
+    alive_after = t.is_alive()
+    t.join()
+    if "error" in other:
+        fail(f"the other thread's call was cancelled by this thread's Ctrl-C: {other['error']}")
+    if not alive_after:
+        fail("test setup: the other thread's call ended before the interrupt (make `busy` larger)")
+    print("ok: the other thread's call finished with its report")
+    # issue 60 item 11: training on one thread (a parallel region of one thread) raised Cancelled through it, and
+    # std::terminate aborted the interpreter; now it stops between steps
+    interrupt_latency(lambda: gradflow.train(placement="pre", layers=2, d_model=16, heads=2, seq_len=8,
+                                             steps=10000000, threads=1), "train(threads=1)")
 
 
 def case_plot():

@@ -18,7 +18,22 @@ void clear_cancel();      // before a new computation
 bool cancel_requested();
 
 // Throws Cancelled when a cancellation was requested, on the thread that runs the computation outside any OpenMP
-// parallel region (inside one, an exception may not leave the region: the check waits for the next one outside).
+// parallel region — a region of one thread included (inside one, an exception may not leave the region: the check
+// waits for the next one outside) — or at the level a CancelCatchHere marks.
 void check_cancel();
+
+// Marks the calling thread's current OpenMP nesting level as one whose code catches Cancelled itself (the experiment
+// runner's job loop, which turns it into the job's failure): check_cancel throws at that level too, while it is in
+// scope. Regions nested deeper (an engine's team inside a job) still never throw.
+class CancelCatchHere {
+ public:
+  CancelCatchHere();
+  ~CancelCatchHere();
+  CancelCatchHere(const CancelCatchHere&) = delete;
+  CancelCatchHere& operator=(const CancelCatchHere&) = delete;
+
+ private:
+  int saved_;
+};
 
 }  // namespace gradflow

@@ -12,6 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gradflow/report/atomic_file.hpp"  // NamedPath
+
 namespace gradflow {
 
 inline constexpr int kPlanVersion = 1;
@@ -47,6 +49,9 @@ std::vector<int> parse_task_ids(const std::string& text, int n);
 // (compared by canonical path, symbolic links and "./" spellings resolved; plan.json and spec.json also as files).
 // `merge --json`/`--csv` and `slurm --json`/`--csv` are checked before any work.
 void check_outputs_outside_plan(const std::string& dir, const std::vector<std::pair<std::string, std::string>>& outputs);
+// The files the plan's runs read, as its spec's options name them (--weights, --input, --cotangent, --token-ids),
+// for check_outputs (report/atomic_file.hpp): `gradflow slurm`'s merge job must not write into them.
+std::vector<NamedPath> plan_input_paths(const nlohmann::ordered_json& manifest);
 // The command that runs task `id` of DIR again, for messages: "gradflow task DIR ID".
 std::string task_command(const std::string& dir, int id);
 

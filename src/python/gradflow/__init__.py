@@ -58,7 +58,12 @@ def _write_safetensors(path, tensors):
     for name, value in tensors.items():
         if hasattr(value, "detach"):
             value = value.detach().cpu().numpy()
+        if isinstance(value, _np.ma.MaskedArray):
+            raise Error(f"tensor '{name}' is a masked array, whose mask would be ignored; fix: pass a plain array")
         a = _np.asarray(value)
+        if a.dtype.kind not in "fiu":  # complex (its imaginary part would be dropped), bool, strings, objects
+            raise Error(f"tensor '{name}' holds {a.dtype} values, not real numbers; fix: pass float64 or float32 "
+                        "tensors (float16 and integer tensors are converted to float64)")
         if a.dtype not in (_np.float64, _np.float32):
             a = a.astype(_np.float64)
         a = _np.ascontiguousarray(a, dtype=a.dtype.newbyteorder("<"))
