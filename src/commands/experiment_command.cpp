@@ -248,7 +248,8 @@ std::vector<T> parse_list(const std::string& text, const std::string& option, bo
     }
     require(is_decimal_number(item) && pos == item.size() && std::isfinite(v) && (positive ? v > 0 : v >= 0),
             option + " item '" + item + "' is not a " + (positive ? "positive" : "non-negative") +
-                " number; fix: a comma-separated list such as " + (option == "--lr" ? "1e-4,1e-3" : "0,100"));
+                " number; fix: a comma-separated list such as " +
+                (option == "--lr" ? "1e-4,1e-3" : positive ? "16,32" : "0,100"));
     if (std::is_integral<T>::value)
       require(v == static_cast<double>(static_cast<long>(v)), option + " item '" + item + "' is not an integer; fix: e.g. 0,100");
     out.push_back(static_cast<T>(v));

@@ -99,6 +99,10 @@ Json read_plan_manifest(const std::string& dir) {
             "'" + path + "': task " + std::to_string(i) + " is malformed; fix: write the plan again with --plan");
   }
   check_spec(m["spec"], "plan '" + path + "'", true);  // its "command", "options", ... of the types a spec has
+  // an analyze plan's manifest repeats the command beside its spec: edited apart, the plan is not the one written
+  require(!m.contains("command") || (m["command"].is_string() && m["command"] == m["spec"]["command"]),
+          "'" + path + "': its \"command\" " + m.value("command", Json()).dump().substr(0, 40) + " is not its spec's " +
+              m["spec"]["command"].dump().substr(0, 40) + " (the plan was edited); fix: write the plan again with --plan");
   return m;
 }
 

@@ -174,7 +174,7 @@ void load_checkpoint_params(const Checkpoint& c, ParamStore& store) {
   for (size_t i = 0; i < extra.size() && i < kShown; ++i) names += (i ? ", '" : "'") + extra[i] + "'";
   if (extra.size() > kShown) names += " and " + std::to_string(extra.size() - kShown) + " more";
   std::fprintf(stderr, "gradflow: warning: safetensors file '%s': %zu tensor%s the model does not use, ignored: %s\n",
-               c.path.c_str(), extra.size(), extra.size() == 1 ? "" : "s", names.c_str());
+               io_detail::printable(c.path, 200).c_str(), extra.size(), extra.size() == 1 ? "" : "s", names.c_str());
 }
 
 double checkpoint_kept_bytes(const Checkpoint& c) {

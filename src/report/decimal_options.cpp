@@ -31,8 +31,10 @@ CLI::Validator decimal(bool integer) {
 void decimal_numbers_only(CLI::App& app) {
   for (CLI::Option* o : app.get_options()) {
     const std::string type = o->get_type_name();
-    if (starts_with(type, "INT") || starts_with(type, "UINT")) o->check(decimal(true));
-    else if (starts_with(type, "FLOAT")) o->check(decimal(false));
+    // transform, not check: a check runs on a copy (CLI11 marks it non-modifying), and the leading zeros must go
+    // from the value itself; a transform also runs first, before any range check reads the text
+    if (starts_with(type, "INT") || starts_with(type, "UINT")) o->transform(decimal(true));
+    else if (starts_with(type, "FLOAT")) o->transform(decimal(false));
   }
   for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) decimal_numbers_only(*sub);
 }

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <string>
 
@@ -97,11 +98,21 @@ CoordCheckConfig resolve_coord_check(CoordCheckConfig c) {
   c.base.save_batches = false;
   c.base.coord_stats = true;
   c.base.progress = false;
-  for (Index w : c.widths) validate_train(at_width(c.base, w));
+  // a width or depth of the lists that the model refuses is named as the list's item, not as --d-model or --layers
+  // (which the user may have given otherwise, or not at all)
+  const auto at = [](const std::string& item, const std::function<void()>& check) {
+    try {
+      check();
+    } catch (const Error& e) {
+      throw Error(item + ": " + e.what(), e.kind());
+    }
+  };
+  for (Index w : c.widths)
+    at("--widths item " + std::to_string(w), [&] { validate_train(at_width(c.base, w)); });
   for (Index L : c.depths) {
     TrainConfig t = c.base;
     t.model.layers = L;
-    validate_train(t);
+    at("--depths item " + std::to_string(L), [&] { validate_train(t); });
   }
   return c;
 }

@@ -63,6 +63,14 @@ case $case_ in
       grep -q "fix:" "$tmp/err" || fail "no fix in: $(cat "$tmp/err")"
       mv "$tmp/plan.keep" "$tmp/p/plan.json"
     done
+    # issue 60 item 23: an analyze plan's top-level "command" (beside its spec's) edited is refused, not ignored
+    "$gf" analyze --placement pre --layers 1 --d-model 8 --heads 2 --seq-len 2 --mode streamed --plan "$tmp/a" --tasks 1 \
+      > /dev/null 2>&1 || fail "analyze --plan exited $?"
+    edit "$tmp/a/plan.json" 's/^ "command": "analyze"/ "command": 5/'
+    "$gf" task "$tmp/a" 0 > /dev/null 2> "$tmp/err"
+    rc=$?
+    [ $rc -eq 2 ] || fail "task on a plan whose command is 5 exited $rc (want 2): $(cat "$tmp/err")"
+    grep -q "the plan was edited" "$tmp/err" || fail "the message: $(cat "$tmp/err")"
     echo "ok: plan.json fields of the wrong type are refused with exit 2" ;;
   plot_types)
     "$gf" analyze --placement pre --layers 1 --d-model 8 --heads 2 --seq-len 2 -q --json "$tmp/r.json" || fail "analyze"

@@ -35,11 +35,16 @@ case $case_ in
     refused "not a decimal number" "$gf" run "$tmp/spec.json" --json "$tmp/r.json" -q
     echo "ok: hexadecimal refused by every command" ;;
   leading_zero)
-    # CLI11 reads 010 as octal 8; gradflow reads it as ten
-    "$gf" analyze --placement pre --layers 1 --d-model 8 --heads 2 --seq-len 010 -q --json "$tmp/a.json" > /dev/null 2>&1 \
-      || fail "--seq-len 010 exited $?"
-    /usr/bin/python3 -c "import json,sys; n=json.load(open(sys.argv[1]))['config']['seq_len']; sys.exit(0 if n == 10 else print('seq_len', n) or 1)" \
-      "$tmp/a.json" || fail "--seq-len 010 is not ten"
+    # CLI11 reads an integer option's 010 as octal 8 (train --steps); gradflow reads it as ten, as the model
+    # options (--seq-len) always did
+    "$gf" train --placement pre --layers 1 --d-model 8 --heads 2 --seq-len 010 --steps 010 -q --json "$tmp/t.json" \
+      > /dev/null 2>&1 || fail "train --steps 010 exited $?"
+    /usr/bin/python3 - "$tmp/t.json" <<'PY' || fail "010 is not ten"
+import json, sys
+r = json.load(open(sys.argv[1]))
+got = (r["final"]["updates"], r["config"]["seq_len"])
+sys.exit(0 if got == (10, 10) else print("updates, seq_len:", got) or 1)
+PY
     echo "ok: 010 is ten" ;;
   overflow)
     for opt in "--init-scale 1e308" "--residual-scale 1e308"; do
@@ -63,7 +68,16 @@ PY
         [ -e "$tmp/r.json" ] && fail "$opt exited 3 and wrote a report"
       fi
     done
-    echo "ok: an overflow stops with exit 3, or every number is finite" ;;
+    # issue 60 item 23: a placement constant that overflows is named in the fix, not --init-scale (not given)
+    for run in "--placement deepnorm --deepnorm-alpha 1e308" "--placement rezero --rezero-alpha 1e308"; do
+      "$gf" analyze $run --layers 2 --d-model 8 --heads 2 --seq-len 2 -q > /dev/null 2> "$tmp/err"
+      rc=$?
+      [ $rc -eq 3 ] || fail "$run exited $rc (want 3): $(cat "$tmp/err")"
+      opt=$(echo "$run" | sed 's/.*\(--[a-z]*-alpha\).*/\1/')
+      grep -q -- "lower $opt" "$tmp/err" || fail "$run: the fix does not name $opt: $(cat "$tmp/err")"
+      grep -q -- "--init-scale" "$tmp/err" && fail "$run: the fix blames --init-scale, which was not given: $(cat "$tmp/err")"
+    done
+    echo "ok: an overflow stops with exit 3, or every number is finite; the fix names the option that caused it" ;;
   slurm_long)
     "$gf" compare $model --seeds 1 --plan "$tmp/p" > /dev/null 2>&1 || fail "compare --plan exited $?"
     long=$(head -c 50000 /dev/zero | tr '\0' '1')

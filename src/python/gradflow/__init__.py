@@ -110,8 +110,13 @@ class Model:
         _write_safetensors(os.path.join(folder.name, "model.safetensors"), weights)
         path = os.path.join(folder.name, "model.safetensors")
         if config is not None:
+            try:  # NaN or Infinity is not JSON: named here, not as a broken config.json in a temporary folder
+                text = _json.dumps(config, allow_nan=False)
+            except ValueError as e:
+                raise Error(f"config= holds a value JSON cannot hold ({e}); fix: give the model's config.json values "
+                            "(no NaN or Infinity)") from None
             with open(os.path.join(folder.name, "config.json"), "w") as f:
-                _json.dump(config, f)
+                f.write(text)
             path = folder.name
         model = cls(weights=path, **options)
         model._weights_folder = folder  # removed with the model
@@ -232,8 +237,14 @@ class ExperimentReport(Report):
         return pandas.read_csv(io.StringIO(self.csv))
 
     def __repr__(self):
-        return f"<gradflow.ExperimentReport {self._data.get('experiment', 'train-sweep')}: " \
-               f"{len(self._data.get('groups', self._data.get('runs', [])))} groups>"
+        d = self._data
+        if "log" in d:  # gradflow.train: one run, not groups
+            c = d.get("config", {})
+            return (f"<gradflow.ExperimentReport train: {c.get('placement')} L={c.get('layers')} "
+                    f"{d.get('final', {}).get('updates')} updates, {len(d['log'])} logged steps>")
+        if "experiment" in d:
+            return f"<gradflow.ExperimentReport {d['experiment']}: {len(d.get('groups', []))} groups>"
+        return f"<gradflow.ExperimentReport train-sweep: {len(d.get('runs', []))} runs, {len(d.get('groups', []))} groups>"
 
 
 def analyze(model, x=None, cotangent=None, progress=False, **options):
