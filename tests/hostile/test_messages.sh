@@ -71,5 +71,8 @@ json.dump(r, open('$tmp/c300.json', 'w'))"
     refused "--embed-scale must be a positive number or sqrt-d" -- analyze $small --embed-scale 0 -q
     refused "--norm-offset" "torch-encoder" -- export --format hf-bert --placement post $small --norm-offset --out "$tmp/b"
     [ ! -e "$tmp/b" ] || fail "a refused export left $tmp/b behind" ;;
+  list_items)  # issue 60 item 23: a list's item is named as the item, and its fix suits the list
+    refused "--widths item 17" -- coord-check --widths 16,17 --heads 2 --steps 1 -q
+    refused "--d-model item '0'" "16,32" -not "0,100" -- train-sweep --d-model 0,16 --steps 1 -q ;;
   *) fail "unknown case $case_" ;;
 esac
