@@ -103,5 +103,23 @@ PY
     ln -s "$tmp/gone.json" "$ck/config.json"
     refused "is a symbolic link to nothing" "$ck"
     echo "ok: link loops and dangling links named" ;;
+  warning_path)  # item 23: a warning names a path with a newline on one line (as \x0A)
+    nl='
+'
+    w="$tmp/a${nl}b.safetensors"
+    "$gf" export --placement pre --layers 1 --d-model 8 --heads 2 --out "$w" -q > /dev/null 2>&1 || fail "export exited $?"
+    /usr/bin/python3 - "$w" <<'PY'
+import json, struct, sys
+p = sys.argv[1]; raw = open(p, "rb").read(); n = struct.unpack("<Q", raw[:8])[0]
+head = json.loads(raw[8:8 + n]); data = raw[8 + n:]
+head["decoder.bias"] = {"dtype": "F64", "shape": [1], "data_offsets": [len(data), len(data) + 8]}
+data += struct.pack("<d", 1.0)
+h = json.dumps(head).encode(); h += b" " * ((8 - len(h) % 8) % 8)
+open(p, "wb").write(struct.pack("<Q", len(h)) + h + data)
+PY
+    "$gf" analyze --weights "$w" --heads 2 --placement pre -q > /dev/null 2> "$tmp/err" || fail "analyze exited $?"
+    [ "$(wc -l < "$tmp/err")" -eq 1 ] || fail "the warning is not one line: $(cat "$tmp/err")"
+    grep -q 'a\\x0Ab.safetensors' "$tmp/err" || fail "the path is not written as a\\x0Ab: $(cat "$tmp/err")"
+    echo "ok: $(cat "$tmp/err")" ;;
   *) fail "unknown case $case_" ;;
 esac
