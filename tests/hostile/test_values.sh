@@ -47,8 +47,9 @@ sys.exit(0 if got == (10, 10) else print("updates, seq_len:", got) or 1)
 PY
     echo "ok: 010 is ten" ;;
   overflow)
+    # (the default model: its attention branch overflows to inf while the stream stays finite)
     for opt in "--init-scale 1e308" "--residual-scale 1e308"; do
-      "$gf" analyze $model $opt --json "$tmp/r.json" > /dev/null 2> "$tmp/err"
+      "$gf" analyze -q $opt --json "$tmp/r.json" > /dev/null 2> "$tmp/err"
       rc=$?
       if [ $rc -eq 0 ]; then
         /usr/bin/python3 - "$tmp/r.json" <<'PY' || fail "$opt exited 0 with a number that is not finite"
