@@ -23,8 +23,8 @@
 #include "gradflow/io/test_fault.hpp"
 #include "gradflow/model/model.hpp"
 #include "gradflow/report/atomic_file.hpp"
-#include "gradflow/run/run_config.hpp"
 #include "gradflow/report/json_text.hpp"
+#include "gradflow/run/run_config.hpp"
 #include "linalg/blas_kernel.hpp"
 
 namespace gradflow {
@@ -82,10 +82,14 @@ std::string read_text(const std::string& path) {
 }
 
 // The task list of a plan: {"id", "name", "configuration"} per job, in plan order.
+// A job's configuration as the plan and its result files hold it (strings made valid UTF-8, report/json_text.hpp), so
+// what is compared on resume, task and merge is what was written.
+Json planned_configuration(const ResumableJob& job) { return utf8_safe(job.configuration()); }
+
 Json task_list(const std::vector<ResumableJob>& jobs) {
   Json tasks = Json::array();
   for (size_t i = 0; i < jobs.size(); ++i)
-    tasks.push_back(Json{{"id", i}, {"name", jobs[i].name}, {"configuration", utf8_safe(jobs[i].configuration())}});
+    tasks.push_back(Json{{"id", i}, {"name", jobs[i].name}, {"configuration", planned_configuration(jobs[i])}});
   return tasks;
 }
 
@@ -207,7 +211,7 @@ std::vector<Json> merge_results(const std::vector<ResumableJob>& jobs, const Pla
     std::string unusable;  // with allow_partial, a result that cannot be used counts as missing, with its reason
     try {
       out[i] = load_result_file((fs::path(plan_results_dir(step.dir)) / (jobs[i].name + ".json")).string(),
-                                utf8_safe(jobs[i].configuration()), &kernels[i]);
+                                planned_configuration(jobs[i]), &kernels[i]);
     } catch (const Error& e) {
       if (!step.allow_partial) throw;
       unusable = e.what();
@@ -386,13 +390,13 @@ std::vector<Json> run_resumable(const std::vector<ResumableJob>& jobs, const Run
   for (int i : selected) {
     if (resume && step.kind == Kind::Task) {  // a result of this task that cannot be used is set aside, not kept
       try {
-        out[i] = load_result_file(path_of(i), utf8_safe(jobs[i].configuration()), &kernels[i]);
+        out[i] = load_result_file(path_of(i), planned_configuration(jobs[i]), &kernels[i]);
       } catch (const Error& e) {
         set_aside(step.dir, jobs[i].name, path_of(i), e.what(), opts.progress);
         out[i] = Json();
       }
     } else if (resume) {
-      out[i] = load_result_file(path_of(i), utf8_safe(jobs[i].configuration()), &kernels[i]);
+      out[i] = load_result_file(path_of(i), planned_configuration(jobs[i]), &kernels[i]);
     }
     if (out[i].is_null()) todo.push_back(i);
   }
@@ -433,7 +437,7 @@ std::vector<Json> run_resumable(const std::vector<ResumableJob>& jobs, const Run
       Json report = jobs[i].compute();
       kernels[i] = report_kernel(report);
       if (resume) {  // the configuration as planned (to check it on resume), the kernels it ran on, and its report
-        const Json saved{{"configuration", utf8_safe(jobs[i].configuration())}, {"blas_kernel", kernels[i]}, {"report", report}};
+        const Json saved{{"configuration", planned_configuration(jobs[i])}, {"blas_kernel", kernels[i]}, {"report", report}};
         write_file_atomic(path_of(i), json_text(saved, 1) + "\n");
       }
       out[i] = std::move(report);

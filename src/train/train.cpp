@@ -11,8 +11,8 @@
 #include <iostream>
 #include <map>
 
-#include "gradflow/core/error.hpp"
 #include "gradflow/core/cancel.hpp"
+#include "gradflow/core/error.hpp"
 #include "gradflow/core/finite.hpp"
 #include "gradflow/io/npy.hpp"
 #include "gradflow/io/safetensors.hpp"
@@ -58,9 +58,11 @@ void check_checkpoints_spare_weights(const TrainConfig& c) {
   if (!c.weights->config_path.empty()) inputs.push_back({"--weights", c.weights->config_path});
   for (long s = 0;; s = std::min(s + c.save_every, c.steps)) {
     const auto base = (std::filesystem::path(c.checkpoint_dir) / step_name(s)).string();
-    check_outputs({{"--checkpoint-dir's " + step_name(s) + ".safetensors", base + ".safetensors"},
-                   {"--checkpoint-dir's " + step_name(s) + ".input.npy", base + ".input.npy"}},
-                  inputs);
+    std::error_code ec;  // a step's files that do not exist yet cannot be a file --weights was read from
+    if (std::filesystem::exists(base + ".safetensors", ec) || std::filesystem::exists(base + ".input.npy", ec))
+      check_outputs({{"--checkpoint-dir's " + step_name(s) + ".safetensors", base + ".safetensors"},
+                     {"--checkpoint-dir's " + step_name(s) + ".input.npy", base + ".input.npy"}},
+                    inputs);
     if (s == c.steps) break;
   }
 }
