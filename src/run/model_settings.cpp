@@ -311,8 +311,9 @@ double parse_number(const std::string& text, const std::string& option) {
   char* end = nullptr;
   errno = 0;
   const long double v = std::strtold(text.c_str(), &end);
-  require(is_decimal_number(text) && end == text.c_str() + text.size() && errno != ERANGE,
-          "--" + option + " " + not_decimal(text) + "; fix: e.g. --" + option + " 0.5");
+  require(is_decimal_number(text), "--" + option + " " + not_decimal(text) + "; fix: e.g. --" + option + " 0.5");
+  require(end == text.c_str() + text.size() && errno != ERANGE,
+          "--" + option + " '" + text + "' is not a number; fix: e.g. --" + option + " 0.5");
   return static_cast<double>(v);
 }
 
